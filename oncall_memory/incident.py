@@ -1,0 +1,92 @@
+"""The incident record, as the backlog gives it and as the memory keeps it."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# Fixed namespace so a point id depends only on (source, incident id), on every machine, forever.
+POINT_NAMESPACE = uuid.UUID("5b0f7a52-3c1e-4a8e-9d57-0c9a4f1e6b21")
+
+
+class Outcome(str, Enum):
+    """What a fix did. A small fixed vocabulary so ranking can trust it."""
+
+    resolved = "resolved"
+    mitigated = "mitigated"
+    no_op = "no-op"
+    worsened = "worsened"
+
+    @property
+    def worked(self) -> bool:
+        return self in (Outcome.resolved, Outcome.mitigated)
+
+
+class Fix(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action: str = Field(min_length=1)
+    outcome: Outcome
+
+
+class Incident(BaseModel):
+    """One past incident. `id` and `title` are required; everything else is optional."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    id: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    source: str = "jsonl"
+    root_cause: str | None = None
+    error_signature: str | None = None
+    oncall_note: str | None = None
+    signature: str | None = None
+    service: str | None = None
+    env: str | None = None
+    flavor: str | None = None
+    component_tags: list[str] = []
+    severity: str | None = None
+    status: str | None = None
+    opened_at: datetime | None = None
+    resolved_at: datetime | None = None
+    url: str | None = None
+    fixes_attempted: list[Fix] = []
+
+    @field_validator("component_tags")
+    @classmethod
+    def _tidy_tags(cls, tags: list[str]) -> list[str]:
+        # Tags are compared across teams and tools: one spelling, no duplicates, stable order.
+        seen: dict[str, None] = {}
+        for tag in tags:
+            tag = tag.strip().lower()
+            if tag:
+                seen[tag] = None
+        return list(seen)
+
+    @field_validator("opened_at", "resolved_at")
+    @classmethod
+    def _assume_utc(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value
+
+    @property
+    def point_id(self) -> str:
+        return point_id(self.source, self.id)
+
+    @property
+    def fixes_worked(self) -> list[str]:
+        return [f.action for f in self.fixes_attempted if f.outcome.worked]
+
+    @property
+    def fixes_failed(self) -> list[str]:
+        """Fixes tried without effect (or that made things worse): what not to try first."""
+        return [f.action for f in self.fixes_attempted if not f.outcome.worked]
+
+
+def point_id(source: str, incident_id: str) -> str:
+    """The Qdrant point id of an incident: uuid5 of its source and id, so re-ingest overwrites."""
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{source}:{incident_id}"))

@@ -1,0 +1,43 @@
+"""Lexical side of hybrid search: distilled text to a sparse vector of term counts.
+
+Qdrant applies IDF itself (sparse vector with `Modifier.IDF`), so the index stays in step with the
+collection without a second store. Terms are hashed to stable 31-bit indices: no vocabulary to keep.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from collections import Counter
+
+from qdrant_client import models
+
+# Split on anything but letters, digits and the dash/underscore that hold error codes together.
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9_]*(?:-[a-z0-9_]+)*")
+_STOP = frozenset(
+    "a an and are as at be been but by for from has have in into is it its no not of on or so that the their "
+    "then there this to was were will with after before during while when which who did does do".split()
+)
+
+
+def terms(text: str) -> list[str]:
+    """The terms of `text`: lowercased words, hyphenated words also split into their parts."""
+    out: list[str] = []
+    for token in _TOKEN.findall(text.lower()):
+        parts = token.split("-")
+        for term in [token, *parts] if len(parts) > 1 else [token]:
+            if len(term) > 1 and term not in _STOP:
+                out.append(term)
+    return out
+
+
+def _index(term: str) -> int:
+    return zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
+
+
+def sparse_vector(text: str) -> models.SparseVector:
+    """Term-frequency sparse vector (1 + log tf) for `text`; IDF is applied by Qdrant at query time."""
+    counts: Counter[int] = Counter(_index(t) for t in terms(text))
+    indices = sorted(counts)
+    return models.SparseVector(indices=indices, values=[1.0 + math.log(counts[i]) for i in indices])

@@ -1,0 +1,50 @@
+"""What rides along with each point. Payload field names are defined here, once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .distill import content_hash
+from .incident import Incident
+from .signature import canonical_signature
+
+# Field names the store indexes and the retriever filters on.
+SOURCE = "source"
+INCIDENT_ID = "id"
+SERVICE = "service"
+ENV = "env"
+FLAVOR = "flavor"
+TAGS = "component_tags"
+STATUS = "status"
+SEVERITY = "severity"
+SIGNATURE = "signature"
+SIGNATURE_KEY = "signature_key"
+OPENED_AT = "opened_at"
+HAS_WORKING_FIX = "has_working_fix"
+TEXT = "text"
+TEXT_HASH = "text_hash"
+RECORD_HASH = "record_hash"
+
+KEYWORD_FIELDS = (SOURCE, INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, STATUS, SEVERITY, SIGNATURE_KEY)
+FILTERABLE = {SERVICE, ENV, FLAVOR, TAGS, STATUS, SEVERITY}
+
+
+def build_payload(incident: Incident, text: str) -> dict[str, Any]:
+    """The whole payload of one point: the incident's facts, its distilled text and two hashes.
+
+    `text_hash` says whether the vector must be recomputed; `record_hash` whether anything at all changed.
+    """
+    payload = incident.model_dump(mode="json")
+    payload[HAS_WORKING_FIX] = bool(incident.fixes_worked)
+    payload[SIGNATURE_KEY] = canonical_signature(incident.signature, [incident.env])
+    payload[TEXT] = text
+    payload[TEXT_HASH] = content_hash(text)
+    payload[RECORD_HASH] = content_hash(json.dumps(payload, sort_keys=True, ensure_ascii=False))
+    return payload
+
+
+def incident_from_payload(payload: dict[str, Any]) -> Incident:
+    """Rebuild the incident from a stored payload (for reindex and migrate: no source needed)."""
+    fields = set(Incident.model_fields)
+    return Incident.model_validate({k: v for k, v in payload.items() if k in fields})

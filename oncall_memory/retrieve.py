@@ -1,0 +1,127 @@
+"""Look up: embed the alert like an incident, search by meaning and words, rank by facts, explain."""
+
+from __future__ import annotations
+
+import logging
+import math
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel
+from qdrant_client import models
+
+from . import payload as P
+from .alert import Alert, Filters
+from .distill import distill_alert
+from .embedders import Embedder
+from .errors import EmbeddingFailed, InvalidInput
+from .lexical import sparse_vector
+from .ranking import Neighbour, explain_and_score, order
+from .settings import RankingWeights
+from .signature import canonical_signature
+from .store import Hit, IncidentStore, Mode
+
+log = logging.getLogger(__name__)
+
+MAX_LIMIT = 100
+
+
+class Lookup(BaseModel):
+    """The answer to one alert: neighbours best first, and how they were found."""
+
+    mode: Literal["hybrid", "dense", "lexical"]
+    ranked: bool
+    degraded: str | None = None  # set when the lookup fell back, and why
+    signature_key: str | None
+    neighbours: list[Neighbour]
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+class Retriever:
+    def __init__(self, store: IncidentStore, embedder: Embedder, *, weights: RankingWeights, candidates: int = 50):
+        self._store = store
+        self._embedder = embedder
+        self._weights = weights
+        self._candidates = candidates
+        store.check_contract(embedder.model, embedder.dimension)
+
+    def similar(
+        self,
+        alert: Alert,
+        *,
+        filters: Filters | None = None,
+        limit: int = 5,
+        mode: Mode = "hybrid",
+        rank: bool = True,
+        now: datetime | None = None,
+    ) -> Lookup:
+        """The `limit` past incidents most like `alert`, under `filters`.
+
+        With `rank`, candidates are re-ordered by shared facts and exact signature matches are pinned
+        first. If the embedder fails, a hybrid lookup degrades to words only and says so.
+        Raises `InvalidInput` for a limit outside 1..100.
+        """
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+        now = now or datetime.now(timezone.utc)
+        text = distill_alert(alert.text)
+        where = (filters or Filters()).to_qdrant()
+        sparse = sparse_vector(text)
+
+        dense: list[float] | None = None
+        degraded = None
+        if mode in ("hybrid", "dense"):
+            try:
+                dense = self._embedder.embed([text])[0]
+            except EmbeddingFailed as exc:
+                if mode == "dense":
+                    raise
+                degraded = f"embedder unreachable ({exc}); showing word matches only"
+                log.warning(degraded)
+                mode = "lexical"
+
+        fetch = max(limit, self._candidates) if rank else limit
+        hits = self._store.query(dense=dense, sparse=sparse, where=where, limit=fetch, mode=mode)
+        signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
+        if rank and self._weights.signature_pin and signature_key:
+            hits = self._with_signature_matches(hits, signature_key, where)
+
+        top_lexical = max((h.score for h in hits), default=1.0) or 1.0
+        neighbours = []
+        for hit in hits:
+            similarity = _cosine(dense, hit.dense) if dense is not None and hit.dense is not None else None
+            if mode == "dense":
+                relevance = similarity if similarity is not None else hit.score
+            elif mode == "lexical":
+                relevance = hit.score / top_lexical  # IDF scores are unbounded: scale the best to 1
+            else:
+                relevance = hit.score  # reciprocal-rank fusion: 1.0 when first in both lists
+            neighbours.append(
+                explain_and_score(
+                    hit.payload,
+                    relevance=relevance,
+                    similarity=similarity,
+                    alert=alert,
+                    signature_key=signature_key,
+                    weights=self._weights if rank else None,
+                    now=now,
+                )
+            )
+        ordered = order(neighbours, pin_signatures=rank and self._weights.signature_pin)
+        return Lookup(
+            mode=mode, ranked=rank, degraded=degraded, signature_key=signature_key, neighbours=ordered[:limit]
+        )
+
+    def _with_signature_matches(self, hits: list[Hit], key: str, where: models.Filter | None) -> list[Hit]:
+        """Add exact signature matches the vector search missed: they go first whatever their distance."""
+        seen = {h.point_id for h in hits}
+        must = [models.FieldCondition(key=P.SIGNATURE_KEY, match=models.MatchValue(value=key))]
+        flt = models.Filter(must=must + list(where.must or []) if where else must)
+        extra = [h for h in self._store.find(flt, limit=10) if h.point_id not in seen]
+        return hits + extra

@@ -1,0 +1,72 @@
+"""Configuration: the only module that reads the environment.
+
+Build a `Settings` at the edge (CLI, flow, service factory) and pass it down.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class RankingWeights(BaseSettings):
+    """How much each payload fact moves a neighbour, on the same 0..1 scale as relevance.
+
+    Defaults were chosen on the shipped labelled set (`oncall-memory eval`); tune them on your own.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_WEIGHT_", extra="ignore")
+
+    same_flavor: float = 0.06
+    same_env: float = 0.04
+    same_service: float = 0.05
+    shared_tag: float = 0.03  # per shared component tag ...
+    max_shared_tags: int = 3  # ... counted up to this many
+    worked_fix: float = 0.03  # a recorded fix that resolved or mitigated it
+    recency: float = 0.03  # full at age 0, halves every `recency_half_life_days`
+    recency_half_life_days: float = 180.0
+    signature_pin: bool = True  # an exact canonical-signature match goes first
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_", extra="ignore", populate_by_name=True)
+
+    embedder: Literal["openai", "local", "fake"] = "local"
+    embed_model: str | None = None  # None: the embedder's own default
+    embed_dim: int | None = None  # only for embedders whose dimension is configurable (fake, openai -3 models)
+    embed_batch_size: int = Field(default=64, ge=1, le=2048)
+    data_dir: Path = Path(".oncall-memory")
+    collection: str = "incidents"
+
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ONCALL_MEMORY_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("ONCALL_MEMORY_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+    )
+    openai_timeout: float = 30.0
+    openai_max_retries: int = 5
+
+    qdrant_url: str | None = Field(default=None, validation_alias=AliasChoices("ONCALL_MEMORY_QDRANT_URL", "QDRANT_URL"))
+    qdrant_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ONCALL_MEMORY_QDRANT_API_KEY", "QDRANT_API_KEY")
+    )
+
+    candidates: int = Field(default=50, ge=1, le=1000)  # neighbours fetched before re-ranking
+    weights: RankingWeights = Field(default_factory=RankingWeights)
+
+    pagerduty_url: str = "https://api.pagerduty.com"
+    pagerduty_token: SecretStr | None = None
+    pagerduty_service_ids: list[str] = []
+
+    @property
+    def store_location(self) -> str:
+        """Where the store lives, for messages: a server URL or an embedded path."""
+        if self.qdrant_url:
+            return self.qdrant_url
+        if str(self.data_dir) == ":memory:":
+            return ":memory:"
+        return str(self.data_dir / "qdrant")

@@ -1,0 +1,233 @@
+"""The incident store: every Qdrant call lives here, behind a small interface.
+
+A point holds two vectors computed from the same distilled text: a dense one for meaning and a
+sparse one for words (hybrid search), and the whole incident as payload.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from qdrant_client import QdrantClient, models
+
+from . import payload as P
+from .errors import ContractMismatch, StoreUnavailable
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+DENSE = "meaning"
+SPARSE = "words"
+SCHEMA_VERSION = 1
+
+Mode = Literal["hybrid", "dense", "lexical"]
+
+
+@dataclass(frozen=True)
+class StoredPoint:
+    point_id: str
+    dense: list[float]
+    sparse: models.SparseVector
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Hit:
+    point_id: str
+    score: float
+    payload: dict[str, Any]
+    dense: list[float] | None = None
+
+
+class IncidentStore:
+    def __init__(self, client: QdrantClient, collection: str, *, embedded: bool, location: str):
+        self._client = client
+        self.collection = collection
+        self.embedded = embedded
+        self.location = location
+
+    @classmethod
+    def open(cls, settings: Settings) -> IncidentStore:
+        """Open the store the settings name: a Qdrant server (`QDRANT_URL`) or the embedded local mode."""
+        location = settings.store_location
+        try:
+            if settings.qdrant_url:
+                key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+                client = QdrantClient(url=settings.qdrant_url, api_key=key)
+                return cls(client, settings.collection, embedded=False, location=location)
+            if location == ":memory:":
+                return cls(QdrantClient(":memory:"), settings.collection, embedded=True, location=location)
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+            client = QdrantClient(path=location)
+        except RuntimeError as exc:  # local mode's "already accessed by another instance"
+            raise StoreUnavailable(
+                f"the embedded store at {location} is open in another process ({exc}). Stop that process, "
+                "or run both against a Qdrant server (QDRANT_URL)"
+            ) from exc
+        return cls(client, settings.collection, embedded=True, location=location)
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- the collection contract -------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return self._client.collection_exists(self.collection)
+
+    def contract(self) -> dict[str, Any]:
+        """The model and dimension the collection was built with."""
+        info = self._client.get_collection(self.collection)
+        meta = dict(info.config.metadata or {})
+        params = info.config.params.vectors
+        if isinstance(params, dict) and DENSE in params:
+            meta.setdefault("dimension", params[DENSE].size)
+        return meta
+
+    def ensure_collection(self, model: str, dimension: int) -> None:
+        """Create the collection for this embedder on first use; afterwards check it was built with it."""
+        if not self.exists():
+            self._client.create_collection(
+                self.collection,
+                vectors_config={DENSE: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
+                sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                metadata={"embed_model": model, "dimension": dimension, "schema": SCHEMA_VERSION},
+            )
+            self._create_indexes()
+            return
+        self.check_contract(model, dimension)
+
+    def check_contract(self, model: str, dimension: int) -> None:
+        """Raise `StoreUnavailable` if there is no collection, `ContractMismatch` if it was built otherwise."""
+        if not self.exists():
+            raise StoreUnavailable(
+                f"no collection {self.collection!r} in {self.location}: run `oncall-memory ingest PATH` first"
+            )
+        built = self.contract()
+        if built.get("embed_model") != model or built.get("dimension") != dimension:
+            raise ContractMismatch(
+                f"collection {self.collection!r} was built with model {built.get('embed_model')} "
+                f"({built.get('dimension')} dims); this embedder is {model} ({dimension} dims). "
+                f"Run `oncall-memory reindex` to rebuild it with this model, or configure the original one "
+                f"(ONCALL_MEMORY_EMBEDDER / ONCALL_MEMORY_EMBED_MODEL)"
+            )
+
+    def _create_indexes(self) -> None:
+        if self.embedded:
+            return  # local mode ignores payload indexes (and warns); filters work without them
+        for field in P.KEYWORD_FIELDS:
+            self._client.create_payload_index(self.collection, field, models.PayloadSchemaType.KEYWORD)
+        self._client.create_payload_index(self.collection, P.OPENED_AT, models.PayloadSchemaType.DATETIME)
+        self._client.create_payload_index(self.collection, P.HAS_WORKING_FIX, models.PayloadSchemaType.BOOL)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def stored_hashes(self, point_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """(text_hash, record_hash) of each id already stored; ids not stored are absent."""
+        if not point_ids:
+            return {}
+        records = self._client.retrieve(
+            self.collection, ids=list(point_ids), with_payload=[P.TEXT_HASH, P.RECORD_HASH], with_vectors=False
+        )
+        return {str(r.id): (r.payload.get(P.TEXT_HASH), r.payload.get(P.RECORD_HASH)) for r in records}
+
+    def write(self, points: Sequence[StoredPoint]) -> None:
+        """Upsert whole points: both vectors and the whole payload, always together."""
+        if not points:
+            return
+        self._client.upsert(
+            self.collection,
+            points=[
+                models.PointStruct(id=p.point_id, vector={DENSE: p.dense, SPARSE: p.sparse}, payload=p.payload)
+                for p in points
+            ],
+            wait=True,
+        )
+
+    def replace_payloads(self, payloads: dict[str, dict[str, Any]]) -> None:
+        """Replace the payload of points whose text (and so vectors) did not change."""
+        if not payloads:
+            return
+        self._client.batch_update_points(
+            self.collection,
+            [
+                models.OverwritePayloadOperation(
+                    overwrite_payload=models.SetPayload(payload=payload, points=[point_id])
+                )
+                for point_id, payload in payloads.items()
+            ],
+            wait=True,
+        )
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def count(self) -> int:
+        return self._client.count(self.collection, exact=True).count
+
+    def points(self, *, with_vectors: bool = False, batch: int = 256) -> Iterator[tuple[str, dict, dict | None]]:
+        """Every stored point as (id, payload, vectors), in id order."""
+        offset = None
+        while True:
+            records, offset = self._client.scroll(
+                self.collection, limit=batch, offset=offset, with_payload=True, with_vectors=with_vectors
+            )
+            for r in records:
+                yield str(r.id), r.payload, r.vector if with_vectors else None
+            if offset is None:
+                return
+
+    def query(
+        self,
+        *,
+        dense: list[float] | None,
+        sparse: models.SparseVector | None,
+        where: models.Filter | None,
+        limit: int,
+        mode: Mode,
+    ) -> list[Hit]:
+        """Nearest incidents under `where`, by meaning, by words, or both fused by reciprocal rank."""
+        use_dense = dense is not None and mode in ("hybrid", "dense")
+        use_sparse = sparse is not None and bool(sparse.indices) and mode in ("hybrid", "lexical")
+        if not (use_dense or use_sparse):
+            return []
+        common: dict[str, Any] = dict(limit=limit, with_payload=True, with_vectors=[DENSE] if use_dense else False)
+        if use_dense and use_sparse:
+            response = self._client.query_points(
+                self.collection,
+                prefetch=[
+                    models.Prefetch(query=dense, using=DENSE, filter=where, limit=limit),
+                    models.Prefetch(query=sparse, using=SPARSE, filter=where, limit=limit),
+                ],
+                query=models.FusionQuery(fusion=models.Fusion.RRF),
+                **common,
+            )
+        else:
+            response = self._client.query_points(
+                self.collection,
+                query=dense if use_dense else sparse,
+                using=DENSE if use_dense else SPARSE,
+                query_filter=where,
+                **common,
+            )
+        return [
+            Hit(
+                point_id=str(p.id),
+                score=p.score,
+                payload=p.payload or {},
+                dense=(p.vector or {}).get(DENSE) if use_dense and isinstance(p.vector, dict) else None,
+            )
+            for p in response.points
+        ]
+
+    def find(self, where: models.Filter, *, limit: int) -> list[Hit]:
+        """Points matching `where` exactly, without a vector search (score 0)."""
+        records, _ = self._client.scroll(
+            self.collection, scroll_filter=where, limit=limit, with_payload=True, with_vectors=[DENSE]
+        )
+        return [
+            Hit(point_id=str(r.id), score=0.0, payload=r.payload or {},
+                dense=(r.vector or {}).get(DENSE) if isinstance(r.vector, dict) else None)
+            for r in records
+        ]
