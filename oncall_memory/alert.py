@@ -15,7 +15,7 @@ class Alert(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    text: str = Field(min_length=1)
+    text: str
     service: str | None = None
     env: str | None = None
     flavor: str | None = None

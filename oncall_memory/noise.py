@@ -19,14 +19,14 @@ _TIMESTAMP = re.compile(
     r"|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z)?\b"
 )
 _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?:/\d{1,2})?(?::\d{1,5})?\b")
-_IPV6 = re.compile(r"(?<![\w:])(?:[0-9a-f]{1,4}:){2,7}[0-9a-f]{1,4}(?![\w:])", re.I)
+_IPV6 = re.compile(r"(?<![\w:])(?=[0-9a-f:]*[0-9a-f]{2})(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}(?![\w:])", re.I)
 # Deployment pods: <name>-<replicaset hash>-<5 chars>; the replicaset hash is 5-10 chars of [a-z0-9].
 _DEPLOYMENT_POD = re.compile(r"\b([a-z][a-z0-9-]*?)-[a-z0-9]{5,10}-[a-z0-9]{5}\b")
 # DaemonSet / Job pods: <name>-<5 chars with a digit>; the digit keeps words like "nginx-proxy" intact.
 _SHORT_POD = re.compile(r"\b([a-z][a-z0-9-]*?)-(?=[a-z]*\d)[a-z0-9]{5}\b")
 _LONG_HEX = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b", re.I)
 _SPACES = re.compile(r"[ \t]{2,}")
-_DANGLING = re.compile(r"\s+([,.;:)\]])")
+_DANGLING = re.compile(r"[ \t]+([,.;:)\]])(?=\s|$)")
 
 
 def _pod_base(match: re.Match[str]) -> str:

@@ -25,6 +25,16 @@ def _model_path(model: str) -> str:
     return model  # a local directory or a name already in the Hugging Face cache
 
 
+def _quiet_transformers() -> None:
+    # The weight-loading progress bar is noise on every CLI call; errors still surface as exceptions.
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
+
+
 class LocalEmbedder:
     DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -37,8 +47,10 @@ class LocalEmbedder:
             ) from exc
         self.model = model
         self._batch_size = batch_size
+        _quiet_transformers()
         self._st = SentenceTransformer(_model_path(model), device="cpu")
-        self.dimension = int(self._st.get_sentence_embedding_dimension())
+        dimension = getattr(self._st, "get_embedding_dimension", None) or self._st.get_sentence_embedding_dimension
+        self.dimension = int(dimension())
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         try:

@@ -1,0 +1,56 @@
+import pytest
+
+from oncall_memory.backlog import Rejected, read_jsonl
+from oncall_memory.errors import InvalidInput
+from oncall_memory.incident import Incident
+
+from conftest import FIXTURES, write_jsonl
+
+
+def test_broken_lines_are_reported_with_line_numbers_and_the_rest_kept(tmp_path):
+    path = write_jsonl(
+        tmp_path / "backlog.jsonl",
+        [
+            {"id": "INC-1", "title": "disk full"},
+            '{"id": "INC-2", "title": "truncated',
+            {"title": "no id"},
+            "",
+            {"id": "INC-3", "title": "x", "fixes_attempted": [{"action": "restart", "outcome": "fixed"}]},
+            {"id": "INC-4", "title": "dns", "root_casue": "typo"},
+            "[1, 2]",
+            {"id": "INC-5", "title": "cert expired"},
+        ],
+    )
+    items = list(read_jsonl(path))
+    kept = [i.id for i in items if isinstance(i, Incident)]
+    rejected = {r.where.rsplit(":", 1)[1]: r.reason for r in items if isinstance(r, Rejected)}
+    assert kept == ["INC-1", "INC-5"]
+    assert set(rejected) == {"2", "3", "5", "6", "7"}
+    assert "not valid JSON" in rejected["2"]
+    assert "id is required" in rejected["3"]
+    # An unknown outcome names the allowed ones.
+    for allowed in ("resolved", "mitigated", "no-op", "worsened"):
+        assert allowed in rejected["5"]
+    assert "root_casue is not a known field" in rejected["6"]
+    assert "expected a JSON object" in rejected["7"]
+
+
+def test_a_folder_reads_every_jsonl_file(tmp_path):
+    write_jsonl(tmp_path / "a.jsonl", [{"id": "A", "title": "a"}])
+    (tmp_path / "sub").mkdir()
+    write_jsonl(tmp_path / "sub" / "b.jsonl", [{"id": "B", "title": "b"}])
+    (tmp_path / "notes.txt").write_text("not a backlog")
+    assert sorted(i.id for i in read_jsonl(tmp_path)) == ["A", "B"]
+
+
+def test_missing_path_is_a_clear_error(tmp_path):
+    with pytest.raises(InvalidInput, match="does not exist"):
+        list(read_jsonl(tmp_path / "nope.jsonl"))
+
+
+def test_the_shipped_fixtures_are_all_valid_and_varied():
+    items = list(read_jsonl(FIXTURES / "incidents.jsonl"))
+    assert all(isinstance(i, Incident) for i in items), [str(i) for i in items if isinstance(i, Rejected)]
+    assert len(items) >= 60
+    assert len({i.env for i in items}) >= 4 and len({i.flavor for i in items}) >= 4
+    assert len({i.signature for i in items}) >= 12

@@ -1,0 +1,109 @@
+"""The command line end to end, on a temp data dir with the fake embedder."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from oncall_memory.cli import main
+
+from conftest import FIXTURES, write_jsonl
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_ingest_then_similar_then_stats(capsys):
+    code, out, _ = run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"), "--json")
+    assert code == 0
+    counts = json.loads(out)
+    assert counts["new"] == 64 and counts["rejected"] == 0 and counts["embedding_calls"] >= 1
+
+    code, out, _ = run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"), "--json")
+    assert json.loads(out) == {**counts, "new": 0, "unchanged": 64, "embedding_calls": 0}
+
+    code, out, _ = run(capsys, "similar", "IPsec tunnel down to the payment processor", "--json", "--limit", "3")
+    assert code == 0
+    neighbours = json.loads(out)
+    assert len(neighbours) == 3
+    for key in ("id", "title", "score", "similarity", "age_days", "fixes_worked", "fixes_failed", "url", "reasons"):
+        assert key in neighbours[0]
+    assert "ipsec" in neighbours[0]["title"].lower()
+
+    code, out, _ = run(capsys, "similar", "--alert", str(FIXTURES / "alerts" / "tunnel-down.json"))
+    assert code == 0
+    assert "fixed by:" in out and "why:" in out
+
+    code, out, _ = run(capsys, "stats", "--json")
+    assert json.loads(out)["count"] == 64
+
+
+def test_env_filter_only_returns_that_env(capsys):
+    run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"))
+    code, out, _ = run(capsys, "similar", "database connections exhausted", "--env", "data-prod", "--json", "--limit", "10")
+    assert code == 0
+    envs = {n["env"] for n in json.loads(out)}
+    assert envs == {"data-prod"}
+
+
+def test_rejected_lines_are_listed_and_the_exit_status_says_so(capsys, tmp_path):
+    path = write_jsonl(tmp_path / "b.jsonl", [{"id": "A", "title": "ok"}, "{broken", {"id": "B"}])
+    code, out, err = run(capsys, "ingest", str(path), "--json")
+    assert code == 3
+    assert json.loads(out)["new"] == 1 and json.loads(out)["rejected"] == 2
+    assert f"{path}:2" in err and f"{path}:3" in err and "title is required" in err
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["similar", "   "], "alert text is empty"),
+        (["similar", "dns", "--limit", "0"], "limit must be between 1 and 100"),
+        (["similar", "dns", "--limit", "101"], "limit must be between 1 and 100"),
+        (["similar"], "give the alert text"),
+    ],
+)
+def test_bad_lookups_exit_2_with_a_message(capsys, argv, message):
+    run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"))
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert message in err
+
+
+def test_unknown_filter_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["similar", "dns", "--region", "eu"])
+    assert info.value.code == 2
+    assert "unrecognized arguments: --region" in capsys.readouterr().err
+
+
+def test_similar_before_any_ingest_says_what_to_do(capsys):
+    code, _, err = run(capsys, "similar", "dns")
+    assert code == 1 and "run `oncall-memory ingest PATH` first" in err
+
+
+def test_embedded_store_held_by_another_process_is_a_clear_error(capsys, tmp_path, monkeypatch):
+    from oncall_memory.settings import Settings
+    from oncall_memory.store import IncidentStore
+
+    holder = IncidentStore.open(Settings())  # same data dir as the CLI will use
+    try:
+        code, _, err = run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"))
+    finally:
+        holder.close()
+    assert code == 1 and "open in another process" in err and "QDRANT_URL" in err
+
+
+def test_console_script_runs(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "oncall_memory.cli", "ingest", str(FIXTURES / "incidents.jsonl"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["new"] == 64

@@ -1,0 +1,61 @@
+from oncall_memory.distill import distill, distill_alert
+from oncall_memory.ingest import prepare
+from oncall_memory.noise import strip_noise
+
+from conftest import make_incident
+
+
+def test_four_signal_lines_in_order_blanks_skipped():
+    incident = make_incident(
+        title="DNS lookups time out",
+        root_cause="  ",
+        error_signature="i/o timeout on :53",
+        oncall_note="enabled nodelocal dnscache",
+        env="shop-prod",
+        flavor="eks",
+        service="checkout",
+        component_tags=["dns"],
+        fixes_attempted=[{"action": "restart coredns", "outcome": "no-op"}],
+    )
+    assert distill(incident) == "DNS lookups time out\ni/o timeout on :53\nenabled nodelocal dnscache"
+
+
+def test_payload_facts_are_not_embedded():
+    prepared = prepare(
+        make_incident(
+            title="queue lag",
+            env="payments-prod",
+            flavor="aks",
+            service="ledger",
+            component_tags=["kafka"],
+            fixes_attempted=[{"action": "scale consumers", "outcome": "resolved"}],
+            url="https://pd.example/INC-1",
+        )
+    )
+    assert prepared.text == "queue lag"
+    assert prepared.payload["env"] == "payments-prod"
+    assert prepared.payload["fixes_attempted"] == [{"action": "scale consumers", "outcome": "resolved"}]
+    assert prepared.payload["has_working_fix"] is True
+
+
+def test_pod_hashes_collapse_to_the_workload_name():
+    assert strip_noise("pod api-7d9f8b6c4-x2kq9 restarting") == "pod api restarting"
+    assert strip_noise("fluentd-x2k9q OOMKilled") == "fluentd OOMKilled"
+    # Words with dashes that are not generated names survive.
+    assert strip_noise("cert-manager-webhook and nginx-proxy failed") == "cert-manager-webhook and nginx-proxy failed"
+
+
+def test_ips_uuids_hex_timestamps_and_node_names_are_stripped():
+    text = (
+        "2026-05-22T03:33:00Z lookup on 172.20.0.10:53 failed for req 123e4567-e89b-12d3-a456-426614174000 "
+        "container 3f2a9c0d1e4b5a6c7d8e on aks-nodepool1-12345678-vmss000003 and ip-10-0-1-23.eu-west-1.compute.internal "
+        "at 03:33:00 via fe80::1ff:fe23:4567:890a"
+    )
+    cleaned = strip_noise(text)
+    for noise in ("2026", "172.20", "123e4567", "3f2a9c0d", "aks-nodepool1", "ip-10-0-1-23", "03:33", "fe80"):
+        assert noise not in cleaned
+    assert cleaned.startswith("lookup on failed for req container on and")
+
+
+def test_alert_gets_the_same_cleaning():
+    assert distill_alert("api-7d9f8b6c4-x2kq9 CrashLoopBackOff at 2026-01-01T00:00:00Z") == "api CrashLoopBackOff at"
