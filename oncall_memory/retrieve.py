@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-import math
 from datetime import datetime, timezone
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel
 from qdrant_client import models
 
@@ -36,11 +36,19 @@ class Lookup(BaseModel):
     neighbours: list[Neighbour]
 
 
-def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
+def _cosines(query: list[float], hits: list[Hit]) -> list[float | None]:
+    """Cosine similarity of the query to each hit's stored vector (None where a hit has none)."""
+    rows = [i for i, h in enumerate(hits) if h.dense is not None]
+    out: list[float | None] = [None] * len(hits)
+    if not rows:
+        return out
+    q = np.asarray(query, dtype=np.float32)
+    m = np.asarray([hits[i].dense for i in rows], dtype=np.float32)
+    norms = np.linalg.norm(m, axis=1) * (np.linalg.norm(q) or 1.0)
+    sims = (m @ q) / np.where(norms == 0, 1.0, norms)
+    for i, sim in zip(rows, sims.tolist()):
+        out[i] = sim
+    return out
 
 
 class Retriever:
@@ -93,15 +101,21 @@ class Retriever:
             hits = self._with_signature_matches(hits, signature_key, where)
 
         top_lexical = max((h.score for h in hits), default=1.0) or 1.0
+        query_terms = frozenset(sparse.indices)
+        share = self._weights.lexical_share
         neighbours = []
-        for hit in hits:
-            similarity = _cosine(dense, hit.dense) if dense is not None and hit.dense is not None else None
-            if mode == "dense":
-                relevance = similarity if similarity is not None else hit.score
-            elif mode == "lexical":
+        similarities = _cosines(dense, hits) if dense is not None else [None] * len(hits)
+        for hit, similarity in zip(hits, similarities):
+            overlap = len(query_terms & hit.terms) / len(query_terms) if query_terms else 0.0
+            if mode == "lexical":
                 relevance = hit.score / top_lexical  # IDF scores are unbounded: scale the best to 1
+            elif similarity is None:
+                relevance = hit.score
+            elif mode == "dense" or not rank:
+                relevance = similarity if mode == "dense" else hit.score  # unranked hybrid keeps the fused order
             else:
-                relevance = hit.score  # reciprocal-rank fusion: 1.0 when first in both lists
+                # Ranking needs an absolute relevance: fused ranks turn a tie in meaning into a gap of 1/3.
+                relevance = (1 - share) * similarity + share * overlap
             neighbours.append(
                 explain_and_score(
                     hit.payload,

@@ -15,11 +15,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class RankingWeights(BaseSettings):
     """How much each payload fact moves a neighbour, on the same 0..1 scale as relevance.
 
-    Defaults were chosen on the shipped labelled set (`oncall-memory eval`); tune them on your own.
+    Defaults were set by judgement before the shipped labelled set was run, not fitted to it;
+    measure changes with `oncall-memory eval` on your own history.
     """
 
     model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_WEIGHT_", extra="ignore")
 
+    lexical_share: float = 0.3  # relevance = (1 - share) * meaning similarity + share * word overlap
     same_flavor: float = 0.06
     same_env: float = 0.04
     same_service: float = 0.05

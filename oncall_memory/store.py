@@ -40,6 +40,7 @@ class Hit:
     score: float
     payload: dict[str, Any]
     dense: list[float] | None = None
+    terms: frozenset[int] = frozenset()  # indices of the point's sparse vector: which words it has
 
 
 class IncidentStore:
@@ -192,7 +193,7 @@ class IncidentStore:
         use_sparse = sparse is not None and bool(sparse.indices) and mode in ("hybrid", "lexical")
         if not (use_dense or use_sparse):
             return []
-        common: dict[str, Any] = dict(limit=limit, with_payload=True, with_vectors=[DENSE] if use_dense else False)
+        common: dict[str, Any] = dict(limit=limit, with_payload=True, with_vectors=[DENSE, SPARSE])
         if use_dense and use_sparse:
             response = self._client.query_points(
                 self.collection,
@@ -211,23 +212,23 @@ class IncidentStore:
                 query_filter=where,
                 **common,
             )
-        return [
-            Hit(
-                point_id=str(p.id),
-                score=p.score,
-                payload=p.payload or {},
-                dense=(p.vector or {}).get(DENSE) if use_dense and isinstance(p.vector, dict) else None,
-            )
-            for p in response.points
-        ]
+        return [_hit(p.id, p.score, p.payload, p.vector) for p in response.points]
 
     def find(self, where: models.Filter, *, limit: int) -> list[Hit]:
         """Points matching `where` exactly, without a vector search (score 0)."""
         records, _ = self._client.scroll(
-            self.collection, scroll_filter=where, limit=limit, with_payload=True, with_vectors=[DENSE]
+            self.collection, scroll_filter=where, limit=limit, with_payload=True, with_vectors=[DENSE, SPARSE]
         )
-        return [
-            Hit(point_id=str(r.id), score=0.0, payload=r.payload or {},
-                dense=(r.vector or {}).get(DENSE) if isinstance(r.vector, dict) else None)
-            for r in records
-        ]
+        return [_hit(r.id, 0.0, r.payload, r.vector) for r in records]
+
+
+def _hit(point_id: Any, score: float, payload: dict | None, vectors: Any) -> Hit:
+    vectors = vectors if isinstance(vectors, dict) else {}
+    sparse = vectors.get(SPARSE)
+    return Hit(
+        point_id=str(point_id),
+        score=score,
+        payload=payload or {},
+        dense=vectors.get(DENSE),
+        terms=frozenset(sparse.indices) if sparse is not None else frozenset(),
+    )

@@ -1,0 +1,139 @@
+"""Evaluation harness: how well does the memory answer labelled queries, per retrieval configuration?
+
+A team runs it on its own history to choose an embedding model and ranking weights with figures,
+not feelings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .alert import Alert, Filters
+from .backlog import explain
+from .errors import InvalidInput
+from .retrieve import Retriever
+from .store import Mode
+
+DEPTH = 10  # neighbours fetched per query; MRR counts a first relevant hit within this depth
+
+
+class LabelledQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    service: str | None = None
+    env: str | None = None
+    flavor: str | None = None
+    component_tags: list[str] = []
+    signature: str | None = None
+    filters: Filters | None = None
+    relevant: list[str]
+
+    def alert(self, *, with_facts: bool = True) -> Alert:
+        fields = {"text", "service", "env", "flavor", "component_tags", "signature"} if with_facts else {"text"}
+        return Alert.model_validate(self.model_dump(include=fields))
+
+
+@dataclass(frozen=True)
+class Configuration:
+    name: str
+    mode: Mode
+    rank: bool
+
+
+CONFIGURATIONS = (
+    Configuration("dense-only", "dense", False),
+    Configuration("lexical-only", "lexical", False),
+    Configuration("hybrid", "hybrid", False),
+    Configuration("hybrid+ranking", "hybrid", True),
+)
+
+
+@dataclass(frozen=True)
+class Scores:
+    recall_at_3: float
+    recall_at_5: float
+    hit_at_1: float
+    mrr: float
+
+
+def read_labels(path: Path) -> list[LabelledQuery]:
+    """Every labelled query in `path`. Raises `InvalidInput` naming the first bad line."""
+    queries = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read labels {path}: {exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            query = LabelledQuery.model_validate_json(line)
+        except ValidationError as exc:
+            raise InvalidInput(f"{path}:{number}: {explain(exc)}") from exc
+        if not query.relevant:
+            raise InvalidInput(f"{path}:{number}: relevant is empty: list the incident ids a responder would want")
+        queries.append(query)
+    if not queries:
+        raise InvalidInput(f"{path} holds no labelled queries")
+    return queries
+
+
+def score(ranked: Sequence[Sequence[str]], relevant: Sequence[Sequence[str]]) -> Scores:
+    """Mean recall@3, recall@5, hit@1 and MRR of ranked id lists against their relevant sets."""
+    r3 = r5 = h1 = rr = 0.0
+    for ids, rel in zip(ranked, relevant, strict=True):
+        rel_set = set(rel)
+        r3 += len(rel_set & set(ids[:3])) / len(rel_set)
+        r5 += len(rel_set & set(ids[:5])) / len(rel_set)
+        h1 += 1.0 if ids[:1] and ids[0] in rel_set else 0.0
+        rr += next((1.0 / rank for rank, i in enumerate(ids, start=1) if i in rel_set), 0.0)
+    n = len(ranked)
+    return Scores(r3 / n, r5 / n, h1 / n, rr / n)
+
+
+def evaluate(
+    retriever: Retriever,
+    queries: Sequence[LabelledQuery],
+    *,
+    configurations: Sequence[Configuration] = CONFIGURATIONS,
+    with_facts: bool = True,
+    now: datetime | None = None,
+) -> dict[str, Scores]:
+    """Run every query through the real retriever under each configuration.
+
+    Without `with_facts` the alerts carry their text only: what ranking adds when a pager sends no labels.
+    """
+    results = {}
+    for config in configurations:
+        ranked = [
+            [
+                n.id
+                for n in retriever.similar(
+                    q.alert(with_facts=with_facts), filters=q.filters, limit=DEPTH, mode=config.mode, rank=config.rank, now=now
+                ).neighbours
+            ]
+            for q in queries
+        ]
+        results[config.name] = score(ranked, [q.relevant for q in queries])
+    return results
+
+
+def format_table(results: dict[str, Scores], queries: int) -> str:
+    lines = [
+        f"{queries} labelled queries",
+        f"{'configuration':<16} {'recall@3':>9} {'recall@5':>9} {'hit@1':>7} {'MRR':>7}",
+    ]
+    for name, s in results.items():
+        lines.append(f"{name:<16} {s.recall_at_3:>9.3f} {s.recall_at_5:>9.3f} {s.hit_at_1:>7.3f} {s.mrr:>7.3f}")
+    return "\n".join(lines)
+
+
+def as_json(results: dict[str, Scores]) -> str:
+    return json.dumps({name: vars(s) for name, s in results.items()}, indent=2)

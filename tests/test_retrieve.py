@@ -1,0 +1,188 @@
+"""Filter then rank: hard filters inside the query, soft preferences by facts, reasons for each."""
+
+from datetime import datetime, timezone
+
+import pytest
+from pydantic import ValidationError
+
+from oncall_memory.alert import Alert, Filters
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.errors import InvalidInput
+from oncall_memory.evaluate import Configuration, LabelledQuery, evaluate, read_labels, score
+from oncall_memory.ingest import ingest
+from oncall_memory.retrieve import Retriever
+from oncall_memory.settings import RankingWeights
+from oncall_memory.signature import canonical_signature
+
+from conftest import make_incident
+
+NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
+STORY = "coredns lookups time out under load, cluster dns i/o timeout"
+
+
+def retriever_over(store, incidents, embedder=None, **weights):
+    embedder = embedder or FakeEmbedder()
+    ingest(incidents, store, embedder)
+    return Retriever(store, embedder, weights=RankingWeights(**weights))
+
+
+def test_an_env_filter_never_returns_another_env(store):
+    incidents = [make_incident(id=f"I{i}", title=STORY, env=env) for i, env in enumerate(["prod", "staging"] * 5)]
+    r = retriever_over(store, incidents)
+    for mode in ("hybrid", "dense", "lexical"):
+        lookup = r.similar(Alert(text=STORY), filters=Filters(env="staging"), limit=10, mode=mode)
+        assert len(lookup.neighbours) == 5
+        assert {n.env for n in lookup.neighbours} == {"staging"}
+
+
+def test_tag_and_time_filters_apply_inside_the_query(store):
+    incidents = [
+        make_incident(id="OLD", title=STORY, component_tags=["dns"], opened_at="2024-01-01T00:00:00Z"),
+        make_incident(id="NEW", title=STORY, component_tags=["dns", "coredns"], opened_at="2026-10-01T00:00:00Z"),
+        make_incident(id="UNTAGGED", title=STORY, opened_at="2026-10-02T00:00:00Z"),
+    ]
+    r = retriever_over(store, incidents)
+    ids = [n.id for n in r.similar(Alert(text=STORY), filters=Filters(component_tags=["dns"]), limit=5).neighbours]
+    assert sorted(ids) == ["NEW", "OLD"]
+    ids = [n.id for n in r.similar(Alert(text=STORY), filters=Filters(since="2026-01-01"), limit=5).neighbours]
+    assert sorted(ids) == ["NEW", "UNTAGGED"]
+
+
+def test_same_story_two_flavors_the_same_flavor_comes_first(store):
+    incidents = [
+        make_incident(id="AKS", title=STORY, flavor="aks", opened_at="2026-06-01T00:00:00Z"),
+        make_incident(id="EKS", title=STORY, flavor="eks", opened_at="2026-06-01T00:00:00Z"),
+    ]
+    r = retriever_over(store, incidents)
+    for flavor, first in (("eks", "EKS"), ("aks", "AKS")):
+        lookup = r.similar(Alert(text=STORY, flavor=flavor), now=NOW)
+        assert lookup.neighbours[0].id == first
+        assert f"same flavor ({flavor})" in lookup.neighbours[0].reasons
+        assert not any(reason.startswith("same flavor") for reason in lookup.neighbours[1].reasons)
+
+
+def test_a_worked_fix_is_surfaced_and_a_noop_is_flagged(store):
+    incident = make_incident(
+        id="DNS",
+        title=STORY,
+        component_tags=["dns", "networking", "coredns"],
+        opened_at="2026-07-29T00:00:00Z",
+        fixes_attempted=[
+            {"action": "restart app pods", "outcome": "no-op"},
+            {"action": "enable nodelocal dnscache", "outcome": "resolved"},
+            {"action": "delete coredns pods", "outcome": "worsened"},
+        ],
+    )
+    r = retriever_over(store, [incident])
+    (n,) = r.similar(Alert(text=STORY, component_tags=["dns", "networking"]), now=NOW).neighbours
+    assert n.fixes_worked == ["enable nodelocal dnscache"]
+    assert n.fixes_failed == ["restart app pods", "delete coredns pods"]
+    assert "fixed by: enable nodelocal dnscache" in n.reasons
+    assert "tried before without effect: restart app pods" in n.reasons
+    assert "made it worse last time: delete coredns pods" in n.reasons
+    assert "2 shared components: dns, networking" in n.reasons
+    assert "4 months ago" in n.reasons and n.age == "4 months ago"
+
+
+def test_a_fix_that_worked_outranks_no_recorded_fix(store):
+    incidents = [
+        make_incident(id="NOFIX", title=STORY),
+        make_incident(id="FIXED", title=STORY, fixes_attempted=[{"action": "scale coredns", "outcome": "resolved"}]),
+    ]
+    r = retriever_over(store, incidents)
+    assert [n.id for n in r.similar(Alert(text=STORY)).neighbours] == ["FIXED", "NOFIX"]
+
+
+def test_an_exact_signature_match_is_pinned_first_even_when_worded_far_away(store):
+    signature = "<env> ipsec pod not ready alert - <env>: tunnel down"
+    incidents = [make_incident(id=f"NEAR{i}", title=f"{STORY} {i}") for i in range(5)]
+    incidents.append(make_incident(id="SIG", title="completely different words", signature=signature, env="payments-prod"))
+    r = retriever_over(store, incidents)
+    alert = Alert(text=STORY, signature="shop-prod ipsec pod not ready alert - shop-prod: tunnel down", env="shop-prod")
+    lookup = r.similar(alert, limit=3)
+    assert lookup.neighbours[0].id == "SIG"
+    assert lookup.neighbours[0].reasons[0] == "exact signature match"
+    assert [n.id for n in r.similar(alert, limit=3, rank=False).neighbours][0] != "SIG"
+
+
+def test_canonical_signature_normalises_envs_numbers_and_hashes():
+    a = canonical_signature("shop-prod: pod api-7d9f8b6c4-x2kq9 restarted 14 times", ["shop-prod"])
+    b = canonical_signature("data-prod: pod api-5c8d7f9b6-qw7rt restarted 3 times", ["data-prod"])
+    assert a == b == "<env>: pod api restarted <n> times"
+
+
+class DownEmbedder(FakeEmbedder):
+    """Embeds fine at ingest, then the API goes away."""
+
+    down = False
+
+    def embed(self, texts):
+        if self.down:
+            from oncall_memory.errors import EmbeddingFailed
+
+            raise EmbeddingFailed("connection refused")
+        return super().embed(texts)
+
+
+def test_lookups_degrade_to_words_only_when_the_embedder_is_down(store):
+    embedder = DownEmbedder()
+    r = retriever_over(store, [make_incident(id="DNS", title=STORY), make_incident(id="DISK", title="disk full")], embedder)
+    embedder.down = True
+    lookup = r.similar(Alert(text="dns i/o timeout"))
+    assert lookup.mode == "lexical"
+    assert "embedder unreachable" in lookup.degraded and "word matches only" in lookup.degraded
+    assert [n.id for n in lookup.neighbours] == ["DNS"]
+    assert lookup.neighbours[0].similarity is None
+
+
+@pytest.mark.parametrize("limit", [0, 101])
+def test_limit_outside_1_to_100_is_rejected(store, limit):
+    r = retriever_over(store, [make_incident()])
+    with pytest.raises(InvalidInput, match="between 1 and 100"):
+        r.similar(Alert(text="x"), limit=limit)
+
+
+def test_bad_alerts_and_filters_are_rejected():
+    with pytest.raises(ValidationError, match="alert text is empty"):
+        Alert(text="   ")
+    with pytest.raises(ValidationError, match="region"):
+        Filters.model_validate({"region": "eu"})
+
+
+def test_scores_match_a_hand_computation():
+    ranked = [["A", "B", "C", "D", "E"], ["X", "Y", "Z", "Q", "R"], ["M", "N"]]
+    relevant = [["A"], ["Z", "R"], ["none"]]
+    s = score(ranked, relevant)
+    # recall@3: 1, 1/2, 0 -> 0.5;  recall@5: 1, 1, 0 -> 2/3;  hit@1: 1, 0, 0;  RR: 1, 1/3, 0
+    assert s.recall_at_3 == pytest.approx(0.5)
+    assert s.recall_at_5 == pytest.approx(2 / 3)
+    assert s.hit_at_1 == pytest.approx(1 / 3)
+    assert s.mrr == pytest.approx((1 + 1 / 3) / 3)
+
+
+def test_eval_runs_labelled_queries_through_the_real_retriever(store, tmp_path):
+    r = retriever_over(
+        store,
+        [
+            make_incident(id="DNS", title="coredns lookup timeout"),
+            make_incident(id="DISK", title="node disk pressure evictions"),
+            make_incident(id="CERT", title="tls certificate expired"),
+        ],
+    )
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        '{"text": "coredns lookup timeout", "relevant": ["DNS"]}\n'
+        '{"text": "disk pressure", "relevant": ["DISK", "CERT"]}\n'
+    )
+    queries = read_labels(labels)
+    results = evaluate(r, queries, configurations=[Configuration("lexical", "lexical", False)])
+    # Words only: query 1 finds DNS first; query 2 finds DISK only (CERT shares no word).
+    s = results["lexical"]
+    assert (s.hit_at_1, s.mrr, s.recall_at_3) == (1.0, 1.0, pytest.approx(0.75))
+
+
+def test_a_bad_label_line_names_its_line(tmp_path):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"text": "x", "relevant": ["A"]}\n{"text": "y", "relevant": ["A"], "region": "eu"}\n')
+    with pytest.raises(InvalidInput, match=r"labels.jsonl:2: region is not a known field"):
+        read_labels(labels)
