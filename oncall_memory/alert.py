@@ -56,6 +56,23 @@ class Filters(BaseModel):
             return value.replace(tzinfo=timezone.utc)
         return value
 
+    def matches(self, payload: dict) -> bool:
+        """The same test as `to_qdrant`, on one payload: for points found without a Qdrant query."""
+        for field, value in ((P.SERVICE, self.service), (P.ENV, self.env), (P.FLAVOR, self.flavor),
+                             (P.STATUS, self.status), (P.SEVERITY, self.severity)):
+            if value and payload.get(field) != value:
+                return False
+        if not set(t.lower() for t in self.component_tags) <= set(payload.get(P.TAGS) or []):
+            return False
+        if self.since or self.until:
+            stamp = payload.get(P.OPENED_AT)
+            if not stamp:
+                return False
+            opened = datetime.fromisoformat(stamp)
+            if (self.since and opened < self.since) or (self.until and opened >= self.until):
+                return False
+        return True
+
     def to_qdrant(self) -> models.Filter | None:
         must: list[models.Condition] = []
         for field, value in ((P.SERVICE, self.service), (P.ENV, self.env), (P.FLAVOR, self.flavor),

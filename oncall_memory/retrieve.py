@@ -8,9 +8,7 @@ from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
-from qdrant_client import models
 
-from . import payload as P
 from .alert import Alert, Filters
 from .distill import distill_alert
 from .embedders import Embedder
@@ -79,7 +77,8 @@ class Retriever:
             raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
         now = now or datetime.now(timezone.utc)
         text = distill_alert(alert.text)
-        where = (filters or Filters()).to_qdrant()
+        filters = filters or Filters()
+        where = filters.to_qdrant()
         sparse = sparse_vector(text)
 
         dense: list[float] | None = None
@@ -98,7 +97,7 @@ class Retriever:
         hits = self._store.query(dense=dense, sparse=sparse, where=where, limit=fetch, mode=mode)
         signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
         if rank and self._weights.signature_pin and signature_key:
-            hits = self._with_signature_matches(hits, signature_key, where)
+            hits = self._with_signature_matches(hits, signature_key, filters)
 
         top_lexical = max((h.score for h in hits), default=1.0) or 1.0
         query_terms = frozenset(sparse.indices)
@@ -132,10 +131,10 @@ class Retriever:
             mode=mode, ranked=rank, degraded=degraded, signature_key=signature_key, neighbours=ordered[:limit]
         )
 
-    def _with_signature_matches(self, hits: list[Hit], key: str, where: models.Filter | None) -> list[Hit]:
-        """Add exact signature matches the vector search missed: they go first whatever their distance."""
+    def _with_signature_matches(self, hits: list[Hit], key: str, filters: Filters) -> list[Hit]:
+        """Add exact signature matches the search missed: they go first whatever their distance."""
         seen = {h.point_id for h in hits}
-        must = [models.FieldCondition(key=P.SIGNATURE_KEY, match=models.MatchValue(value=key))]
-        flt = models.Filter(must=must + list(where.must or []) if where else must)
-        extra = [h for h in self._store.find(flt, limit=10) if h.point_id not in seen]
+        extra = [
+            h for h in self._store.signature_matches(key) if h.point_id not in seen and filters.matches(h.payload)
+        ]
         return hits + extra

@@ -49,6 +49,9 @@ class IncidentStore:
         self.collection = collection
         self.embedded = embedded
         self.location = location
+        # Embedded mode scans every point for a payload filter, so exact signature look-ups use an
+        # in-process map instead. Safe because an embedded store has exactly one (this) writer.
+        self._signatures: dict[str, str | None] | None = None  # point id -> signature key
 
     @classmethod
     def open(cls, settings: Settings) -> IncidentStore:
@@ -138,6 +141,7 @@ class IncidentStore:
         """Upsert whole points: both vectors and the whole payload, always together."""
         if not points:
             return
+        self._remember_signatures({p.point_id: p.payload for p in points})
         self._client.upsert(
             self.collection,
             points=[
@@ -151,6 +155,7 @@ class IncidentStore:
         """Replace the payload of points whose text (and so vectors) did not change."""
         if not payloads:
             return
+        self._remember_signatures(payloads)
         self._client.batch_update_points(
             self.collection,
             [
@@ -213,6 +218,34 @@ class IncidentStore:
                 **common,
             )
         return [_hit(p.id, p.score, p.payload, p.vector) for p in response.points]
+
+    def signature_matches(self, key: str, *, limit: int = 10) -> list[Hit]:
+        """Incidents whose canonical signature is exactly `key` (score 0), without a vector search."""
+        if not self.embedded:  # the server answers from its keyword index
+            must = [models.FieldCondition(key=P.SIGNATURE_KEY, match=models.MatchValue(value=key))]
+            return self.find(models.Filter(must=must), limit=limit)
+        ids = [pid for pid, k in self._signature_map().items() if k == key][:limit]
+        if not ids:
+            return []
+        records = self._client.retrieve(self.collection, ids=ids, with_payload=True, with_vectors=[DENSE, SPARSE])
+        return [_hit(r.id, 0.0, r.payload, r.vector) for r in records]
+
+    def _signature_map(self) -> dict[str, str | None]:
+        if self._signatures is None:
+            self._signatures = {}
+            offset = None
+            while self.exists():
+                records, offset = self._client.scroll(
+                    self.collection, limit=1024, offset=offset, with_payload=[P.SIGNATURE_KEY], with_vectors=False
+                )
+                self._signatures.update({str(r.id): (r.payload or {}).get(P.SIGNATURE_KEY) for r in records})
+                if offset is None:
+                    break
+        return self._signatures
+
+    def _remember_signatures(self, payloads: dict[str, dict[str, Any]]) -> None:
+        if self._signatures is not None:
+            self._signatures.update({pid: payload.get(P.SIGNATURE_KEY) for pid, payload in payloads.items()})
 
     def find(self, where: models.Filter, *, limit: int) -> list[Hit]:
         """Points matching `where` exactly, without a vector search (score 0)."""

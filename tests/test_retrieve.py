@@ -186,3 +186,46 @@ def test_a_bad_label_line_names_its_line(tmp_path):
     labels.write_text('{"text": "x", "relevant": ["A"]}\n{"text": "y", "relevant": ["A"], "region": "eu"}\n')
     with pytest.raises(InvalidInput, match=r"labels.jsonl:2: region is not a known field"):
         read_labels(labels)
+
+
+def test_a_pinned_signature_match_still_obeys_the_hard_filters(store):
+    signature = "<env> disk pressure alert - <env>: evicting pods"
+    r = retriever_over(
+        store,
+        [
+            make_incident(id="PROD", title="evictions", signature=signature, env="prod"),
+            make_incident(id="STAGING", title="evictions again", signature=signature, env="staging"),
+            make_incident(id="OTHER", title=STORY, env="staging"),
+        ],
+    )
+    alert = Alert(text=STORY, signature="dev disk pressure alert - dev: evicting pods", env="dev")
+    ids = [n.id for n in r.similar(alert, filters=Filters(env="staging"), limit=5).neighbours]
+    assert ids[0] == "STAGING" and "PROD" not in ids
+
+
+def test_a_signature_learnt_after_the_first_lookup_is_found(store):
+    embedder = FakeEmbedder()
+    r = retriever_over(store, [make_incident(id="A", title=STORY)], embedder)
+    alert = Alert(text="zzz", signature="<env> queue lag alert")
+    assert not any(n.signature_match for n in r.similar(alert).neighbours)
+    ingest([make_incident(id="B", title="kafka", signature="<env> queue lag alert")], store, embedder)
+    assert r.similar(alert).neighbours[0].id == "B"
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [Filters(env="prod"), Filters(component_tags=["dns"]), Filters(since="2026-01-01"), Filters(until="2026-01-01"),
+     Filters(env="prod", flavor="eks", component_tags=["dns", "networking"])],
+)
+def test_the_python_filter_check_agrees_with_qdrant(store, filters):
+    incidents = [
+        make_incident(id=f"I{i}", title=STORY, env=env, flavor=flavor, component_tags=tags, opened_at=opened)
+        for i, (env, flavor, tags, opened) in enumerate(
+            [("prod", "eks", ["dns", "networking"], "2025-06-01T00:00:00Z"), ("prod", "aks", ["dns"], "2026-06-01T00:00:00Z"),
+             ("staging", "eks", ["networking"], "2026-02-01T00:00:00Z"), ("prod", "eks", [], None)]
+        )
+    ]
+    r = retriever_over(store, incidents)
+    by_qdrant = {n.id for n in r.similar(Alert(text=STORY), filters=filters, limit=10, rank=False).neighbours}
+    by_python = {p["id"] for _, p, _ in store.points() if filters.matches(p)}
+    assert by_qdrant == by_python

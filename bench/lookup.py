@@ -1,0 +1,91 @@
+"""Lookup overhead: the retriever vs a raw qdrant-client query_points on the same collection, same run.
+
+    python -m bench.lookup [--incidents 10000] [--dim 1536] [--queries 60]
+
+The raw call is the same hybrid query (dense + sparse prefetch, RRF fusion, same filter) with vectors
+computed beforehand and no ranking; the retriever adds alert cleaning, embedding (fake), the candidate
+vectors, the signature check and fact ranking.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from qdrant_client import models
+
+from oncall_memory.alert import Alert, Filters
+from oncall_memory.distill import distill_alert
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest import ingest
+from oncall_memory.lexical import sparse_vector
+from oncall_memory.retrieve import Retriever
+from oncall_memory.settings import RankingWeights, Settings
+from oncall_memory.store import DENSE, SPARSE, IncidentStore
+
+from .synth import sample_alerts, synthetic_incidents
+
+
+def timed(fn, repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--incidents", type=int, default=10_000)
+    ap.add_argument("--dim", type=int, default=1536)
+    ap.add_argument("--queries", type=int, default=60)
+    args = ap.parse_args()
+
+    settings = Settings(data_dir=":memory:", embedder="fake")
+    store = IncidentStore.open(settings)
+    embedder = FakeEmbedder(dimension=args.dim)
+    t = time.perf_counter()
+    ingest(synthetic_incidents(args.incidents), store, embedder, batch_size=256)
+    print(f"built {store.count()} incidents ({args.dim} dims) in {time.perf_counter() - t:.1f}s, qdrant-client local mode")
+
+    retriever = Retriever(store, embedder, weights=RankingWeights(), candidates=settings.candidates)
+    client = store._client  # the raw baseline talks to the very same collection
+    alerts = [Alert.model_validate(a) for a in sample_alerts()]
+    for label, filters in (("no filter", None), ("env filter", Filters(env="shop-prod"))):
+        where = filters.to_qdrant() if filters else None
+        prepared = [(embedder.embed([distill_alert(a.text)])[0], sparse_vector(distill_alert(a.text))) for a in alerts]
+
+        def raw(i=[0]):
+            dense, sparse = prepared[i[0] % len(prepared)]
+            i[0] += 1
+            client.query_points(
+                store.collection,
+                prefetch=[models.Prefetch(query=dense, using=DENSE, filter=where, limit=settings.candidates),
+                          models.Prefetch(query=sparse, using=SPARSE, filter=where, limit=settings.candidates)],
+                query=models.FusionQuery(fusion=models.Fusion.RRF), limit=5, with_payload=True,
+            )
+
+        def pipeline(i=[0]):
+            alert = alerts[i[0] % len(alerts)]
+            i[0] += 1
+            retriever.similar(alert, filters=filters, limit=5)
+
+        timed(raw, 3), timed(pipeline, 3)  # warm up
+        raw_ms, pipe_ms = [], []
+        for _ in range(args.queries):  # interleaved so drift hits both alike
+            raw_ms += timed(raw, 1)
+            pipe_ms += timed(pipeline, 1)
+        r50, p50 = statistics.median(raw_ms), statistics.median(pipe_ms)
+        print(f"{label:>10}: raw query_points p50 {r50:7.2f} ms p99 {pct(raw_ms, 99):7.2f} | "
+              f"retriever p50 {p50:7.2f} ms p99 {pct(pipe_ms, 99):7.2f} | ratio {p50 / r50:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
