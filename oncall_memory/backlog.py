@@ -38,9 +38,12 @@ def explain(exc: ValidationError) -> str:
 
 
 def backlog_files(path: Path) -> list[Path]:
-    """The JSONL files at `path`: the file itself, or every *.jsonl below a folder, in name order."""
+    """The JSONL files at `path`: the file itself, or the *.jsonl directly in a folder, in name order.
+
+    Not recursive, so a backlog folder can keep other JSONL (labels, exports) in sub-folders.
+    """
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+        files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
         if not files:
             raise InvalidInput(f"no *.jsonl files under {path}")
         return files

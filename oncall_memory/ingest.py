@@ -84,11 +84,17 @@ def collect(items: Iterable[Incident | Rejected], report: IngestReport) -> list[
     return list(latest.values())
 
 
-def ingest_batch(batch: Sequence[Prepared], store: IncidentStore, embedder: Embedder) -> IngestReport:
-    """Store one batch. Embeds first, writes after: a failed embedding call writes nothing.
+@dataclass
+class BatchPlan:
+    """What one batch needs: which incidents to embed, which only need their payload replaced."""
 
-    Raises `EmbeddingFailed` (the batch is untouched in the store).
-    """
+    to_embed: list[Prepared]
+    payload_only: dict[str, dict]
+    report: IngestReport
+
+
+def plan_batch(batch: Sequence[Prepared], store: IncidentStore) -> BatchPlan:
+    """Diff a batch against the store by (point id, text hash, record hash)."""
     report = IngestReport()
     stored = store.stored_hashes([p.point_id for p in batch])
     to_embed: list[Prepared] = []
@@ -106,19 +112,38 @@ def ingest_batch(batch: Sequence[Prepared], store: IncidentStore, embedder: Embe
         else:
             report.updated += 1
             to_embed.append(p)
+    return BatchPlan(to_embed, payload_only, report)
 
-    points: list[StoredPoint] = []
-    if to_embed:
-        report.embedding_calls += 1
-        vectors = embedder.embed([p.text for p in to_embed])
-        if len(vectors) != len(to_embed) or any(len(v) != embedder.dimension for v in vectors):
-            raise EmbeddingFailed(
-                f"{embedder.model} returned {len(vectors)} vectors for {len(to_embed)} texts, or a wrong dimension"
-            )
-        points = [StoredPoint(p.point_id, v, sparse_vector(p.text), p.payload) for p, v in zip(to_embed, vectors)]
+
+def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """One embedding call, checked: raises `EmbeddingFailed` on a wrong count or dimension."""
+    vectors = embedder.embed(texts)
+    if len(vectors) != len(texts) or any(len(v) != embedder.dimension for v in vectors):
+        raise EmbeddingFailed(
+            f"{embedder.model} returned {len(vectors)} vectors for {len(texts)} texts, or a wrong dimension"
+        )
+    return vectors
+
+
+def write_batch(store: IncidentStore, plan: BatchPlan, vectors: Sequence[Sequence[float]]) -> None:
+    """Write a planned batch: whole points for the embedded ones, payloads for the rest."""
+    points = [StoredPoint(p.point_id, list(v), sparse_vector(p.text), p.payload) for p, v in zip(plan.to_embed, vectors)]
     store.write(points)
-    store.replace_payloads(payload_only)
-    return report
+    store.replace_payloads(plan.payload_only)
+
+
+def ingest_batch(batch: Sequence[Prepared], store: IncidentStore, embedder: Embedder) -> IngestReport:
+    """Store one batch. Embeds first, writes after: a failed embedding call writes nothing.
+
+    Raises `EmbeddingFailed` (the batch is untouched in the store).
+    """
+    plan = plan_batch(batch, store)
+    vectors: list[list[float]] = []
+    if plan.to_embed:
+        plan.report.embedding_calls += 1
+        vectors = embed_texts(embedder, [p.text for p in plan.to_embed])
+    write_batch(store, plan, vectors)
+    return plan.report
 
 
 def ingest(

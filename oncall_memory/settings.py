@@ -57,12 +57,17 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("ONCALL_MEMORY_QDRANT_API_KEY", "QDRANT_API_KEY")
     )
 
+    embed_retries: int = 3  # the flow's embedding task, on top of the client's own retries
+    embed_retry_delays: list[float] = [5.0, 30.0, 120.0]
+
     candidates: int = Field(default=50, ge=1, le=1000)  # neighbours fetched before re-ranking
     weights: RankingWeights = Field(default_factory=RankingWeights)
 
     pagerduty_url: str = "https://api.pagerduty.com"
     pagerduty_token: SecretStr | None = None
     pagerduty_service_ids: list[str] = []
+    pagerduty_max_retries: int = 4  # 429 (after Retry-After), 5xx and network errors
+    pagerduty_backoff: float = 1.0  # seconds, doubled per retry when there is no Retry-After
 
     @property
     def store_location(self) -> str:

@@ -35,10 +35,11 @@ def test_broken_lines_are_reported_with_line_numbers_and_the_rest_kept(tmp_path)
     assert "expected a JSON object" in rejected["7"]
 
 
-def test_a_folder_reads_every_jsonl_file(tmp_path):
+def test_a_folder_reads_the_jsonl_files_directly_in_it(tmp_path):
     write_jsonl(tmp_path / "a.jsonl", [{"id": "A", "title": "a"}])
-    (tmp_path / "sub").mkdir()
-    write_jsonl(tmp_path / "sub" / "b.jsonl", [{"id": "B", "title": "b"}])
+    write_jsonl(tmp_path / "b.jsonl", [{"id": "B", "title": "b"}])
+    (tmp_path / "eval").mkdir()
+    write_jsonl(tmp_path / "eval" / "labels.jsonl", [{"text": "x", "relevant": ["A"]}])
     (tmp_path / "notes.txt").write_text("not a backlog")
     assert sorted(i.id for i in read_jsonl(tmp_path)) == ["A", "B"]
 

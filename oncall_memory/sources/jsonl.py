@@ -1,0 +1,28 @@
+"""The JSONL backlog (a file or a folder of them) as a source."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..backlog import Rejected, read_jsonl
+from ..incident import Incident
+from . import Window
+
+
+class JsonlSource:
+    name = "jsonl"
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+
+    def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
+        """Incidents opened or resolved inside `window` (all of them for None); undated ones always."""
+        for item in read_jsonl(self.path):
+            if window is None or isinstance(item, Rejected) or _touches(item, window):
+                yield item
+
+
+def _touches(incident: Incident, window: Window) -> bool:
+    stamps = [t for t in (incident.opened_at, incident.resolved_at) if t is not None]
+    return not stamps or any(window.since <= t < window.until for t in stamps)

@@ -1,0 +1,99 @@
+"""The scheduled ingest flow, run by Prefect's test harness (a temporary local API)."""
+
+import json
+import os
+
+import pytest
+
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+
+from prefect.testing.utilities import prefect_test_harness  # noqa: E402
+from pydantic import SecretStr  # noqa: E402
+
+from oncall_memory.embedders.fake import FakeEmbedder  # noqa: E402
+from oncall_memory.flow import ingest_flow  # noqa: E402
+from oncall_memory.settings import Settings  # noqa: E402
+from oncall_memory.store import IncidentStore  # noqa: E402
+
+from conftest import FIXTURES, snapshot  # noqa: E402
+from test_pagerduty import TOKEN, pd_incident, serve_pagerduty  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def prefect_api():
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture
+def flow_settings(tmp_path):
+    return Settings(data_dir=tmp_path / "data", embedder="fake", embed_batch_size=16, embed_retries=1,
+                    embed_retry_delays=[0.0])
+
+
+def stored(settings):
+    store = IncidentStore.open(settings)
+    try:
+        return snapshot(store)
+    finally:
+        store.close()
+
+
+def test_a_flow_run_over_jsonl_stores_the_incidents_and_a_rerun_embeds_nothing(flow_settings):
+    first = ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings)
+    assert first == {"fetched": 64, "new": 64, "updated": 0, "unchanged": 0, "rejected": 0, "embedding_calls": 4}
+    before = stored(flow_settings)
+    again = FakeEmbedder()
+    second = ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings, embedder=again)
+    assert second["embedding_calls"] == 0 and second["unchanged"] == 64 and again.calls == []
+    assert stored(flow_settings) == before
+
+
+def test_the_window_keeps_only_recent_incidents(flow_settings):
+    counts = ingest_flow("jsonl", str(FIXTURES), 60, settings=flow_settings)
+    assert 0 < counts["fetched"] < 64  # the fixtures span two years
+
+
+def test_an_embedder_down_on_the_second_batch_fails_the_run_leaves_no_partial_batch_and_a_rerun_completes(flow_settings):
+    down = FakeEmbedder(fail_calls=[2, 3])  # the second batch fails, and so does its one retry
+    state = ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings, embedder=down, return_state=True)
+    assert state.is_failed()
+    assert len(stored(flow_settings)) == 16  # batch 1 complete, batch 2 wrote nothing, 3-4 never ran
+    rerun = ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings)
+    assert (rerun["new"], rerun["unchanged"]) == (48, 16)
+    assert len(stored(flow_settings)) == 64
+
+
+def test_a_transient_embedding_failure_is_retried_by_the_task(flow_settings):
+    flaky = FakeEmbedder(fail_calls=[2])
+    counts = ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings, embedder=flaky)
+    assert counts["new"] == 64 and len(flaky.calls) == 5
+
+
+def pd_settings(flow_settings, httpserver):
+    return flow_settings.model_copy(update={
+        "pagerduty_url": httpserver.url_for(""), "pagerduty_token": SecretStr(TOKEN),
+        "pagerduty_backoff": 0.01, "pagerduty_max_retries": 2,
+    })
+
+
+def test_a_pagerduty_run_maps_notes_into_memory(flow_settings, httpserver):
+    notes = {"P00001": [{"created_at": "2026-11-20T04:00:00Z", "content": "clearing stale SAs fixed it"}]}
+    serve_pagerduty(httpserver, {0: ([pd_incident(1)], True), 1: ([pd_incident(2)], False)}, notes)
+    settings = pd_settings(flow_settings, httpserver)
+    counts = ingest_flow("pagerduty", None, 7, settings=settings)
+    assert counts["new"] == 2
+    payloads = {p["id"]: p for p in (json.loads(v[0]) for v in stored(settings).values())}
+    assert payloads["P00001"]["oncall_note"] == "clearing stale SAs fixed it"
+    assert payloads["P00001"]["source"] == "pagerduty"
+
+
+def test_a_pagerduty_outage_fails_the_run_and_leaves_memory_exactly_as_it_was(flow_settings, httpserver):
+    ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings)
+    before = stored(flow_settings)
+    httpserver.expect_request("/incidents").respond_with_data("down", status=500)
+    state = ingest_flow("pagerduty", None, 7, settings=pd_settings(flow_settings, httpserver), return_state=True)
+    assert state.is_failed()
+    assert "failed after 2 retries" in str(state.result(raise_on_failure=False))
+    assert stored(flow_settings) == before
