@@ -25,6 +25,24 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def add_schedule_arguments(p: argparse.ArgumentParser) -> None:
+    """The schedule options, shared by `oncall-memory schedule` and `python flows/ingest.py`."""
+    p.add_argument("--source", choices=["jsonl", "pagerduty"], default="jsonl")
+    p.add_argument("--path", help="for jsonl: a file or a folder of *.jsonl")
+    p.add_argument("--window-days", type=float, help="look-back window of each run (default: 7 for pagerduty, all of a jsonl backlog)")
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--interval", type=float, help="seconds between runs (default 900)")
+    when.add_argument("--cron", help='a cron schedule, e.g. "*/15 * * * *"')
+
+
+def cmd_schedule(args: argparse.Namespace, settings: Settings) -> int:
+    from .schedule import serve_schedule  # Prefect's import is slow: only for the command that serves
+
+    serve_schedule(settings, source=args.source, path=args.path, window_days=args.window_days,
+                   interval=args.interval, cron=args.cron)
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the extra sub-commands to the `oncall-memory` parser."""
     p = sub.add_parser("eval", help="recall@3/5, hit@1 and MRR on labelled queries, per retrieval configuration")
@@ -32,3 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--text-only", action="store_true", help="drop the queries' facts: ranking without pager labels")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("schedule", help="run the ingest flow on a schedule (starts a local Prefect server if needed)")
+    add_schedule_arguments(p)
+    p.set_defaults(func=cmd_schedule)

@@ -15,7 +15,7 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.logging import get_run_logger
-from prefect.runtime import flow_run
+from prefect.runtime import flow_run, task_run
 
 from .backlog import Rejected
 from .embedders import Embedder, make_embedder
@@ -48,7 +48,12 @@ def make_source(settings: Settings, source: str, path: str | None) -> Source:
 
 
 # Objects (store, embedder, source) are never hashed or persisted as task inputs: no caching.
-@task(name="load-backlog", task_run_name="load {source.name} {window}", cache_policy=NO_CACHE)
+def _load_name() -> str:
+    params = task_run.parameters
+    return f"load {params['source'].name} {params['window'] or 'all time'}"
+
+
+@task(name="load-backlog", task_run_name=_load_name, cache_policy=NO_CACHE)
 def load_backlog(source: Source, window: Window | None) -> list[Incident | Rejected]:
     return list(source.incidents(window))
 

@@ -1,0 +1,114 @@
+"""Run the ingest flow on a schedule.
+
+Prefect's ephemeral mode runs flows but never schedules them, so on a single machine the schedule
+command starts a local Prefect server (SQLite under the data dir) unless `PREFECT_API_URL` points at
+a shared one. Each scheduled run is a separate process that opens the embedded store for the length
+of the run and closes it; one run at a time (`limit=1`) so runs never fight over the store.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from prefect.settings import PREFECT_API_URL, temporary_settings
+
+from .errors import OncallMemoryError
+from .flow import ingest_flow
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+# This machine class has no internet: analytics and telemetry only produce DNS errors (and, from the
+# heartbeat on a fresh SQLite database, a "database is locked" traceback).
+QUIET_PREFECT = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def local_prefect_server(home: Path, *, port: int | None = None, timeout: float = 120.0) -> Iterator[str]:
+    """Start `prefect server start` on loopback with its database under `home`; yield its API URL."""
+    port = port or _free_port()
+    home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **QUIET_PREFECT, "PREFECT_HOME": str(home), "PREFECT_SERVER_UI_ENABLED": "false"}
+    env.pop("PREFECT_API_URL", None)
+    logfile = (home / "server.log").open("ab")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env, stdout=logfile, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/api"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if server.poll() is not None:
+                raise OncallMemoryError(f"the local Prefect server exited ({server.returncode}); see {home}/server.log")
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise OncallMemoryError(f"the local Prefect server did not answer within {timeout:.0f}s; see {home}/server.log")
+            time.sleep(0.5)
+        log.info("local Prefect server at %s (database under %s)", url, home)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        logfile.close()
+
+
+def serve_schedule(
+    settings: Settings,
+    *,
+    source: str,
+    path: str | None,
+    window_days: float | None,
+    interval: float | None = None,
+    cron: str | None = None,
+) -> None:
+    """Serve the ingest flow on `interval` seconds or `cron` (default every 15 minutes). Blocks.
+
+    `window_days` None: the whole file for jsonl (it is the backlog), 7 days for an API source.
+    """
+    os.environ.update(QUIET_PREFECT)
+    # Stop cleanly on SIGTERM too (systemd, docker stop), so the local server is shut down with us.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    if window_days is None:
+        window_days = 0 if source == "jsonl" else 7
+    if not interval and not cron:
+        interval = 15 * 60
+    api = os.environ.get("PREFECT_API_URL")
+    if api:
+        _serve(api, source, path, window_days, interval, cron)
+        return
+    home = (settings.data_dir if str(settings.data_dir) != ":memory:" else Path(".oncall-memory")) / "prefect"
+    with local_prefect_server(home.resolve()) as url:
+        _serve(url, source, path, window_days, interval, cron)
+
+
+def _serve(api: str, source: str, path: str | None, window_days: float, interval: float | None, cron: str | None) -> None:
+    window = f"window {window_days:g} days" if window_days else "whole backlog"
+    params = {"source": source, "path": str(Path(path).resolve()) if path else None, "window_days": window_days or None}
+    with temporary_settings({PREFECT_API_URL: api}):
+        print(f"serving scheduled ingest of {source} ({params['path'] or 'api'}) every "
+              f"{f'{interval:g}s' if interval else cron!r}, {window}; Prefect API {api}", flush=True)
+        ingest_flow.serve(name="scheduled-ingest", interval=interval, cron=cron, parameters=params, limit=1)
