@@ -43,6 +43,17 @@ def cmd_schedule(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn  # noqa: PLC0415  (the web stack loads only for the command that serves)
+
+    from .service import create_app  # noqa: PLC0415
+
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    settings = settings.model_copy(update=overrides)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the extra sub-commands to the `oncall-memory` parser."""
     p = sub.add_parser("eval", help="recall@3/5, hit@1 and MRR on labelled queries, per retrieval configuration")
@@ -54,3 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("schedule", help="run the ingest flow on a schedule (starts a local Prefect server if needed)")
     add_schedule_arguments(p)
     p.set_defaults(func=cmd_schedule)
+
+    p = sub.add_parser("serve", help="the webhook enrichment service (PagerDuty, Alertmanager, Opsgenie) and /similar")
+    p.add_argument("--host", help="default ONCALL_MEMORY_HOST or 127.0.0.1")
+    p.add_argument("--port", type=int, help="default ONCALL_MEMORY_PORT or 8080")
+    p.set_defaults(func=cmd_serve)

@@ -9,7 +9,6 @@ deleted because a source returned fewer items.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
@@ -19,32 +18,12 @@ from prefect.runtime import flow_run, task_run
 
 from .backlog import Rejected
 from .embedders import Embedder, make_embedder
-from .errors import InvalidInput
 from .incident import Incident
 from .ingest import BatchPlan, IngestReport, Prepared, collect, embed_texts, plan_batch, write_batch
 from .settings import Settings
 from .sources import Source, Window
-from .sources.jsonl import JsonlSource
-from .sources.pagerduty import PagerDutySource
+from .sources.factory import make_source
 from .store import IncidentStore
-
-
-def make_source(settings: Settings, source: str, path: str | None) -> Source:
-    if source == "jsonl":
-        if not path:
-            raise InvalidInput("the jsonl source needs --path (a JSONL file or a folder of them)")
-        return JsonlSource(Path(path))
-    if source == "pagerduty":
-        if settings.pagerduty_token is None:
-            raise InvalidInput("the pagerduty source needs ONCALL_MEMORY_PAGERDUTY_TOKEN (a REST API key)")
-        return PagerDutySource(
-            settings.pagerduty_token,
-            base_url=settings.pagerduty_url,
-            service_ids=settings.pagerduty_service_ids,
-            max_retries=settings.pagerduty_max_retries,
-            backoff=settings.pagerduty_backoff,
-        )
-    raise InvalidInput(f"unknown source {source!r}: use jsonl or pagerduty")
 
 
 # Objects (store, embedder, source) are never hashed or persisted as task inputs: no caching.

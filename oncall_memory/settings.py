@@ -69,6 +69,30 @@ class Settings(BaseSettings):
     pagerduty_max_retries: int = 4  # 429 (after Retry-After), 5xx and network errors
     pagerduty_backoff: float = 1.0  # seconds, doubled per retry when there is no Retry-After
 
+    # -- the enrichment service (oncall-memory serve) --
+    host: str = "127.0.0.1"
+    port: int = 8080
+    max_body_bytes: int = 1024 * 1024
+    pagerduty_webhook_secret: SecretStr | None = None  # PagerDuty v3 subscription secret; unsigned requests get 401
+    pagerduty_from_email: str | None = None  # the From: header PagerDuty requires on notes
+    alertmanager_token: SecretStr | None = None  # optional bearer token Alertmanager must send
+    slack_webhook_url: SecretStr | None = None  # an incoming-webhook URL is itself a secret
+    notify_limit: int = Field(default=3, ge=1, le=10)  # past incidents per note or message
+    post_max_retries: int = 4
+    post_backoff: float = 1.0
+    # Alertmanager label -> alert fact, first label present wins.
+    label_facts: dict[str, list[str]] = {
+        "service": ["service", "app", "job"],
+        "env": ["env", "environment", "cluster"],
+        "flavor": ["flavor", "platform"],
+        "component_tags": ["component", "namespace"],
+    }
+    # In-process schedule of the service (one owner of the embedded store): seconds between ingests, 0 = off.
+    ingest_interval: float = 0.0
+    ingest_source: Literal["jsonl", "pagerduty"] = "jsonl"
+    ingest_path: str | None = None
+    ingest_window_days: float | None = None
+
     @property
     def store_location(self) -> str:
         """Where the store lives, for messages: a server URL or an embedded path."""
