@@ -1,0 +1,142 @@
+"""The enrichment service under load, from a second process, against the same lookups in-process.
+
+    python -m bench.service [--incidents 10000] [--dim 1536] [--seconds 15] [--concurrency 4]
+
+Builds an embedded store of synthetic incidents (fake embedder), starts `oncall-memory serve` on
+loopback, drives POST /similar and the Alertmanager webhook for a bounded time, stops the service,
+then runs the same lookups in-process on the same store. Prints requests/s, p50/p99 and ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from oncall_memory.alert import Alert
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.memory import Memory
+from oncall_memory.settings import Settings
+from oncall_memory.store import IncidentStore
+
+from .lookup import pct
+from .synth import sample_alerts, synthetic_incidents
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def drive(url: str, make_request, seconds: float, concurrency: int) -> tuple[list[float], int]:
+    """Send requests from `concurrency` threads for `seconds`; return latencies (ms) and error count."""
+    latencies: list[float] = []
+    errors = [0]
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+
+    def worker(n: int) -> None:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            i = n
+            while time.monotonic() < stop_at:
+                method, path, body = make_request(i)
+                t = time.perf_counter()
+                r = client.request(method, path, json=body)
+                ms = (time.perf_counter() - t) * 1000
+                with lock:
+                    latencies.append(ms)
+                    errors[0] += r.status_code >= 300
+                i += concurrency
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies, errors[0]
+
+
+def report(label: str, latencies: list[float], errors: int, seconds: float) -> float:
+    p50 = pct(latencies, 50)
+    print(f"{label:<28} {len(latencies) / seconds:8.1f} req/s   p50 {p50:8.2f} ms   p99 {pct(latencies, 99):8.2f} ms"
+          f"   errors {errors}")
+    return p50
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--incidents", type=int, default=10_000)
+    ap.add_argument("--dim", type=int, default=1536)
+    ap.add_argument("--seconds", type=float, default=15)
+    ap.add_argument("--concurrency", type=int, default=4)
+    args = ap.parse_args()
+
+    data = Path(tempfile.mkdtemp(prefix="oncall-memory-bench-"))
+    settings = Settings(data_dir=data, embedder="fake", embed_dim=args.dim)
+    mem = Memory(IncidentStore.open(settings), FakeEmbedder(args.dim), settings)
+    t = time.perf_counter()
+    mem.ingest(synthetic_incidents(args.incidents))
+    mem.close()
+    print(f"store: {args.incidents} incidents, {args.dim} dims, built in {time.perf_counter() - t:.1f}s at {data}")
+
+    port = free_port()
+    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake",
+           "ONCALL_MEMORY_EMBED_DIM": str(args.dim)}
+    service = subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(port)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    alerts = sample_alerts()
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or service.poll() is not None:
+                raise SystemExit("service did not become ready")
+            time.sleep(0.5)
+        print(f"service on {url}, {args.concurrency} client threads, {args.seconds:g}s per phase\n")
+        similar = lambda i: ("POST", "/similar", {"alert": alerts[i % len(alerts)], "limit": 5})  # noqa: E731
+        lat, err = drive(url, similar, args.seconds, args.concurrency)
+        http_p50 = report("POST /similar", lat, err, args.seconds)
+
+        def webhook(i: int):
+            a = alerts[i % len(alerts)]
+            alert = {"status": "firing", "labels": {"alertname": "Bench", "service": a.get("service", ""),
+                     "env": a.get("env", "")}, "annotations": {"summary": a["text"]},
+                     "startsAt": "2026-11-29T00:00:00Z", "fingerprint": f"bench-{i}"}
+            return "POST", "/webhooks/alertmanager", {"version": "4", "status": "firing", "alerts": [alert]}
+
+        lat, err = drive(url, webhook, args.seconds, args.concurrency)
+        report("POST /webhooks/alertmanager", lat, err, args.seconds)
+    finally:
+        service.terminate()
+        service.wait(60)
+
+    mem = Memory(IncidentStore.open(settings), FakeEmbedder(args.dim), settings)
+    lat = []
+    stop_at = time.monotonic() + args.seconds
+    i = 0
+    while time.monotonic() < stop_at:
+        t = time.perf_counter()
+        mem.similar(Alert.model_validate(alerts[i % len(alerts)]), limit=5)
+        lat.append((time.perf_counter() - t) * 1000)
+        i += 1
+    mem.close()
+    inproc_p50 = report("in-process Memory.similar", lat, 0, args.seconds)
+    print(f"\nHTTP /similar p50 / in-process p50 = {http_p50 / inproc_p50:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
