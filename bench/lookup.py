@@ -22,7 +22,8 @@ from oncall_memory.ingest import ingest
 from oncall_memory.lexical import sparse_vector
 from oncall_memory.retrieve import Retriever
 from oncall_memory.settings import RankingWeights, Settings
-from oncall_memory.store import DENSE, SPARSE, IncidentStore
+from oncall_memory.storage import open_store
+from oncall_memory.store import DENSE, SPARSE
 
 from .synth import sample_alerts, synthetic_incidents
 
@@ -49,7 +50,7 @@ def main() -> None:
     args = ap.parse_args()
 
     settings = Settings(data_dir=":memory:", embedder="fake")
-    store = IncidentStore.open(settings)
+    store = open_store(settings)
     embedder = FakeEmbedder(dimension=args.dim)
     t = time.perf_counter()
     ingest(synthetic_incidents(args.incidents), store, embedder, batch_size=256)

@@ -25,7 +25,7 @@ from oncall_memory.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.store import IncidentStore
+from oncall_memory.storage import open_store
 
 from .lookup import pct
 from .synth import sample_alerts, synthetic_incidents
@@ -82,7 +82,7 @@ def main() -> None:
 
     data = Path(tempfile.mkdtemp(prefix="oncall-memory-bench-"))
     settings = Settings(data_dir=data, embedder="fake", embed_dim=args.dim)
-    mem = Memory(IncidentStore.open(settings), FakeEmbedder(args.dim), settings)
+    mem = Memory(open_store(settings), FakeEmbedder(args.dim), settings)
     t = time.perf_counter()
     mem.ingest(synthetic_incidents(args.incidents))
     mem.close()
@@ -124,7 +124,7 @@ def main() -> None:
         service.terminate()
         service.wait(60)
 
-    mem = Memory(IncidentStore.open(settings), FakeEmbedder(args.dim), settings)
+    mem = Memory(open_store(settings), FakeEmbedder(args.dim), settings)
     lat = []
     stop_at = time.monotonic() + args.seconds
     i = 0

@@ -24,7 +24,7 @@ from .errors import EmbeddingFailed, InvalidInput, OncallMemoryError
 from .ingest import IngestReport, ingest
 from .retrieve import Lookup, Retriever
 from .settings import Settings
-from .store import IncidentStore
+from .storage import open_store
 
 EXIT_FAILED, EXIT_USAGE, EXIT_REJECTED = 1, 2, 3
 
@@ -49,7 +49,7 @@ def _progress():
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     embedder = make_embedder(settings)
-    store = IncidentStore.open(settings)
+    store = open_store(settings)
     bar, on_batch = _progress()
     started = time.perf_counter()
     try:
@@ -132,7 +132,7 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
     except ValidationError as exc:
         raise InvalidInput(f"filter: {explain(exc)}") from exc
     embedder = make_embedder(settings)
-    store = IncidentStore.open(settings)
+    store = open_store(settings)
     try:
         retriever = Retriever(store, embedder, weights=settings.weights, candidates=settings.candidates)
         started = time.perf_counter()
@@ -153,7 +153,7 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    store = IncidentStore.open(settings)
+    store = open_store(settings)
     try:
         if not store.exists():
             raise InvalidInput(f"no collection {settings.collection!r} at {store.location}: run `oncall-memory ingest`")

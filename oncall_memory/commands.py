@@ -9,13 +9,13 @@ from .embedders import make_embedder
 from .evaluate import as_json, evaluate, format_table, read_labels
 from .retrieve import Retriever
 from .settings import Settings
-from .store import IncidentStore
+from .storage import open_store
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     queries = read_labels(Path(args.labels))
     embedder = make_embedder(settings)
-    store = IncidentStore.open(settings)
+    store = open_store(settings)
     try:
         retriever = Retriever(store, embedder, weights=settings.weights, candidates=settings.candidates)
         results = evaluate(retriever, queries, with_facts=not args.text_only)

@@ -23,6 +23,7 @@ from .ingest import BatchPlan, IngestReport, Prepared, collect, embed_texts, pla
 from .settings import Settings
 from .sources import Source, Window
 from .sources.factory import make_source
+from .storage import open_store
 from .store import IncidentStore
 
 
@@ -86,7 +87,7 @@ def ingest_flow(
     embed = embed_batch.with_options(
         retries=settings.embed_retries, retry_delay_seconds=settings.embed_retry_delays
     )
-    store = IncidentStore.open(settings)
+    store = open_store(settings)
     try:
         store.ensure_collection(embedder.model, embedder.dimension)
         size = settings.embed_batch_size

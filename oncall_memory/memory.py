@@ -17,6 +17,7 @@ from .incident import Incident
 from .ingest import IngestReport, ingest
 from .retrieve import Lookup, Retriever
 from .settings import Settings
+from .storage import open_store
 from .store import IncidentStore, Mode
 
 
@@ -32,7 +33,7 @@ class Memory:
 
     @classmethod
     def open(cls, settings: Settings) -> Memory:
-        store = IncidentStore.open(settings)
+        store = open_store(settings)
         try:
             return cls(store, make_embedder(settings), settings)
         except BaseException:

@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     embed_model: str | None = None  # None: the embedder's own default
     embed_dim: int | None = None  # only for embedders whose dimension is configurable (fake, openai -3 models)
     embed_batch_size: int = Field(default=64, ge=1, le=2048)
+    store: Literal["edge", "local"] = "edge"  # the embedded engine; ignored when QDRANT_URL is set
     data_dir: Path = Path(".oncall-memory")
     collection: str = "incidents"
 
@@ -100,4 +101,4 @@ class Settings(BaseSettings):
             return self.qdrant_url
         if str(self.data_dir) == ":memory:":
             return ":memory:"
-        return str(self.data_dir / "qdrant")
+        return str(self.data_dir / ("qdrant" if self.store == "local" else "edge"))

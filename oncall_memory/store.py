@@ -1,23 +1,24 @@
-"""The incident store: every Qdrant call lives here, behind a small interface.
+"""The incident store: one small interface, with a backend per engine.
 
-A point holds two vectors computed from the same distilled text: a dense one for meaning and a
-sparse one for words (hybrid search), and the whole incident as payload.
+- `edge` (the embedded default): Qdrant Edge, Qdrant's Rust engine in-process (`store_edge.py`).
+- `local`: qdrant-client's local mode, pure Python (`store_qdrant.py`); `:memory:` for tests.
+- a Qdrant server or cluster when `QDRANT_URL` is set (`store_qdrant.py`).
+
+A point holds two vectors computed from the same distilled text, a dense one for meaning and a
+sparse one for words (hybrid search), and the whole incident as payload. The collection records the
+embedding model and dimension it was built with: that is its contract.
 """
 
 from __future__ import annotations
 
-import logging
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
-from . import payload as P
 from .errors import ContractMismatch, StoreUnavailable
-from .settings import Settings
-
-log = logging.getLogger(__name__)
 
 DENSE = "meaning"
 SPARSE = "words"
@@ -43,63 +44,27 @@ class Hit:
     terms: frozenset[int] = frozenset()  # indices of the point's sparse vector: which words it has
 
 
-class IncidentStore:
-    def __init__(self, client: QdrantClient, collection: str, *, embedded: bool, location: str):
-        self._client = client
-        self.collection = collection
-        self.embedded = embedded
-        self.location = location
-        # Embedded mode scans every point for a payload filter, so exact signature look-ups use an
-        # in-process map instead. Safe because an embedded store has exactly one (this) writer.
-        self._signatures: dict[str, str | None] | None = None  # point id -> signature key
+class IncidentStore(ABC):
+    collection: str
+    location: str
+    embedded: bool
 
-    @classmethod
-    def open(cls, settings: Settings) -> IncidentStore:
-        """Open the store the settings name: a Qdrant server (`QDRANT_URL`) or the embedded local mode."""
-        location = settings.store_location
-        try:
-            if settings.qdrant_url:
-                key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-                client = QdrantClient(url=settings.qdrant_url, api_key=key)
-                return cls(client, settings.collection, embedded=False, location=location)
-            if location == ":memory:":
-                return cls(QdrantClient(":memory:"), settings.collection, embedded=True, location=location)
-            settings.data_dir.mkdir(parents=True, exist_ok=True)
-            client = QdrantClient(path=location)
-        except RuntimeError as exc:  # local mode's "already accessed by another instance"
-            raise StoreUnavailable(
-                f"the embedded store at {location} is open in another process ({exc}). Stop that process, "
-                "or run both against a Qdrant server (QDRANT_URL)"
-            ) from exc
-        return cls(client, settings.collection, embedded=True, location=location)
+    # -- the collection contract ------------------------------------------------------------
 
-    def close(self) -> None:
-        self._client.close()
+    @abstractmethod
+    def exists(self) -> bool: ...
 
-    # -- the collection contract -------------------------------------------------------------
-
-    def exists(self) -> bool:
-        return self._client.collection_exists(self.collection)
-
+    @abstractmethod
     def contract(self) -> dict[str, Any]:
         """The model and dimension the collection was built with."""
-        info = self._client.get_collection(self.collection)
-        meta = dict(info.config.metadata or {})
-        params = info.config.params.vectors
-        if isinstance(params, dict) and DENSE in params:
-            meta.setdefault("dimension", params[DENSE].size)
-        return meta
+
+    @abstractmethod
+    def _create(self, model: str, dimension: int) -> None: ...
 
     def ensure_collection(self, model: str, dimension: int) -> None:
         """Create the collection for this embedder on first use; afterwards check it was built with it."""
         if not self.exists():
-            self._client.create_collection(
-                self.collection,
-                vectors_config={DENSE: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
-                sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-                metadata={"embed_model": model, "dimension": dimension, "schema": SCHEMA_VERSION},
-            )
-            self._create_indexes()
+            self._create(model, dimension)
             return
         self.check_contract(model, dimension)
 
@@ -118,72 +83,28 @@ class IncidentStore:
                 f"(ONCALL_MEMORY_EMBEDDER / ONCALL_MEMORY_EMBED_MODEL)"
             )
 
-    def _create_indexes(self) -> None:
-        if self.embedded:
-            return  # local mode ignores payload indexes (and warns); filters work without them
-        for field in P.KEYWORD_FIELDS:
-            self._client.create_payload_index(self.collection, field, models.PayloadSchemaType.KEYWORD)
-        self._client.create_payload_index(self.collection, P.OPENED_AT, models.PayloadSchemaType.DATETIME)
-        self._client.create_payload_index(self.collection, P.HAS_WORKING_FIX, models.PayloadSchemaType.BOOL)
+    # -- writes and reads -------------------------------------------------------------------
 
-    # -- writes ------------------------------------------------------------------------------
-
+    @abstractmethod
     def stored_hashes(self, point_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """(text_hash, record_hash) of each id already stored; ids not stored are absent."""
-        if not point_ids:
-            return {}
-        records = self._client.retrieve(
-            self.collection, ids=list(point_ids), with_payload=[P.TEXT_HASH, P.RECORD_HASH], with_vectors=False
-        )
-        return {str(r.id): (r.payload.get(P.TEXT_HASH), r.payload.get(P.RECORD_HASH)) for r in records}
 
+    @abstractmethod
     def write(self, points: Sequence[StoredPoint]) -> None:
         """Upsert whole points: both vectors and the whole payload, always together."""
-        if not points:
-            return
-        self._remember_signatures({p.point_id: p.payload for p in points})
-        self._client.upsert(
-            self.collection,
-            points=[
-                models.PointStruct(id=p.point_id, vector={DENSE: p.dense, SPARSE: p.sparse}, payload=p.payload)
-                for p in points
-            ],
-            wait=True,
-        )
 
+    @abstractmethod
     def replace_payloads(self, payloads: dict[str, dict[str, Any]]) -> None:
         """Replace the payload of points whose text (and so vectors) did not change."""
-        if not payloads:
-            return
-        self._remember_signatures(payloads)
-        self._client.batch_update_points(
-            self.collection,
-            [
-                models.OverwritePayloadOperation(
-                    overwrite_payload=models.SetPayload(payload=payload, points=[point_id])
-                )
-                for point_id, payload in payloads.items()
-            ],
-            wait=True,
-        )
 
-    # -- reads -------------------------------------------------------------------------------
+    @abstractmethod
+    def count(self) -> int: ...
 
-    def count(self) -> int:
-        return self._client.count(self.collection, exact=True).count
-
+    @abstractmethod
     def points(self, *, with_vectors: bool = False, batch: int = 256) -> Iterator[tuple[str, dict, dict | None]]:
-        """Every stored point as (id, payload, vectors), in id order."""
-        offset = None
-        while True:
-            records, offset = self._client.scroll(
-                self.collection, limit=batch, offset=offset, with_payload=True, with_vectors=with_vectors
-            )
-            for r in records:
-                yield str(r.id), r.payload, r.vector if with_vectors else None
-            if offset is None:
-                return
+        """Every stored point as (id, payload, vectors), vectors as {DENSE: [...], SPARSE: SparseVector}."""
 
+    @abstractmethod
     def query(
         self,
         *,
@@ -193,75 +114,22 @@ class IncidentStore:
         limit: int,
         mode: Mode,
     ) -> list[Hit]:
-        """Nearest incidents under `where`, by meaning, by words, or both fused by reciprocal rank."""
-        use_dense = dense is not None and mode in ("hybrid", "dense")
-        use_sparse = sparse is not None and bool(sparse.indices) and mode in ("hybrid", "lexical")
-        if not (use_dense or use_sparse):
-            return []
-        common: dict[str, Any] = dict(limit=limit, with_payload=True, with_vectors=[DENSE, SPARSE])
-        if use_dense and use_sparse:
-            response = self._client.query_points(
-                self.collection,
-                prefetch=[
-                    models.Prefetch(query=dense, using=DENSE, filter=where, limit=limit),
-                    models.Prefetch(query=sparse, using=SPARSE, filter=where, limit=limit),
-                ],
-                query=models.FusionQuery(fusion=models.Fusion.RRF),
-                **common,
-            )
-        else:
-            response = self._client.query_points(
-                self.collection,
-                query=dense if use_dense else sparse,
-                using=DENSE if use_dense else SPARSE,
-                query_filter=where,
-                **common,
-            )
-        return [_hit(p.id, p.score, p.payload, p.vector) for p in response.points]
+        """Nearest incidents under `where`, by meaning, by words, or both fused by reciprocal rank (k=2)."""
 
+    @abstractmethod
     def signature_matches(self, key: str, *, limit: int = 10) -> list[Hit]:
         """Incidents whose canonical signature is exactly `key` (score 0), without a vector search."""
-        if not self.embedded:  # the server answers from its keyword index
-            must = [models.FieldCondition(key=P.SIGNATURE_KEY, match=models.MatchValue(value=key))]
-            return self.find(models.Filter(must=must), limit=limit)
-        ids = [pid for pid, k in self._signature_map().items() if k == key][:limit]
-        if not ids:
-            return []
-        records = self._client.retrieve(self.collection, ids=ids, with_payload=True, with_vectors=[DENSE, SPARSE])
-        return [_hit(r.id, 0.0, r.payload, r.vector) for r in records]
 
-    def _signature_map(self) -> dict[str, str | None]:
-        if self._signatures is None:
-            self._signatures = {}
-            offset = None
-            while self.exists():
-                records, offset = self._client.scroll(
-                    self.collection, limit=1024, offset=offset, with_payload=[P.SIGNATURE_KEY], with_vectors=False
-                )
-                self._signatures.update({str(r.id): (r.payload or {}).get(P.SIGNATURE_KEY) for r in records})
-                if offset is None:
-                    break
-        return self._signatures
+    @abstractmethod
+    def close(self) -> None: ...
 
-    def _remember_signatures(self, payloads: dict[str, dict[str, Any]]) -> None:
-        if self._signatures is not None:
-            self._signatures.update({pid: payload.get(P.SIGNATURE_KEY) for pid, payload in payloads.items()})
-
-    def find(self, where: models.Filter, *, limit: int) -> list[Hit]:
-        """Points matching `where` exactly, without a vector search (score 0)."""
-        records, _ = self._client.scroll(
-            self.collection, scroll_filter=where, limit=limit, with_payload=True, with_vectors=[DENSE, SPARSE]
-        )
-        return [_hit(r.id, 0.0, r.payload, r.vector) for r in records]
+    def drop(self) -> None:
+        """Delete the collection (used by reindex and migrate on their own temporary collections)."""
+        raise NotImplementedError
 
 
-def _hit(point_id: Any, score: float, payload: dict | None, vectors: Any) -> Hit:
-    vectors = vectors if isinstance(vectors, dict) else {}
-    sparse = vectors.get(SPARSE)
-    return Hit(
-        point_id=str(point_id),
-        score=score,
-        payload=payload or {},
-        dense=vectors.get(DENSE),
-        terms=frozenset(sparse.indices) if sparse is not None else frozenset(),
-    )
+def query_modes(dense: list[float] | None, sparse: models.SparseVector | None, mode: Mode) -> tuple[bool, bool]:
+    """Which of the two searches a query can run, given the vectors it has."""
+    use_dense = dense is not None and mode in ("hybrid", "dense")
+    use_sparse = sparse is not None and bool(sparse.indices) and mode in ("hybrid", "lexical")
+    return use_dense, use_sparse

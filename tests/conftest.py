@@ -11,6 +11,7 @@ import pytest
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.incident import Incident
 from oncall_memory.settings import Settings
+from oncall_memory.storage import open_store
 from oncall_memory.store import IncidentStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,10 +34,28 @@ def settings() -> Settings:
     return Settings(data_dir=":memory:", embedder="fake")
 
 
-@pytest.fixture
-def store(settings) -> IncidentStore:
-    s = IncidentStore.open(settings)
+BACKENDS = ["local", "edge"] + (["server"] if os.environ.get("QDRANT_URL") else [])
+
+
+def backend_settings(backend: str, tmp_path: Path) -> Settings:
+    """Settings for one store backend: local mode in memory, Edge on a temp path, or the server in QDRANT_URL."""
+    if backend == "local":
+        return Settings(data_dir=":memory:", embedder="fake", store="local")
+    if backend == "edge":
+        return Settings(data_dir=tmp_path / "edge-data", embedder="fake", store="edge")
+    return Settings(data_dir=tmp_path, embedder="fake", qdrant_url=_SERVER_URL, collection=f"test_{tmp_path.name}")
+
+
+_SERVER_URL = os.environ.get("QDRANT_URL")
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request, tmp_path) -> IncidentStore:
+    """Every test using `store` runs on every available backend: the congruence the engines promise."""
+    s = open_store(backend_settings(request.param, tmp_path))
     yield s
+    if request.param == "server" and s.exists():
+        s.drop()
     s.close()
 
 

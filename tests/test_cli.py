@@ -5,10 +5,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURES, write_jsonl
 
 from oncall_memory.cli import main
-
-from conftest import FIXTURES, write_jsonl
+from oncall_memory.storage import open_store
 
 
 def run(capsys, *argv):
@@ -88,9 +88,8 @@ def test_similar_before_any_ingest_says_what_to_do(capsys):
 
 def test_embedded_store_held_by_another_process_is_a_clear_error(capsys, tmp_path, monkeypatch):
     from oncall_memory.settings import Settings
-    from oncall_memory.store import IncidentStore
 
-    holder = IncidentStore.open(Settings())  # same data dir as the CLI will use
+    holder = open_store(Settings())  # same data dir as the CLI will use
     try:
         code, _, err = run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"))
     finally:

@@ -1,8 +1,8 @@
+from conftest import make_incident
+
 from oncall_memory.distill import distill, distill_alert
 from oncall_memory.ingest import prepare
 from oncall_memory.noise import strip_noise
-
-from conftest import make_incident
 
 
 def test_four_signal_lines_in_order_blanks_skipped():

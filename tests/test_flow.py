@@ -8,16 +8,15 @@ import pytest
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
+from conftest import FIXTURES, snapshot  # noqa: E402
 from prefect.testing.utilities import prefect_test_harness  # noqa: E402
 from pydantic import SecretStr  # noqa: E402
+from test_pagerduty import TOKEN, pd_incident, serve_pagerduty  # noqa: E402
 
 from oncall_memory.embedders.fake import FakeEmbedder  # noqa: E402
 from oncall_memory.flow import ingest_flow  # noqa: E402
 from oncall_memory.settings import Settings  # noqa: E402
-from oncall_memory.store import IncidentStore  # noqa: E402
-
-from conftest import FIXTURES, snapshot  # noqa: E402
-from test_pagerduty import TOKEN, pd_incident, serve_pagerduty  # noqa: E402
+from oncall_memory.storage import open_store
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -33,7 +32,7 @@ def flow_settings(tmp_path):
 
 
 def stored(settings):
-    store = IncidentStore.open(settings)
+    store = open_store(settings)
     try:
         return snapshot(store)
     finally:

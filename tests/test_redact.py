@@ -1,11 +1,10 @@
 import json
 
 import pytest
+from conftest import make_incident
 
 from oncall_memory.ingest import prepare
 from oncall_memory.redact import MARKER, redact
-
-from conftest import make_incident
 
 SECRETS = [
     ("Authorization: Bearer abcdef1234567890abcdef", "abcdef1234567890abcdef"),

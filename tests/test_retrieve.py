@@ -3,18 +3,17 @@
 from datetime import datetime, timezone
 
 import pytest
+from conftest import make_incident
 from pydantic import ValidationError
 
 from oncall_memory.alert import Alert, Filters
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import InvalidInput
-from oncall_memory.evaluate import Configuration, LabelledQuery, evaluate, read_labels, score
+from oncall_memory.evaluate import Configuration, evaluate, read_labels, score
 from oncall_memory.ingest import ingest
 from oncall_memory.retrieve import Retriever
 from oncall_memory.settings import RankingWeights
 from oncall_memory.signature import canonical_signature
-
-from conftest import make_incident
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 STORY = "coredns lookups time out under load, cluster dns i/o timeout"

@@ -9,11 +9,10 @@ import time
 
 import httpx
 import pytest
+from conftest import FIXTURES
 
 from oncall_memory.settings import Settings
-from oncall_memory.store import IncidentStore
-
-from conftest import FIXTURES
+from oncall_memory.storage import open_store
 
 
 def completed_scheduled_runs(api: str) -> list[dict]:
@@ -51,7 +50,7 @@ def test_two_scheduled_runs_fire_by_themselves_and_the_local_server_stops_with_u
             pytest.fail("the schedule command did not stop on SIGTERM")
     with pytest.raises(httpx.TransportError):
         httpx.get(f"{api}/health", timeout=2)  # the local server went down with the command
-    store = IncidentStore.open(Settings(data_dir=tmp_path / "data", embedder="fake"))
+    store = open_store(Settings(data_dir=tmp_path / "data", embedder="fake"))
     try:
         assert store.count() == 64
     finally:

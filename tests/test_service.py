@@ -7,6 +7,7 @@ import logging
 import time
 
 import pytest
+from conftest import FIXTURES
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
@@ -16,9 +17,7 @@ from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.ledger import Ledger
 from oncall_memory.settings import Settings
-from oncall_memory.store import IncidentStore
-
-from conftest import FIXTURES
+from oncall_memory.storage import open_store
 
 SECRET = "whsec-topsecret-value"
 PD_TOKEN = "pd-api-token-xyz"
@@ -50,7 +49,7 @@ def settings(httpserver, tmp_path):
 
 @pytest.fixture
 def memory(settings):
-    mem = Memory(IncidentStore.open(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
+    mem = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
     mem.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
     yield mem
     mem.close()
@@ -292,4 +291,4 @@ def test_the_service_can_run_the_ingest_schedule_in_process(tmp_path):
         from oncall_memory.errors import StoreUnavailable
 
         with pytest.raises(StoreUnavailable, match="open in another process"):
-            IncidentStore.open(settings)
+            open_store(settings)
