@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .embedders import make_embedder
 from .evaluate import as_json, evaluate, format_table, read_labels
+from .maintenance import migrate, reindex
 from .retrieve import Retriever
 from .settings import Settings
 from .storage import open_store
@@ -54,6 +55,21 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    copied = migrate(settings)
+    print(f"copied {copied} incidents from the local-mode store into the edge store (no embedding calls); "
+          f"the local-mode files under {settings.data_dir / 'qdrant'} are untouched")
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
+    embedder = make_embedder(settings)
+    report = reindex(settings, embedder)
+    print(f"reindexed {report.new} incidents with {embedder.model} ({embedder.dimension} dims, "
+          f"{report.embedding_calls} embedding calls) into {settings.collection!r}")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the extra sub-commands to the `oncall-memory` parser."""
     p = sub.add_parser("eval", help="recall@3/5, hit@1 and MRR on labelled queries, per retrieval configuration")
@@ -65,6 +81,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("schedule", help="run the ingest flow on a schedule (starts a local Prefect server if needed)")
     add_schedule_arguments(p)
     p.set_defaults(func=cmd_schedule)
+
+    p = sub.add_parser("migrate", help="copy a local-mode store (ONCALL_MEMORY_STORE=local) into the edge engine")
+    p.set_defaults(func=cmd_migrate)
+
+    p = sub.add_parser("reindex", help="rebuild the collection with the configured embedder; swapped in when complete")
+    p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("serve", help="the webhook enrichment service (PagerDuty, Alertmanager, Opsgenie) and /similar")
     p.add_argument("--host", help="default ONCALL_MEMORY_HOST or 127.0.0.1")

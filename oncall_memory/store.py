@@ -123,9 +123,13 @@ class IncidentStore(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    @abstractmethod
     def drop(self) -> None:
-        """Delete the collection (used by reindex and migrate on their own temporary collections)."""
-        raise NotImplementedError
+        """Delete the collection (reindex uses it on its temporary collection)."""
+
+    @abstractmethod
+    def sibling(self, collection: str) -> IncidentStore:
+        """Another collection in the same place, through the same engine handle where there is one."""
 
 
 def query_modes(dense: list[float] | None, sparse: models.SparseVector | None, mode: Mode) -> tuple[bool, bool]:

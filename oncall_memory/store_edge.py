@@ -49,10 +49,7 @@ class EdgeStore(IncidentStore):
         return cls(Path(settings.data_dir) / "edge", settings.collection)
 
     def close(self) -> None:
-        if self._shard is not None:
-            self._shard.flush()
-            self._shard.close()
-            self._shard = None
+        self._close_shard()
         if not self._lock.closed:
             self._lock.close()  # releases the lock
 
@@ -83,10 +80,20 @@ class EdgeStore(IncidentStore):
         tmp.replace(self._contract_file)
         self._shard = shard
 
+    def _close_shard(self) -> None:
+        if self._shard is not None:
+            self._shard.flush()
+            self._shard.close()
+            self._shard = None
+
     def drop(self) -> None:
-        self.close()
+        """Delete the collection; this store (and its lock) stays open, ready to create it again."""
+        self._close_shard()
         self._contract_file.unlink(missing_ok=True)
         shutil.rmtree(self._path, ignore_errors=True)
+
+    def sibling(self, collection: str) -> EdgeStore:
+        return EdgeStore(self._root, collection)
 
     @property
     def shard(self) -> E.EdgeShard:

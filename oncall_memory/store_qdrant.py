@@ -17,8 +17,9 @@ log = logging.getLogger(__name__)
 
 
 class QdrantStore(IncidentStore):
-    def __init__(self, client: QdrantClient, collection: str, *, embedded: bool, location: str):
+    def __init__(self, client: QdrantClient, collection: str, *, embedded: bool, location: str, borrowed: bool = False):
         self._client = client
+        self._borrowed = borrowed  # a sibling shares its parent's client and must not close it
         self.collection = collection
         self.embedded = embedded
         self.location = location
@@ -47,7 +48,8 @@ class QdrantStore(IncidentStore):
         return cls(client, settings.collection, embedded=True, location=location)
 
     def close(self) -> None:
-        self._client.close()
+        if not self._borrowed:
+            self._client.close()
 
     # -- the collection contract -------------------------------------------------------------
 
@@ -72,6 +74,10 @@ class QdrantStore(IncidentStore):
         )
         self._create_indexes()
         self._signatures = {}
+
+    def sibling(self, collection: str) -> QdrantStore:
+        # Same client: a local-mode path can be opened once per process.
+        return QdrantStore(self._client, collection, embedded=self.embedded, location=self.location, borrowed=True)
 
     def drop(self) -> None:
         self._client.delete_collection(self.collection)

@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from oncall_memory.embedders.fake import FakeEmbedder
@@ -84,5 +85,16 @@ def snapshot(store: IncidentStore) -> dict:
     for point_id, payload, vectors in store.points(with_vectors=True):
         dense = [round(v, 6) for v in vectors["meaning"]]
         sparse = vectors["words"]
-        out[point_id] = (json.dumps(payload, sort_keys=True), dense, list(sparse.indices), list(sparse.values))
+        values = [round(v, 6) for v in sparse.values]
+        out[point_id] = (json.dumps(payload, sort_keys=True), dense, list(sparse.indices), values)
     return out
+
+
+def assert_same_points(a: dict, b: dict) -> None:
+    """Two snapshots hold the same points: same ids, payloads and sparse indices, and vectors equal to
+    float32 precision (engines differ in how they store and normalise floats)."""
+    assert set(a) == set(b)
+    for point_id in a:
+        (pa, da, ia, va), (pb, db, ib, vb) = a[point_id], b[point_id]
+        assert pa == pb and ia == ib, point_id
+        assert np.allclose(da, db, atol=1e-5) and np.allclose(va, vb, atol=1e-5), point_id

@@ -1,6 +1,7 @@
 """Store contract: the same behaviour from every backend (edge, local mode, and a server when QDRANT_URL is set)."""
 
 import pytest
+from conftest import BACKENDS, FIXTURES, backend_settings, make_incident, snapshot
 
 from oncall_memory.alert import Alert, Filters
 from oncall_memory.backlog import read_jsonl
@@ -10,8 +11,6 @@ from oncall_memory.ingest import ingest
 from oncall_memory.retrieve import Retriever
 from oncall_memory.settings import RankingWeights
 from oncall_memory.storage import open_store
-
-from conftest import BACKENDS, FIXTURES, backend_settings, make_incident, snapshot
 
 ALERTS = ["IPsec tunnel down", "dns lookups time out", "certificate expired", "pods OOMKilled exit 137",
           "too many connections to postgres", "kafka consumer lag"]
