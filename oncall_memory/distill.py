@@ -3,18 +3,34 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from typing import Any
 
 from .incident import Incident
 from .noise import strip_noise
-from .redact import redact
+from .redact import might_hold_secret, redact
 
 # The fields whose words carry the meaning of an incident, in the order they are glued.
 SIGNAL_FIELDS = ("title", "root_cause", "error_signature", "oncall_note")
 
 
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+
+
 def redact_incident(incident: Incident) -> Incident:
-    """Return a copy of `incident` with secrets redacted from every text field, fixes included."""
+    """Return `incident` with secrets redacted from every text field, fixes included (a copy when
+    anything was redacted, the same object when there was nothing to redact)."""
+    data = incident.model_dump()
+    if not might_hold_secret("\n".join(_strings(data))):
+        return incident
 
     def scrub(value: Any) -> Any:
         if isinstance(value, str):
@@ -25,7 +41,7 @@ def redact_incident(incident: Incident) -> Incident:
             return {k: scrub(v) for k, v in value.items()}
         return value
 
-    return Incident.model_validate(scrub(incident.model_dump(mode="json")))
+    return Incident.model_validate(scrub(data))
 
 
 def distill(incident: Incident) -> str:

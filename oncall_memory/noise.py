@@ -36,8 +36,13 @@ def _pod_base(match: re.Match[str]) -> str:
     return match.group(1) if any(c.isdigit() for c in suffix) else whole
 
 
+_MAY_HOLD_NOISE = re.compile(r"[\d:]")  # every noise shape has a digit or (IPv6) a colon
+
+
 def strip_noise(text: str) -> str:
     """Return `text` without pod hashes, IPs, UUIDs, long hex ids, timestamps and node names."""
+    if not _MAY_HOLD_NOISE.search(text):
+        return _SPACES.sub(" ", text).strip()
     for pattern in _NODE_NAMES:
         text = pattern.sub("", text)
     text = _UUID.sub("", text)

@@ -62,58 +62,78 @@ def _same(label: str, mine: str | None, theirs: str | None) -> str | None:
     return None
 
 
-def explain_and_score(
+def _worked(fix: dict) -> bool:
+    return fix["outcome"] in ("resolved", "mitigated")
+
+
+def score(
     payload: dict[str, Any],
     *,
+    relevance: float,
+    alert: Alert,
+    weights: RankingWeights | None,
+    now: datetime,
+) -> float:
+    """Relevance plus the fact boosts (none without `weights`). Cheap: run on every candidate."""
+    if weights is None:
+        return relevance
+    w, total = weights, relevance
+    for fact, field, weight in ((alert.flavor, P.FLAVOR, w.same_flavor), (alert.env, P.ENV, w.same_env),
+                                (alert.service, P.SERVICE, w.same_service)):
+        theirs = payload.get(field)
+        if fact and theirs and fact.lower() == theirs.lower():
+            total += weight
+    tags = payload.get(P.TAGS) or []
+    shared = sum(1 for t in alert.component_tags if t in tags)
+    total += w.shared_tag * min(shared, w.max_shared_tags)
+    if any(_worked(f) for f in payload.get("fixes_attempted") or []):
+        total += w.worked_fix
+    age_days = _age_days(payload, now)
+    if age_days is not None:
+        total += w.recency * 0.5 ** (age_days / w.recency_half_life_days)
+    return total
+
+
+def explain(
+    payload: dict[str, Any],
+    *,
+    score: float,
     relevance: float,
     similarity: float | None,
     alert: Alert,
     signature_key: str | None,
-    weights: RankingWeights | None,
     now: datetime,
 ) -> Neighbour:
-    """Build the neighbour; with `weights`, boost its score by the facts it shares with the alert."""
-    w = weights
-    score = relevance
+    """The neighbour as the responder sees it, with the reasons for its place. Run on the few shown."""
     reasons: list[str] = []
     fixes = payload.get("fixes_attempted") or []
-    worked = [f["action"] for f in fixes if f["outcome"] in ("resolved", "mitigated")]
-    failed = [f["action"] for f in fixes if f["outcome"] not in ("resolved", "mitigated")]
+    worked = [f["action"] for f in fixes if _worked(f)]
+    failed = [f["action"] for f in fixes if not _worked(f)]
+    noop = [f["action"] for f in fixes if f["outcome"] == "no-op"]
     worse = [f["action"] for f in fixes if f["outcome"] == "worsened"]
     age_days = _age_days(payload, now)
-    match = bool(signature_key) and payload.get(P.SIGNATURE_KEY) == signature_key
+    match = is_signature_match(payload, signature_key)
 
     if match:
         reasons.append("exact signature match")
     if similarity is not None:
         reasons.append(f"meaning {similarity:.2f} similar")
-    for label, fact, field, weight in (
-        ("flavor", alert.flavor, P.FLAVOR, w.same_flavor if w else 0.0),
-        ("env", alert.env, P.ENV, w.same_env if w else 0.0),
-        ("service", alert.service, P.SERVICE, w.same_service if w else 0.0),
-    ):
+    for label, fact, field in (("flavor", alert.flavor, P.FLAVOR), ("env", alert.env, P.ENV),
+                               ("service", alert.service, P.SERVICE)):
         reason = _same(label, fact, payload.get(field))
         if reason:
             reasons.append(reason)
-            score += weight
     shared = [t for t in alert.component_tags if t in (payload.get(P.TAGS) or [])]
     if shared:
         reasons.append(f"{len(shared)} shared component{'s' * (len(shared) != 1)}: {', '.join(shared)}")
-        if w:
-            score += w.shared_tag * min(len(shared), w.max_shared_tags)
     if worked:
         reasons.append("fixed by: " + "; ".join(worked))
-        if w:
-            score += w.worked_fix
-    noop = [f["action"] for f in fixes if f["outcome"] == "no-op"]
     if noop:
         reasons.append("tried before without effect: " + "; ".join(noop))
     if worse:
         reasons.append("made it worse last time: " + "; ".join(worse))
     if age_days is not None:
         reasons.append(human_age(age_days))
-        if w:
-            score += w.recency * 0.5 ** (age_days / w.recency_half_life_days)
 
     return Neighbour(
         id=payload.get(P.INCIDENT_ID, "?"),
@@ -136,6 +156,5 @@ def explain_and_score(
     )
 
 
-def order(neighbours: list[Neighbour], *, pin_signatures: bool) -> list[Neighbour]:
-    """Best first: exact signature matches pinned on top (when asked), then by score."""
-    return sorted(neighbours, key=lambda n: (not (pin_signatures and n.signature_match), -n.score))
+def is_signature_match(payload: dict[str, Any], signature_key: str | None) -> bool:
+    return bool(signature_key) and payload.get(P.SIGNATURE_KEY) == signature_key

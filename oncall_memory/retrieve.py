@@ -6,15 +6,15 @@ import logging
 from datetime import datetime, timezone
 from typing import Literal
 
-import numpy as np
 from pydantic import BaseModel
 
+from . import payload as P
 from .alert import Alert, Filters
 from .distill import distill_alert
 from .embedders import Embedder
 from .errors import EmbeddingFailed, InvalidInput
 from .lexical import sparse_vector
-from .ranking import Neighbour, explain_and_score, order
+from .ranking import Neighbour, explain, is_signature_match, score
 from .settings import RankingWeights
 from .signature import canonical_signature
 from .store import Hit, IncidentStore, Mode
@@ -32,21 +32,6 @@ class Lookup(BaseModel):
     degraded: str | None = None  # set when the lookup fell back, and why
     signature_key: str | None
     neighbours: list[Neighbour]
-
-
-def _cosines(query: list[float], hits: list[Hit]) -> list[float | None]:
-    """Cosine similarity of the query to each hit's stored vector (None where a hit has none)."""
-    rows = [i for i, h in enumerate(hits) if h.dense is not None]
-    out: list[float | None] = [None] * len(hits)
-    if not rows:
-        return out
-    q = np.asarray(query, dtype=np.float32)
-    m = np.asarray([hits[i].dense for i in rows], dtype=np.float32)
-    norms = np.linalg.norm(m, axis=1) * (np.linalg.norm(q) or 1.0)
-    sims = (m @ q) / np.where(norms == 0, 1.0, norms)
-    for i, sim in zip(rows, sims.tolist()):
-        out[i] = sim
-    return out
 
 
 class Retriever:
@@ -94,7 +79,7 @@ class Retriever:
                 mode = "lexical"
 
         fetch = max(limit, self._candidates) if rank else limit
-        hits = self._store.query(dense=dense, sparse=sparse, where=where, limit=fetch, mode=mode)
+        hits = self._store.query(dense=dense, sparse=sparse, where=where, limit=fetch, mode=mode, fields=P.RANKING_FIELDS)
         signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
         if rank and self._weights.signature_pin and signature_key:
             hits = self._with_signature_matches(hits, signature_key, filters)
@@ -102,10 +87,12 @@ class Retriever:
         top_lexical = max((h.score for h in hits), default=1.0) or 1.0
         query_terms = frozenset(sparse.indices)
         share = self._weights.lexical_share
-        neighbours = []
-        similarities = _cosines(dense, hits) if dense is not None else [None] * len(hits)
-        for hit, similarity in zip(hits, similarities):
-            overlap = len(query_terms & hit.terms) / len(query_terms) if query_terms else 0.0
+        weights = self._weights if rank else None
+        pin = rank and self._weights.signature_pin
+        cosines = self._store.similarities(dense, [h.point_id for h in hits]) if dense is not None else {}
+        scored = []
+        for hit in hits:
+            similarity = cosines.get(hit.point_id)
             if mode == "lexical":
                 relevance = hit.score / top_lexical  # IDF scores are unbounded: scale the best to 1
             elif similarity is None:
@@ -114,21 +101,21 @@ class Retriever:
                 relevance = similarity if mode == "dense" else hit.score  # unranked hybrid keeps the fused order
             else:
                 # Ranking needs an absolute relevance: fused ranks turn a tie in meaning into a gap of 1/3.
+                overlap = len(query_terms & hit.terms) / len(query_terms) if query_terms else 0.0
                 relevance = (1 - share) * similarity + share * overlap
-            neighbours.append(
-                explain_and_score(
-                    hit.payload,
-                    relevance=relevance,
-                    similarity=similarity,
-                    alert=alert,
-                    signature_key=signature_key,
-                    weights=self._weights if rank else None,
-                    now=now,
-                )
-            )
-        ordered = order(neighbours, pin_signatures=rank and self._weights.signature_pin)
+            total = score(hit.payload, relevance=relevance, alert=alert, weights=weights, now=now)
+            pinned = pin and is_signature_match(hit.payload, signature_key)
+            scored.append((not pinned, -total, hit, relevance, similarity, total))
+        scored.sort(key=lambda row: row[:2])  # pinned first, then by score; stable among equals
+        shown = scored[:limit]
+        full = self._store.payloads([row[2].point_id for row in shown])
+        neighbours = [
+            explain(full.get(hit.point_id, hit.payload), score=total, relevance=relevance, similarity=similarity,
+                    alert=alert, signature_key=signature_key, now=now)
+            for _, _, hit, relevance, similarity, total in shown
+        ]
         return Lookup(
-            mode=mode, ranked=rank, degraded=degraded, signature_key=signature_key, neighbours=ordered[:limit]
+            mode=mode, ranked=rank, degraded=degraded, signature_key=signature_key, neighbours=neighbours
         )
 
     def _with_signature_matches(self, hits: list[Hit], key: str, filters: Filters) -> list[Hit]:

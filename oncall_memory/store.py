@@ -113,8 +113,20 @@ class IncidentStore(ABC):
         where: models.Filter | None,
         limit: int,
         mode: Mode,
+        fields: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """Nearest incidents under `where`, by meaning, by words, or both fused by reciprocal rank (k=2)."""
+        """Nearest incidents under `where`, by meaning, by words, or both fused by reciprocal rank (k=2).
+
+        Hits carry the payload `fields` (all when None) and the sparse vector's terms, no dense vector.
+        """
+
+    @abstractmethod
+    def similarities(self, dense: list[float], point_ids: Sequence[str]) -> dict[str, float]:
+        """Cosine similarity of `dense` to each of these points, computed by the engine."""
+
+    @abstractmethod
+    def payloads(self, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The whole payload of each of these points."""
 
     @abstractmethod
     def signature_matches(self, key: str, *, limit: int = 10) -> list[Hit]:

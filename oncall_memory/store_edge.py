@@ -146,6 +146,7 @@ class EdgeStore(IncidentStore):
         where: models.Filter | None,
         limit: int,
         mode: Mode,
+        fields: Sequence[str] | None = None,
     ) -> list[Hit]:
         use_dense, use_sparse = query_modes(dense, sparse, mode)
         if not (use_dense or use_sparse):
@@ -156,7 +157,9 @@ class EdgeStore(IncidentStore):
             searches.append(E.Query.Nearest(dense, using=DENSE))
         if use_sparse:
             searches.append(E.Query.Nearest(_sparse(sparse), using=SPARSE))
-        common: dict[str, Any] = dict(limit=limit, with_payload=True, with_vector=[DENSE, SPARSE])
+        # Only the sparse vector comes back: turning 50 dense vectors into Python lists costs more than
+        # asking the engine for their similarities (`similarities`).
+        common: dict[str, Any] = dict(limit=limit, with_payload=list(fields) if fields else True, with_vector=[SPARSE])
         if len(searches) == 2:
             request = E.QueryRequest(
                 query=E.Fusion.Rrf(k=RRF_K),
@@ -167,9 +170,22 @@ class EdgeStore(IncidentStore):
             request = E.QueryRequest(query=searches[0], filter=flt, **common)
         return [_hit(p.id, p.score, p.payload, p.vector) for p in self.shard.query(request)]
 
+    def similarities(self, dense: list[float], point_ids: Sequence[str]) -> dict[str, float]:
+        if not point_ids:
+            return {}
+        flt = E.Filter(must=[E.HasIdCondition(set(point_ids))])
+        points = self.shard.query(E.QueryRequest(limit=len(point_ids), query=E.Query.Nearest(dense, using=DENSE),
+                                                 filter=flt, with_payload=False, with_vector=False))
+        return {str(p.id): p.score for p in points}
+
+    def payloads(self, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if not point_ids:
+            return {}
+        return {str(r.id): r.payload or {} for r in self.shard.retrieve(list(point_ids), with_payload=True, with_vector=False)}
+
     def signature_matches(self, key: str, *, limit: int = 10) -> list[Hit]:
         flt = E.Filter(must=[E.FieldCondition(key=P.SIGNATURE_KEY, match=E.MatchValue(key))])
-        records, _ = self.shard.scroll(E.ScrollRequest(limit=limit, filter=flt, with_payload=True, with_vector=[DENSE, SPARSE]))
+        records, _ = self.shard.scroll(E.ScrollRequest(limit=limit, filter=flt, with_payload=True, with_vector=[SPARSE]))
         return [_hit(r.id, 0.0, r.payload, r.vector) for r in records]
 
     def optimize(self) -> bool:

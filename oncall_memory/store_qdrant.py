@@ -6,6 +6,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
 from qdrant_client import QdrantClient, models
 
 from . import payload as P
@@ -156,12 +157,13 @@ class QdrantStore(IncidentStore):
         where: models.Filter | None,
         limit: int,
         mode: Mode,
+        fields: Sequence[str] | None = None,
     ) -> list[Hit]:
         """Nearest incidents under `where`, by meaning, by words, or both fused by reciprocal rank."""
         use_dense, use_sparse = query_modes(dense, sparse, mode)
         if not (use_dense or use_sparse):
             return []
-        common: dict[str, Any] = dict(limit=limit, with_payload=True, with_vectors=[DENSE, SPARSE])
+        common: dict[str, Any] = dict(limit=limit, with_payload=list(fields) if fields else True, with_vectors=[SPARSE])
         if use_dense and use_sparse:
             response = self._client.query_points(
                 self.collection,
@@ -182,6 +184,29 @@ class QdrantStore(IncidentStore):
             )
         return [_hit(p.id, p.score, p.payload, p.vector) for p in response.points]
 
+    def similarities(self, dense: list[float], point_ids: Sequence[str]) -> dict[str, float]:
+        if not point_ids:
+            return {}
+        if self.embedded:
+            # Local mode checks an id filter point by point; fetching 50 vectors by id is direct.
+            records = self._client.retrieve(self.collection, ids=list(point_ids), with_payload=False, with_vectors=[DENSE])
+            matrix = np.asarray([r.vector[DENSE] for r in records], dtype=np.float32)
+            query = np.asarray(dense, dtype=np.float32)
+            norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
+            cosines = (matrix @ query) / np.where(norms == 0, 1.0, norms)
+            return {str(r.id): float(c) for r, c in zip(records, cosines)}
+        response = self._client.query_points(
+            self.collection, query=dense, using=DENSE, limit=len(point_ids), with_payload=False,
+            query_filter=models.Filter(must=[models.HasIdCondition(has_id=list(point_ids))]),
+        )
+        return {str(p.id): p.score for p in response.points}
+
+    def payloads(self, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if not point_ids:
+            return {}
+        records = self._client.retrieve(self.collection, ids=list(point_ids), with_payload=True, with_vectors=False)
+        return {str(r.id): r.payload or {} for r in records}
+
     def signature_matches(self, key: str, *, limit: int = 10) -> list[Hit]:
         if not self.embedded:  # the server answers from its keyword index
             must = [models.FieldCondition(key=P.SIGNATURE_KEY, match=models.MatchValue(value=key))]
@@ -189,7 +214,7 @@ class QdrantStore(IncidentStore):
         ids = [pid for pid, k in self._signature_map().items() if k == key][:limit]
         if not ids:
             return []
-        records = self._client.retrieve(self.collection, ids=ids, with_payload=True, with_vectors=[DENSE, SPARSE])
+        records = self._client.retrieve(self.collection, ids=ids, with_payload=True, with_vectors=[SPARSE])
         return [_hit(r.id, 0.0, r.payload, r.vector) for r in records]
 
     def _signature_map(self) -> dict[str, str | None]:
@@ -212,7 +237,7 @@ class QdrantStore(IncidentStore):
     def find(self, where: models.Filter, *, limit: int) -> list[Hit]:
         """Points matching `where` exactly, without a vector search (score 0)."""
         records, _ = self._client.scroll(
-            self.collection, scroll_filter=where, limit=limit, with_payload=True, with_vectors=[DENSE, SPARSE]
+            self.collection, scroll_filter=where, limit=limit, with_payload=True, with_vectors=[SPARSE]
         )
         return [_hit(r.id, 0.0, r.payload, r.vector) for r in records]
 

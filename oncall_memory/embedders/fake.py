@@ -6,9 +6,10 @@ to assert on ordering without pretending to understand meaning.
 
 from __future__ import annotations
 
-import math
 import zlib
 from collections.abc import Sequence
+
+import numpy as np
 
 from ..errors import EmbeddingFailed
 from ..lexical import terms
@@ -30,10 +31,9 @@ class FakeEmbedder:
         return [self._vector(t) for t in texts]
 
     def _vector(self, text: str) -> list[float]:
-        vec = [0.0] * self.dimension
+        vec = np.zeros(self.dimension)
         vec[0] = 0.05  # keeps an empty text from being the zero vector, which has no direction
         for term in terms(text):
             h = zlib.crc32(term.encode())
             vec[h % self.dimension] += 1.0 if (h >> 16) & 1 else -1.0
-        norm = math.sqrt(sum(v * v for v in vec))
-        return [v / norm for v in vec]
+        return (vec / np.linalg.norm(vec)).tolist()
