@@ -79,7 +79,11 @@ class Retriever:
                 mode = "lexical"
 
         fetch = max(limit, self._candidates) if rank else limit
-        hits = self._store.query(dense=dense, sparse=sparse, where=where, limit=fetch, mode=mode, fields=P.RANKING_FIELDS)
+        # Ranked hybrid needs each candidate's similarity, not its fused rank: the engine rescores.
+        rescore = rank and mode == "hybrid" and dense is not None
+        hits = self._store.query(dense=dense, sparse=sparse, where=where, limit=fetch, mode=mode,
+                                 fields=P.RANKING_FIELDS, rescore=rescore)
+        searched = {h.point_id for h in hits}
         signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
         if rank and self._weights.signature_pin and signature_key:
             hits = self._with_signature_matches(hits, signature_key, filters)
@@ -89,7 +93,12 @@ class Retriever:
         share = self._weights.lexical_share
         weights = self._weights if rank else None
         pin = rank and self._weights.signature_pin
-        cosines = self._store.similarities(dense, [h.point_id for h in hits]) if dense is not None else {}
+        cosines: dict[str, float] = {}
+        if dense is not None:
+            if rescore or mode == "dense":
+                cosines = {h.point_id: h.score for h in hits if h.point_id in searched}
+            missing = [h.point_id for h in hits if h.point_id not in cosines]  # pinned matches; unranked fusion
+            cosines.update(self._store.similarities(dense, missing) if missing else {})
         scored = []
         for hit in hits:
             similarity = cosines.get(hit.point_id)

@@ -114,10 +114,13 @@ class IncidentStore(ABC):
         limit: int,
         mode: Mode,
         fields: Sequence[str] | None = None,
+        rescore: bool = False,
     ) -> list[Hit]:
         """Nearest incidents under `where`, by meaning, by words, or both fused by reciprocal rank (k=2).
 
-        Hits carry the payload `fields` (all when None) and the sparse vector's terms, no dense vector.
+        With `rescore`, the fused candidates come back scored by cosine similarity of meaning instead of
+        their fused rank (one engine call for both). Hits carry the payload `fields` (all when None) and
+        the sparse vector's terms, no dense vector.
         """
 
     @abstractmethod

@@ -158,22 +158,25 @@ class QdrantStore(IncidentStore):
         limit: int,
         mode: Mode,
         fields: Sequence[str] | None = None,
+        rescore: bool = False,
     ) -> list[Hit]:
-        """Nearest incidents under `where`, by meaning, by words, or both fused by reciprocal rank."""
         use_dense, use_sparse = query_modes(dense, sparse, mode)
         if not (use_dense or use_sparse):
             return []
         common: dict[str, Any] = dict(limit=limit, with_payload=list(fields) if fields else True, with_vectors=[SPARSE])
         if use_dense and use_sparse:
-            response = self._client.query_points(
-                self.collection,
-                prefetch=[
-                    models.Prefetch(query=dense, using=DENSE, filter=where, limit=limit),
-                    models.Prefetch(query=sparse, using=SPARSE, filter=where, limit=limit),
-                ],
-                query=models.FusionQuery(fusion=models.Fusion.RRF),
-                **common,
-            )
+            fused = [
+                models.Prefetch(query=dense, using=DENSE, filter=where, limit=limit),
+                models.Prefetch(query=sparse, using=SPARSE, filter=where, limit=limit),
+            ]
+            fusion = models.FusionQuery(fusion=models.Fusion.RRF)
+            if rescore:  # candidates by fusion, scored by meaning: one call instead of two
+                response = self._client.query_points(
+                    self.collection, prefetch=[models.Prefetch(prefetch=fused, query=fusion, limit=limit)],
+                    query=dense, using=DENSE, **common,
+                )
+            else:
+                response = self._client.query_points(self.collection, prefetch=fused, query=fusion, **common)
         else:
             response = self._client.query_points(
                 self.collection,
