@@ -135,6 +135,9 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
     store = open_store(settings)
     try:
         retriever = Retriever(store, embedder, weights=settings.weights, candidates=settings.candidates)
+        load = getattr(embedder, "load", None)  # a local model loads lazily: keep that out of the lookup time
+        if load and args.mode != "lexical":
+            load()
         started = time.perf_counter()
         lookup = retriever.similar(alert, filters=filters, limit=args.limit, mode=args.mode, rank=not args.no_rank)
         elapsed = time.perf_counter() - started

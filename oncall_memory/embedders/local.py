@@ -69,6 +69,10 @@ class LocalEmbedder:
         dimension = _declared_dimension(self._path)
         self.dimension = dimension if dimension is not None else self._load_dimension()
 
+    def load(self) -> None:
+        """Load the model now (it otherwise loads on the first `embed`), e.g. to time lookups fairly."""
+        self._load()
+
     def _load(self):
         with self._load_lock:
             if self._st is None:
