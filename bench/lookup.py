@@ -63,9 +63,11 @@ def main() -> None:
         where = filters.to_qdrant() if filters else None
         prepared = [(embedder.embed([distill_alert(a.text)])[0], sparse_vector(distill_alert(a.text))) for a in alerts]
 
-        def raw(i=[0]):
-            dense, sparse = prepared[i[0] % len(prepared)]
-            i[0] += 1
+        counter = {"raw": 0, "pipeline": 0}  # each side walks the alerts in the same order
+
+        def raw():
+            dense, sparse = prepared[counter["raw"] % len(prepared)]
+            counter["raw"] += 1
             client.query_points(
                 store.collection,
                 prefetch=[models.Prefetch(query=dense, using=DENSE, filter=where, limit=settings.candidates),
@@ -73,9 +75,9 @@ def main() -> None:
                 query=models.FusionQuery(fusion=models.Fusion.RRF), limit=5, with_payload=True,
             )
 
-        def pipeline(i=[0]):
-            alert = alerts[i[0] % len(alerts)]
-            i[0] += 1
+        def pipeline():
+            alert = alerts[counter["pipeline"] % len(alerts)]
+            counter["pipeline"] += 1
             retriever.similar(alert, filters=filters, limit=5)
 
         timed(raw, 3), timed(pipeline, 3)  # warm up

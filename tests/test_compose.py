@@ -3,10 +3,9 @@
 import re
 
 import yaml
+from conftest import ROOT
 
 from oncall_memory.settings import RankingWeights, Settings
-
-from conftest import ROOT
 
 
 def compose() -> dict:
