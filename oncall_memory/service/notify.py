@@ -7,16 +7,14 @@ network errors); a 4xx other than 429 is final. Tokens are sent, never logged.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import httpx
 from pydantic import SecretStr
 
+from ..http_retry import Refused, RetriesExhausted, send
 from ..ranking import Neighbour
 from ..retrieve import Lookup
-
-log = logging.getLogger(__name__)
 
 
 class RedactSecrets(logging.Filter):
@@ -96,32 +94,13 @@ class Poster:
         self._http.close()
 
     def post(self, what: str, url: str, *, json: dict, headers: dict | None = None) -> httpx.Response:
-        problem = ""
-        for attempt in range(self._max_retries + 1):
-            delay = self._backoff * 2**attempt
-            try:
-                response = self._http.post(url, json=json, headers=headers or {})
-            except httpx.TransportError as exc:
-                problem = type(exc).__name__
-            else:
-                if response.status_code < 300:
-                    return response
-                problem = f"HTTP {response.status_code}"
-                if response.status_code == 429:
-                    delay = _retry_after(response, delay)
-                elif response.status_code < 500:
-                    raise PostFailed(f"{what} refused the post: {problem} {response.text[:200]}")
-            if attempt < self._max_retries:
-                log.warning("%s: %s, retrying in %.1fs", what, problem, delay)
-                time.sleep(delay)
-        raise PostFailed(f"{what} failed after {self._max_retries} retries ({problem})")
-
-
-def _retry_after(response: httpx.Response, default: float) -> float:
-    try:
-        return max(0.0, float(response.headers["Retry-After"]))
-    except (KeyError, ValueError):
-        return default
+        try:
+            return send(self._http, "POST", url, what=what, max_retries=self._max_retries, backoff=self._backoff,
+                        json=json, headers=headers or {})
+        except Refused as exc:
+            raise PostFailed(f"{what} refused the post: {exc} {exc.response.text[:200]}") from exc
+        except RetriesExhausted as exc:
+            raise PostFailed(f"{what} failed after {self._max_retries} retries ({exc.problem})") from exc
 
 
 class PagerDutyNotes:

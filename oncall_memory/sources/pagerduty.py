@@ -17,9 +17,7 @@ Field mapping (PagerDuty -> Incident):
 
 from __future__ import annotations
 
-import logging
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,10 +26,9 @@ from pydantic import SecretStr, ValidationError
 
 from ..backlog import Rejected, explain
 from ..errors import SourceFailed
+from ..http_retry import Refused, RetriesExhausted, send
 from ..incident import Incident, Outcome
 from . import Window
-
-log = logging.getLogger(__name__)
 
 _ACCEPT = "application/vnd.pagerduty+json;version=2"
 _FIX = re.compile(r"^fix:\s*(?P<action>.+?)\s*=>\s*(?P<outcome>[\w-]+)\s*$", re.I)
@@ -89,39 +86,18 @@ class PagerDutySource:
             return Rejected(where, explain(exc))
 
     def _get(self, path: str, params: dict) -> dict:
-        headers = {
-            "Authorization": f"Token token={self._token.get_secret_value()}",
-            "Accept": _ACCEPT,
-        }
-        for attempt in range(self._max_retries + 1):
-            try:
-                response = self._http.get(path, params=params, headers=headers)
-            except httpx.TransportError as exc:
-                problem = f"{type(exc).__name__}"
-                delay = self._backoff * 2**attempt
-            else:
-                if response.status_code == 429 or response.status_code >= 500:
-                    problem = f"HTTP {response.status_code}"
-                    delay = _retry_after(response) if response.status_code == 429 else None
-                    delay = delay if delay is not None else self._backoff * 2**attempt
-                elif response.status_code >= 400:
-                    raise SourceFailed(
-                        f"PagerDuty GET {path} answered {response.status_code}: {response.text[:200]} "
-                        "(check ONCALL_MEMORY_PAGERDUTY_TOKEN and its permissions)"
-                    )
-                else:
-                    return response.json()
-            if attempt < self._max_retries:
-                log.warning("PagerDuty GET %s: %s, retrying in %.1fs", path, problem, delay)
-                time.sleep(delay)
-        raise SourceFailed(f"PagerDuty GET {path} failed after {self._max_retries} retries ({problem})")
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    try:
-        return max(0.0, float(response.headers["Retry-After"]))
-    except (KeyError, ValueError):
-        return None
+        headers = {"Authorization": f"Token token={self._token.get_secret_value()}", "Accept": _ACCEPT}
+        try:
+            response = send(self._http, "GET", path, what=f"PagerDuty GET {path}", max_retries=self._max_retries,
+                            backoff=self._backoff, params=params, headers=headers)
+        except Refused as exc:
+            raise SourceFailed(
+                f"PagerDuty GET {path} answered {exc.response.status_code}: {exc.response.text[:200]} "
+                "(check ONCALL_MEMORY_PAGERDUTY_TOKEN and its permissions)"
+            ) from exc
+        except RetriesExhausted as exc:
+            raise SourceFailed(f"PagerDuty GET {path} failed after {self._max_retries} retries ({exc.problem})") from exc
+        return response.json()
 
 
 def to_incident(raw: dict, notes: list[dict], first_alert: dict | None) -> Incident:
