@@ -29,10 +29,7 @@ class Prepared:
     incident: Incident
     text: str
     payload: dict
-
-    @property
-    def point_id(self) -> str:
-        return self.incident.point_id
+    point_id: str  # uuid5, computed once: every later step keys on it
 
 
 @dataclass
@@ -65,7 +62,7 @@ def prepare(incident: Incident) -> Prepared:
     """Redact secrets from every field, distill the signal lines, build the payload."""
     clean = redact_incident(incident)
     text = distill(clean)
-    return Prepared(clean, text, P.build_payload(clean, text))
+    return Prepared(clean, text, P.build_payload(clean, text), clean.point_id)
 
 
 def collect(items: Iterable[Incident | Rejected], report: IngestReport) -> list[Prepared]:

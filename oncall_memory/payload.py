@@ -29,7 +29,6 @@ RECORD_HASH = "record_hash"
 KEYWORD_FIELDS = (SOURCE, INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, STATUS, SEVERITY, SIGNATURE_KEY)
 # What ranking reads from every candidate; the full payload is fetched only for the neighbours shown.
 RANKING_FIELDS = (INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, "fixes_attempted", OPENED_AT, "resolved_at", SIGNATURE_KEY)
-FILTERABLE = {SERVICE, ENV, FLAVOR, TAGS, STATUS, SEVERITY}
 
 
 def build_payload(incident: Incident, text: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from .errors import OncallMemoryError
 from .flow import ingest_flow
 from .settings import Settings
+from .sources import default_window_days
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def serve_schedule(
     # Stop cleanly on SIGTERM too (systemd, docker stop), so the local server is shut down with us.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     if window_days is None:
-        window_days = 0 if source == "jsonl" else 7
+        window_days = default_window_days(source)
     if not interval and not cron:
         interval = 15 * 60
     api = os.environ.get("PREFECT_API_URL")

@@ -23,7 +23,7 @@ from ..errors import InvalidInput, OncallMemoryError
 from ..memory import Memory
 from ..retrieve import Lookup
 from ..settings import Settings
-from ..sources import Window
+from ..sources import Window, default_window_days
 from ..sources.factory import make_source
 from .ledger import Ledger
 from .notify import PagerDutyNotes, Poster, RedactSecrets, SlackWebhook
@@ -217,7 +217,7 @@ def _start_ingest_schedule(settings: Settings, memory: Memory, stop: threading.E
                 source = make_source(settings, settings.ingest_source, settings.ingest_path)
                 days = settings.ingest_window_days
                 if days is None:
-                    days = 0 if settings.ingest_source == "jsonl" else 7
+                    days = default_window_days(settings.ingest_source)
                 # Read the source outside the memory's lock: lookups go on while PagerDuty pages.
                 items = list(source.incidents(Window.last(days) if days else None))
                 report = memory.ingest(items)

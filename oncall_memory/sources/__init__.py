@@ -31,6 +31,12 @@ class Window:
         return f"{self.since:%Y-%m-%dT%H:%MZ}..{self.until:%Y-%m-%dT%H:%MZ}"
 
 
+def default_window_days(source: str) -> float:
+    """The look-back of a scheduled run: 0 (the whole file) for jsonl, which is the backlog itself;
+    a week for an API source, so runs overlap on purpose."""
+    return 0 if source == "jsonl" else 7
+
+
 class Source(Protocol):
     """Anything that yields incidents for a window. Raises `SourceFailed` if it cannot be read at all."""
 
