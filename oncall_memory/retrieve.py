@@ -83,35 +83,33 @@ class Retriever:
         rescore = rank and mode == "hybrid" and dense is not None
         hits = self._store.query(dense=dense, sparse=sparse, where=where, limit=fetch, mode=mode,
                                  fields=P.RANKING_FIELDS, rescore=rescore)
-        searched = {h.point_id for h in hits}
+        # A rescored or dense search already scored its hits by meaning; nothing else did.
+        cosines = {h.point_id: h.score for h in hits} if rescore or mode == "dense" else {}
         signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
-        if rank and self._weights.signature_pin and signature_key:
+        pin = rank and self._weights.signature_pin
+        if pin and signature_key:
             hits = self._with_signature_matches(hits, signature_key, filters)
+        if dense is not None:
+            missing = [h.point_id for h in hits if h.point_id not in cosines]  # pinned matches; unranked fusion
+            cosines.update(self._store.similarities(dense, missing) if missing else {})
 
         top_lexical = max((h.score for h in hits), default=1.0) or 1.0
         query_terms = frozenset(sparse.indices)
         share = self._weights.lexical_share
         weights = self._weights if rank else None
-        pin = rank and self._weights.signature_pin
-        cosines: dict[str, float] = {}
-        if dense is not None:
-            if rescore or mode == "dense":
-                cosines = {h.point_id: h.score for h in hits if h.point_id in searched}
-            missing = [h.point_id for h in hits if h.point_id not in cosines]  # pinned matches; unranked fusion
-            cosines.update(self._store.similarities(dense, missing) if missing else {})
         scored = []
         for hit in hits:
             similarity = cosines.get(hit.point_id)
             if mode == "lexical":
                 relevance = hit.score / top_lexical  # IDF scores are unbounded: scale the best to 1
-            elif similarity is None:
-                relevance = hit.score
-            elif mode == "dense" or not rank:
-                relevance = similarity if mode == "dense" else hit.score  # unranked hybrid keeps the fused order
-            else:
+            elif similarity is not None and rescore:
                 # Ranking needs an absolute relevance: fused ranks turn a tie in meaning into a gap of 1/3.
                 overlap = len(query_terms & hit.terms) / len(query_terms) if query_terms else 0.0
                 relevance = (1 - share) * similarity + share * overlap
+            elif similarity is not None and mode == "dense":
+                relevance = similarity
+            else:
+                relevance = hit.score  # unranked hybrid keeps the fused order
             total = score(hit.payload, relevance=relevance, alert=alert, weights=weights, now=now)
             pinned = pin and is_signature_match(hit.payload, signature_key)
             scored.append((not pinned, -total, hit, relevance, similarity, total))
