@@ -19,7 +19,7 @@ from prefect.runtime import flow_run, task_run
 from .backlog import Rejected
 from .embedders import Embedder, make_embedder
 from .incident import Incident
-from .ingest import BatchPlan, IngestReport, Prepared, collect, embed_texts, plan_batch, write_batch
+from .ingest import BatchPlan, IngestReport, Prepared, collect, embed_texts, ingest_batch, write_batch
 from .settings import Settings
 from .sources import Source, Window
 from .sources.factory import make_source
@@ -92,14 +92,11 @@ def ingest_flow(
         store.ensure_collection(embedder.model, embedder.dimension)
         size = settings.embed_batch_size
         for number, start in enumerate(range(0, len(prepared), size), start=1):
-            plan = plan_batch(prepared[start : start + size], store)
-            vectors: list[list[float]] = []
-            if plan.to_embed:
-                plan.report.embedding_calls += 1
-                vectors = embed(embedder, [p.text for p in plan.to_embed], number)
-            if plan.to_embed or plan.payload_only:
-                write(store, plan, vectors, number)
-            report.add(plan.report)
+            report.add(ingest_batch(
+                prepared[start : start + size], store,
+                embed=lambda texts, n=number: embed(embedder, texts, n),
+                write=lambda plan, vectors, n=number: write(store, plan, vectors, n),
+            ))
     finally:
         store.close()
     counts = report.counts()

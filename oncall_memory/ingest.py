@@ -129,8 +129,13 @@ def write_batch(store: IncidentStore, plan: BatchPlan, vectors: Sequence[Sequenc
     store.replace_payloads(plan.payload_only)
 
 
-def ingest_batch(batch: Sequence[Prepared], store: IncidentStore, embedder: Embedder) -> IngestReport:
-    """Store one batch. Embeds first, writes after: a failed embedding call writes nothing.
+Embed = Callable[[list[str]], list[list[float]]]
+Write = Callable[[BatchPlan, list[list[float]]], None]
+
+
+def ingest_batch(batch: Sequence[Prepared], store: IncidentStore, embed: Embed, write: Write) -> IngestReport:
+    """Store one batch: diff, embed what changed (one call), then write. A failed embedding call
+    writes nothing. `embed` and `write` are the plain functions, or the flow's tasks around them.
 
     Raises `EmbeddingFailed` (the batch is untouched in the store).
     """
@@ -138,8 +143,9 @@ def ingest_batch(batch: Sequence[Prepared], store: IncidentStore, embedder: Embe
     vectors: list[list[float]] = []
     if plan.to_embed:
         plan.report.embedding_calls += 1
-        vectors = embed_texts(embedder, [p.text for p in plan.to_embed])
-    write_batch(store, plan, vectors)
+        vectors = embed([p.text for p in plan.to_embed])
+    if plan.to_embed or plan.payload_only:
+        write(plan, vectors)
     return plan.report
 
 
@@ -162,7 +168,9 @@ def ingest(
     for start in range(0, len(prepared), batch_size):
         batch = prepared[start : start + batch_size]
         try:
-            report.add(ingest_batch(batch, store, embedder))
+            report.add(ingest_batch(
+                batch, store, lambda texts: embed_texts(embedder, texts), lambda plan, v: write_batch(store, plan, v)
+            ))
         except EmbeddingFailed as exc:
             exc.report = report  # what was done before the failure, for the caller to show
             raise
