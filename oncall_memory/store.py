@@ -40,8 +40,18 @@ class Hit:
     point_id: str
     score: float
     payload: dict[str, Any]
-    dense: list[float] | None = None
     terms: frozenset[int] = frozenset()  # indices of the point's sparse vector: which words it has
+
+
+def hit(point_id: Any, score: float, payload: dict | None, vectors: Any) -> Hit:
+    """A Hit from any engine's point: its id as text, and the words of its sparse vector if returned."""
+    sparse = vectors.get(SPARSE) if isinstance(vectors, dict) else None
+    return Hit(
+        point_id=str(point_id),
+        score=score,
+        payload=payload or {},
+        terms=frozenset(sparse.indices) if sparse is not None else frozenset(),
+    )
 
 
 class IncidentStore(ABC):

@@ -21,7 +21,7 @@ from qdrant_client import models
 from . import payload as P
 from .errors import StoreUnavailable
 from .settings import Settings
-from .store import DENSE, SCHEMA_VERSION, SPARSE, Hit, IncidentStore, Mode, StoredPoint, query_modes
+from .store import DENSE, SCHEMA_VERSION, SPARSE, Hit, IncidentStore, Mode, StoredPoint, hit, query_modes
 
 RRF_K = 2  # the same k as Qdrant's (and qdrant-client's) default, so fused orders agree across backends
 
@@ -173,7 +173,7 @@ class EdgeStore(IncidentStore):
                 request = E.QueryRequest(query=E.Fusion.Rrf(k=RRF_K), prefetches=fused, **common)
         else:
             request = E.QueryRequest(query=searches[0], filter=flt, **common)
-        return [_hit(p.id, p.score, p.payload, p.vector) for p in self.shard.query(request)]
+        return [hit(p.id, p.score, p.payload, p.vector) for p in self.shard.query(request)]
 
     def similarities(self, dense: list[float], point_ids: Sequence[str]) -> dict[str, float]:
         if not point_ids:
@@ -191,7 +191,7 @@ class EdgeStore(IncidentStore):
     def signature_matches(self, key: str, *, limit: int = 10) -> list[Hit]:
         flt = E.Filter(must=[E.FieldCondition(key=P.SIGNATURE_KEY, match=E.MatchValue(key))])
         records, _ = self.shard.scroll(E.ScrollRequest(limit=limit, filter=flt, with_payload=True, with_vector=[SPARSE]))
-        return [_hit(r.id, 0.0, r.payload, r.vector) for r in records]
+        return [hit(r.id, 0.0, r.payload, r.vector) for r in records]
 
     def optimize(self) -> bool:
         """Build the HNSW index (blocks). Exact search is fast at the sizes measured; see the README."""
@@ -237,17 +237,6 @@ def _vectors(vector: Any) -> dict:
         SPARSE: models.SparseVector(indices=list(sparse.indices), values=list(sparse.values)) if sparse is not None else None,
     }
 
-
-def _hit(point_id: Any, score: float, payload: dict | None, vector: Any) -> Hit:
-    vector = vector if isinstance(vector, dict) else {}
-    sparse = vector.get(SPARSE)
-    return Hit(
-        point_id=str(point_id),
-        score=score,
-        payload=payload or {},
-        dense=vector.get(DENSE),
-        terms=frozenset(sparse.indices) if sparse is not None else frozenset(),
-    )
 
 
 def to_edge_filter(where: models.Filter | None) -> E.Filter | None:

@@ -12,7 +12,7 @@ from qdrant_client import QdrantClient, models
 from . import payload as P
 from .errors import StoreUnavailable
 from .settings import Settings
-from .store import DENSE, SCHEMA_VERSION, SPARSE, Hit, IncidentStore, Mode, StoredPoint, query_modes
+from .store import DENSE, SCHEMA_VERSION, SPARSE, Hit, IncidentStore, Mode, StoredPoint, hit, query_modes
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ class QdrantStore(IncidentStore):
                 query_filter=where,
                 **common,
             )
-        return [_hit(p.id, p.score, p.payload, p.vector) for p in response.points]
+        return [hit(p.id, p.score, p.payload, p.vector) for p in response.points]
 
     def similarities(self, dense: list[float], point_ids: Sequence[str]) -> dict[str, float]:
         if not point_ids:
@@ -218,7 +218,7 @@ class QdrantStore(IncidentStore):
         if not ids:
             return []
         records = self._client.retrieve(self.collection, ids=ids, with_payload=True, with_vectors=[SPARSE])
-        return [_hit(r.id, 0.0, r.payload, r.vector) for r in records]
+        return [hit(r.id, 0.0, r.payload, r.vector) for r in records]
 
     def _signature_map(self) -> dict[str, str | None]:
         if self._signatures is None:
@@ -242,16 +242,4 @@ class QdrantStore(IncidentStore):
         records, _ = self._client.scroll(
             self.collection, scroll_filter=where, limit=limit, with_payload=True, with_vectors=[SPARSE]
         )
-        return [_hit(r.id, 0.0, r.payload, r.vector) for r in records]
-
-
-def _hit(point_id: Any, score: float, payload: dict | None, vectors: Any) -> Hit:
-    vectors = vectors if isinstance(vectors, dict) else {}
-    sparse = vectors.get(SPARSE)
-    return Hit(
-        point_id=str(point_id),
-        score=score,
-        payload=payload or {},
-        dense=vectors.get(DENSE),
-        terms=frozenset(sparse.indices) if sparse is not None else frozenset(),
-    )
+        return [hit(r.id, 0.0, r.payload, r.vector) for r in records]
