@@ -238,7 +238,6 @@ def _vectors(vector: Any) -> dict:
     }
 
 
-
 def to_edge_filter(where: models.Filter | None) -> E.Filter | None:
     """Translate the filters the retriever builds (keyword matches, datetime ranges) to Edge's types."""
     if where is None:
