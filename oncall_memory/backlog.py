@@ -24,7 +24,8 @@ class Rejected:
         return f"{self.where}: {self.reason}"
 
 
-def explain(exc: ValidationError) -> str:
+def validation_message(exc: ValidationError) -> str:
+    """A pydantic error in words that say which field to fix and how."""
     parts = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "line"
@@ -71,4 +72,4 @@ def read_jsonl(path: Path) -> Iterator[Incident | Rejected]:
                 try:
                     yield Incident.model_validate(data)
                 except ValidationError as exc:
-                    yield Rejected(where, explain(exc))
+                    yield Rejected(where, validation_message(exc))

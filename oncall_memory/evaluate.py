@@ -12,31 +12,28 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from .alert import Alert, Filters
-from .backlog import explain
+from .backlog import validation_message
 from .errors import InvalidInput
-from .retrieve import Retriever
-from .store import Mode
+from .facts import Facts
+from .memory import Memory
+from .stores import Mode
 
 DEPTH = 10  # neighbours fetched per query; MRR counts a first relevant hit within this depth
 
 
-class LabelledQuery(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class LabelledQuery(Facts):
+    """An alert (text and facts), optional hard filters, and the incidents a responder would want."""
 
     text: str
-    service: str | None = None
-    env: str | None = None
-    flavor: str | None = None
-    component_tags: list[str] = []
     signature: str | None = None
     filters: Filters | None = None
     relevant: list[str]
 
     def alert(self, *, with_facts: bool = True) -> Alert:
-        fields = {"text", "service", "env", "flavor", "component_tags", "signature"} if with_facts else {"text"}
+        fields = set(Alert.model_fields) if with_facts else {"text"}
         return Alert.model_validate(self.model_dump(include=fields))
 
 
@@ -76,7 +73,7 @@ def read_labels(path: Path) -> list[LabelledQuery]:
         try:
             query = LabelledQuery.model_validate_json(line)
         except ValidationError as exc:
-            raise InvalidInput(f"{path}:{number}: {explain(exc)}") from exc
+            raise InvalidInput(f"{path}:{number}: {validation_message(exc)}") from exc
         if not query.relevant:
             raise InvalidInput(f"{path}:{number}: relevant is empty: list the incident ids a responder would want")
         queries.append(query)
@@ -85,7 +82,7 @@ def read_labels(path: Path) -> list[LabelledQuery]:
     return queries
 
 
-def score(ranked: Sequence[Sequence[str]], relevant: Sequence[Sequence[str]]) -> Scores:
+def metrics(ranked: Sequence[Sequence[str]], relevant: Sequence[Sequence[str]]) -> Scores:
     """Mean recall@3, recall@5, hit@1 and MRR of ranked id lists against their relevant sets."""
     r3 = r5 = h1 = rr = 0.0
     for ids, rel in zip(ranked, relevant, strict=True):
@@ -99,7 +96,7 @@ def score(ranked: Sequence[Sequence[str]], relevant: Sequence[Sequence[str]]) ->
 
 
 def evaluate(
-    retriever: Retriever,
+    memory: Memory,
     queries: Sequence[LabelledQuery],
     *,
     configurations: Sequence[Configuration] = CONFIGURATIONS,
@@ -115,13 +112,13 @@ def evaluate(
         ranked = [
             [
                 n.id
-                for n in retriever.similar(
+                for n in memory.similar(
                     q.alert(with_facts=with_facts), filters=q.filters, limit=DEPTH, mode=config.mode, rank=config.rank, now=now
                 ).neighbours
             ]
             for q in queries
         ]
-        results[config.name] = score(ranked, [q.relevant for q in queries])
+        results[config.name] = metrics(ranked, [q.relevant for q in queries])
     return results
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
+
+from .facts import Facts, UtcDatetime
 
 # Fixed namespace so a point id depends only on (source, incident id), on every machine, forever.
 POINT_NAMESPACE = uuid.UUID("5b0f7a52-3c1e-4a8e-9d57-0c9a4f1e6b21")
@@ -25,6 +26,11 @@ class Outcome(str, Enum):
         return self in (Outcome.resolved, Outcome.mitigated)
 
 
+def worked(outcome: str) -> bool:
+    """Did a fix with this stored outcome work? The one place that decides it."""
+    return Outcome(outcome).worked
+
+
 class Fix(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -32,7 +38,7 @@ class Fix(BaseModel):
     outcome: Outcome
 
 
-class Incident(BaseModel):
+class Incident(Facts):
     """One past incident. `id` and `title` are required; everything else is optional."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
@@ -44,34 +50,12 @@ class Incident(BaseModel):
     error_signature: str | None = None
     oncall_note: str | None = None
     signature: str | None = None
-    service: str | None = None
-    env: str | None = None
-    flavor: str | None = None
-    component_tags: list[str] = []
     severity: str | None = None
     status: str | None = None
-    opened_at: datetime | None = None
-    resolved_at: datetime | None = None
+    opened_at: UtcDatetime | None = None
+    resolved_at: UtcDatetime | None = None
     url: str | None = None
     fixes_attempted: list[Fix] = []
-
-    @field_validator("component_tags")
-    @classmethod
-    def _tidy_tags(cls, tags: list[str]) -> list[str]:
-        # Tags are compared across teams and tools: one spelling, no duplicates, stable order.
-        seen: dict[str, None] = {}
-        for tag in tags:
-            tag = tag.strip().lower()
-            if tag:
-                seen[tag] = None
-        return list(seen)
-
-    @field_validator("opened_at", "resolved_at")
-    @classmethod
-    def _assume_utc(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            return value.replace(tzinfo=timezone.utc)
-        return value
 
     @property
     def point_id(self) -> str:

@@ -1,13 +1,15 @@
 """Ingest: validate, distill, diff against the store, embed what changed, write.
 
 Idempotent by construction: point ids come from incident ids, and an incident whose distilled
-text and payload hash are unchanged costs no embedding call and no write.
+text and payload hash are unchanged costs no embedding call and no write. `ingest` is the one
+driver; its embed step is the only part a caller swaps (the Prefect flow passes its retried task).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 from . import payload as P
@@ -17,9 +19,11 @@ from .embedders import Embedder
 from .errors import EmbeddingFailed
 from .incident import Incident
 from .lexical import sparse_vector
-from .store import IncidentStore, StoredPoint
+from .stores import IncidentStore, StoredPoint
 
 log = logging.getLogger(__name__)
+
+Embed = Callable[[Sequence[str]], list[list[float]]]
 
 
 @dataclass
@@ -30,6 +34,9 @@ class Prepared:
     text: str
     payload: dict
     point_id: str  # uuid5, computed once: every later step keys on it
+
+
+COUNTS = ("fetched", "new", "updated", "unchanged", "rejected", "embedding_calls")
 
 
 @dataclass
@@ -43,19 +50,21 @@ class IngestReport:
     rejections: list[Rejected] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        return {
-            "fetched": self.fetched,
-            "new": self.new,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "rejected": self.rejected,
-            "embedding_calls": self.embedding_calls,
-        }
+        return {key: getattr(self, key) for key in COUNTS}
 
     def add(self, other: IngestReport) -> None:
-        for key in ("fetched", "new", "updated", "unchanged", "rejected", "embedding_calls"):
+        for key in COUNTS:
             setattr(self, key, getattr(self, key) + getattr(other, key))
         self.rejections.extend(other.rejections)
+
+
+class IngestStopped(EmbeddingFailed):
+    """A batch could not be embedded. Batches before it are stored (each is complete); it and later
+    ones are not written at all, so a re-run completes the work. `report` says what was done."""
+
+    def __init__(self, message: str, report: IngestReport):
+        super().__init__(message)
+        self.report = report
 
 
 def prepare(incident: Incident) -> Prepared:
@@ -90,10 +99,9 @@ class BatchPlan:
     report: IngestReport
 
 
-def plan_batch(batch: Sequence[Prepared], store: IncidentStore) -> BatchPlan:
-    """Diff a batch against the store by (point id, text hash, record hash)."""
+def plan_batch(batch: Sequence[Prepared], stored: dict[str, tuple[str, str]]) -> BatchPlan:
+    """Diff a batch against the stored (text hash, record hash) of its point ids."""
     report = IngestReport()
-    stored = store.stored_hashes([p.point_id for p in batch])
     to_embed: list[Prepared] = []
     payload_only: dict[str, dict] = {}
     for p in batch:
@@ -122,58 +130,45 @@ def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
     return vectors
 
 
-def write_batch(store: IncidentStore, plan: BatchPlan, vectors: Sequence[Sequence[float]]) -> None:
-    """Write a planned batch: whole points for the embedded ones, payloads for the rest."""
-    points = [StoredPoint(p.point_id, list(v), sparse_vector(p.text), p.payload) for p, v in zip(plan.to_embed, vectors)]
-    store.write(points)
-    store.replace_payloads(plan.payload_only)
-
-
-Embed = Callable[[list[str]], list[list[float]]]
-Write = Callable[[BatchPlan, list[list[float]]], None]
-
-
-def ingest_batch(batch: Sequence[Prepared], store: IncidentStore, embed: Embed, write: Write) -> IngestReport:
-    """Store one batch: diff, embed what changed (one call), then write. A failed embedding call
-    writes nothing. `embed` and `write` are the plain functions, or the flow's tasks around them.
-
-    Raises `EmbeddingFailed` (the batch is untouched in the store).
-    """
-    plan = plan_batch(batch, store)
-    vectors: list[list[float]] = []
-    if plan.to_embed:
-        plan.report.embedding_calls += 1
-        vectors = embed([p.text for p in plan.to_embed])
-    if plan.to_embed or plan.payload_only:
-        write(plan, vectors)
-    return plan.report
-
-
 def ingest(
     items: Iterable[Incident | Rejected],
     store: IncidentStore,
     embedder: Embedder,
     *,
+    embed: Embed | None = None,
     batch_size: int = 64,
+    lock: AbstractContextManager | None = None,
     on_batch: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
-    """Ingest a backlog into `store`. Returns the counts; `on_batch(done, total)` reports progress.
+    """Ingest a backlog into `store`; returns the counts. `embed` replaces the plain embedding call (the
+    flow passes its retried task); `lock` is held around store calls only, never around embedding;
+    `on_batch(done, total)` reports progress.
 
-    Raises `EmbeddingFailed` when a batch cannot be embedded: earlier batches stay written (they are
-    complete), the failing batch and later ones are not written at all; re-running completes them.
+    Raises `IngestStopped` (an `EmbeddingFailed`) when a batch cannot be embedded.
     """
+    embed = embed or (lambda texts: embed_texts(embedder, texts))
+    lock = lock or nullcontext()
     report = IngestReport()
     prepared = collect(items, report)
-    store.ensure_collection(embedder.model, embedder.dimension)
+    if prepared:
+        with lock:
+            store.ensure_collection(embedder.model, embedder.dimension)
     for start in range(0, len(prepared), batch_size):
         batch = prepared[start : start + batch_size]
-        try:
-            report.add(ingest_batch(
-                batch, store, lambda texts: embed_texts(embedder, texts), lambda plan, v: write_batch(store, plan, v)
-            ))
-        except EmbeddingFailed as exc:
-            exc.report = report  # what was done before the failure, for the caller to show
-            raise
+        with lock:
+            plan = plan_batch(batch, store.stored_hashes([p.point_id for p in batch]))
+        vectors: list[list[float]] = []
+        if plan.to_embed:
+            plan.report.embedding_calls += 1
+            try:
+                vectors = embed([p.text for p in plan.to_embed])
+            except EmbeddingFailed as exc:
+                raise IngestStopped(str(exc), report) from exc
+        with lock:
+            store.write([StoredPoint(p.point_id, list(v), sparse_vector(p.text), p.payload)
+                         for p, v in zip(plan.to_embed, vectors)])
+            store.replace_payloads(plan.payload_only)
+        report.add(plan.report)
         if on_batch:
             on_batch(min(start + batch_size, len(prepared)), len(prepared))
     return report

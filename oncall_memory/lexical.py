@@ -10,8 +10,7 @@ import math
 import re
 import zlib
 from collections import Counter
-
-from qdrant_client import models
+from dataclasses import dataclass
 
 # Split on anything but letters, digits and the dash/underscore that hold error codes together.
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9_]*(?:-[a-z0-9_]+)*")
@@ -32,12 +31,20 @@ def terms(text: str) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Sparse:
+    """A sparse vector: term indices (ascending) and their weights."""
+
+    indices: list[int]
+    values: list[float]
+
+
 def _index(term: str) -> int:
     return zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
 
 
-def sparse_vector(text: str) -> models.SparseVector:
+def sparse_vector(text: str) -> Sparse:
     """Term-frequency sparse vector (1 + log tf) for `text`; IDF is applied by Qdrant at query time."""
     counts: Counter[int] = Counter(_index(t) for t in terms(text))
     indices = sorted(counts)
-    return models.SparseVector(indices=indices, values=[1.0 + math.log(counts[i]) for i in indices])
+    return Sparse(indices=indices, values=[1.0 + math.log(counts[i]) for i in indices])

@@ -1,70 +1,192 @@
-"""The memory as one long-lived, thread-safe object: for a process that serves lookups and ingests.
+"""`Memory`: the one front door. Every entry point (CLI, flow, service, eval, maintenance) opens it
+and calls it; nothing else reaches the store.
 
-The embedded store has one owner; inside that owner, one lock serialises lookups and writes so the
-web service's request threads, its background worker and an in-process ingest never interleave.
+    with Memory.open(settings) as memory:
+        memory.ingest(read_jsonl(path))
+        lookup = memory.similar(Alert(text="pods crash looping"))
+
+It owns the store, the embedder and the settings. The collection is created by the first write.
+One lock serialises store calls, so a service's request threads, its worker and an in-process
+ingest never interleave on the embedded engine; embedding happens outside the lock, so a slow
+embedder never holds up a lookup that needs only words, nor a health check.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from .alert import Alert, Filters
 from .backlog import Rejected
 from .embedders import Embedder, make_embedder
+from .errors import InvalidInput, OncallMemoryError
 from .incident import Incident
-from .ingest import IngestReport, ingest
-from .retrieve import Lookup, Retriever
+from .ingest import Embed, IngestReport, ingest
+from .payload import incident_from_payload
+from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
-from .storage import open_store
-from .store import IncidentStore, Mode
+from .stores import IncidentStore, Mode, copy_points, open_edge, open_local, open_store
+
+REINDEX_SUFFIX = "__reindex"
+EMBEDDER_TRUST_SECONDS = 30.0  # how long a readiness probe's verdict on the embedder stands
+
+
+@dataclass(frozen=True)
+class Readiness:
+    ready: bool  # the store answers: lookups work
+    detail: str
+    degraded: str | None = None  # set when lookups work with less (the embedder is down: words only)
 
 
 class Memory:
     def __init__(self, store: IncidentStore, embedder: Embedder, settings: Settings):
         self.store = store
         self.embedder = embedder
-        self._settings = settings
+        self.settings = settings
         self._lock = threading.RLock()
-        store.ensure_collection(embedder.model, embedder.dimension)
-        self._retriever = Retriever(store, embedder, weights=settings.weights, candidates=settings.candidates)
-        self._embedder_ok_until = 0.0
+        self._retriever = Retriever(store, weights=settings.weights, candidates=settings.candidates)
+        self._contract_checked = False
+        self._embedder_verdict: tuple[float, str | None] = (0.0, None)  # (valid until, problem)
 
     @classmethod
-    def open(cls, settings: Settings) -> Memory:
-        store = open_store(settings)
-        try:
-            return cls(store, make_embedder(settings), settings)
-        except BaseException:
-            store.close()
-            raise
+    def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Memory:
+        """Open the store the settings name with their embedder (or `embedder`)."""
+        embedder = embedder or make_embedder(settings)
+        return cls(open_store(settings), embedder, settings)
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         with self._lock:
             self.store.close()
 
+    # -- lookups --------------------------------------------------------------------------------
+
     def similar(
-        self, alert: Alert, *, filters: Filters | None = None, limit: int = 5, mode: Mode = "hybrid", rank: bool = True
+        self,
+        alert: Alert,
+        *,
+        filters: Filters | None = None,
+        limit: int = 5,
+        mode: Mode = "hybrid",
+        rank: bool = True,
+        now: datetime | None = None,
     ) -> Lookup:
-        with self._lock:
-            return self._retriever.similar(alert, filters=filters, limit=limit, mode=mode, rank=rank)
+        """The `limit` past incidents most like `alert` (see `Retriever.search`).
 
-    def ingest(self, items: Iterable[Incident | Rejected]) -> IngestReport:
+        Raises `InvalidInput` for a limit outside 1..100, `StoreUnavailable` when nothing was ingested,
+        `ContractMismatch` when the collection was built with another model.
+        """
+        check_limit(limit)
         with self._lock:
-            return ingest(items, self.store, self.embedder, batch_size=self._settings.embed_batch_size)
+            self._check_contract()
+        query = make_query(alert, self.embedder, mode)  # the embedding call, outside the lock
+        with self._lock:
+            return self._retriever.search(query, filters=filters, limit=limit, rank=rank, now=now)
 
-    def ready(self) -> tuple[bool, str]:
-        """Is the store answering and the embedder reachable? An embedder success is trusted for 30 s."""
+    def _check_contract(self) -> None:
+        if not self._contract_checked:
+            self.store.check_contract(self.embedder.model, self.embedder.dimension)
+            self._contract_checked = True
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def ingest(
+        self,
+        items: Iterable[Incident | Rejected],
+        *,
+        embed: Embed | None = None,
+        on_batch: Callable[[int, int], None] | None = None,
+    ) -> IngestReport:
+        """Store a backlog (see `ingest.ingest`). Raises `IngestStopped` when a batch cannot be embedded."""
+        return ingest(items, self.store, self.embedder, embed=embed, batch_size=self.settings.embed_batch_size,
+                      lock=self._lock, on_batch=on_batch)
+
+    # -- what the memory holds ------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Collection, location, contract and count. Raises `InvalidInput` when nothing was ingested."""
+        with self._lock:
+            if not self.store.exists():
+                raise InvalidInput(
+                    f"no collection {self.store.collection!r} at {self.store.location}: run `oncall-memory ingest`"
+                )
+            return {"collection": self.store.collection, "location": self.store.location,
+                    **self.store.contract(), "count": self.store.count()}
+
+    def ready(self) -> Readiness:
+        """Can this memory answer? Ready while the store answers; an unreachable embedder makes it
+        degraded (lookups fall back to words), not unready. The embedder's verdict stands 30 s."""
         try:
             with self._lock:
-                count = self.store.count()
+                count = self.store.count() if self.store.exists() else 0
         except Exception as exc:  # any store failure means not ready; say which
-            return False, f"store unavailable: {exc}"
-        if time.monotonic() > self._embedder_ok_until:
+            return Readiness(False, f"store unavailable: {exc}")
+        valid_until, problem = self._embedder_verdict
+        if time.monotonic() > valid_until:
             try:
                 self.embedder.embed(["readiness probe"])
+                problem = None
             except Exception as exc:
-                return False, f"embedder unavailable: {exc}"
-            self._embedder_ok_until = time.monotonic() + 30
-        return True, f"{count} incidents, model {self.embedder.model}"
+                problem = f"embedder unavailable ({exc}): lookups use words only"
+            self._embedder_verdict = (time.monotonic() + EMBEDDER_TRUST_SECONDS, problem)
+        return Readiness(True, f"{count} incidents, model {self.embedder.model}", problem)
+
+    # -- maintenance ----------------------------------------------------------------------------
+
+    def reindex(self) -> IngestReport:
+        """Rebuild the collection with this memory's embedder from the incidents stored in it (the
+        payload holds every field), beside the old one, swapped in only when complete.
+
+        A failure at any point before the swap drops the half-built collection and leaves the old one.
+        """
+        with self._lock:
+            if not self.store.exists():
+                raise InvalidInput(f"no collection {self.store.collection!r} at {self.store.location} to reindex")
+            incidents = [incident_from_payload(payload) for _, payload, _ in self.store.points()]
+            temp = self.store.sibling(self.store.collection + REINDEX_SUFFIX)
+        try:
+            with self._lock:
+                if temp.exists():
+                    temp.drop()  # a half-built one from an earlier failed reindex
+            report = ingest(incidents, temp, self.embedder, batch_size=self.settings.embed_batch_size, lock=self._lock)
+            with self._lock:
+                if temp.count() != len(incidents):
+                    raise OncallMemoryError(f"reindex built {temp.count()} incidents, expected {len(incidents)}")
+        except BaseException:
+            with self._lock:
+                temp.drop()
+                temp.close()
+            raise
+        with self._lock:
+            self.store.swap_in(temp)
+            self._contract_checked = False
+        return report
+
+    @staticmethod
+    def migrate(settings: Settings) -> int:
+        """Copy the local-mode store under the data dir into the Edge engine there, vectors and all:
+        no embedding call. Returns the points copied.
+
+        Raises `InvalidInput` when there is nothing to copy or the Edge collection already holds incidents.
+        """
+        with open_local(settings) as source, open_edge(settings) as target:
+            if not source.exists():
+                raise InvalidInput(f"no local-mode collection {settings.collection!r} at {source.location} to migrate")
+            if target.exists() and target.count():
+                raise InvalidInput(
+                    f"the edge collection at {target.location} already holds {target.count()} incidents; "
+                    "move it away first (migrate never overwrites)"
+                )
+            copied = copy_points(source, target)
+            if target.count() != source.count():
+                raise OncallMemoryError(f"copied {copied} points but the edge store holds {target.count()}")
+            return copied

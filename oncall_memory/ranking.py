@@ -1,19 +1,34 @@
 """Rank candidates by the facts in their payload, and say why, in words a tired human reads at 3 a.m.
 
-Meaning gets a candidate into the list; facts order it: same flavor and env, shared components, a
-fix that worked, recency. An exact canonical-signature match goes first.
+Meaning gets a candidate into the list; facts order it. Each fact that moves a candidate is a typed
+`Boost` (kind, weight, text): the score is relevance plus the weights, the reasons are the texts, so
+the order and its explanation cannot drift apart. Kinds with weight 0 only explain.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from . import payload as P
-from .alert import Alert
+from .facts import Facts
+from .incident import worked
 from .settings import RankingWeights
+
+# Boost kinds, in the order their reasons are read.
+SIGNATURE, MEANING, FLAVOR, ENV, SERVICE, TAGS, FIXED, NO_EFFECT, WORSE, AGE = (
+    "signature", "meaning", "flavor", "env", "service", "tags", "fixed", "no_effect", "worse", "age")
+FIX_KINDS = frozenset({FIXED, NO_EFFECT, WORSE})
+
+
+@dataclass(frozen=True)
+class Boost:
+    kind: str
+    weight: float  # added to relevance; 0 for what only explains
+    text: str
 
 
 class Neighbour(BaseModel):
@@ -36,6 +51,11 @@ class Neighbour(BaseModel):
     root_cause: str | None = None
     signature_match: bool = False
     reasons: list[str]
+    boosts: list[Boost] = Field(default=[], exclude=True)  # the reasons, typed, for renderers
+
+    def reasons_except(self, *kinds: str) -> list[str]:
+        """The reasons, without those of these kinds (a renderer that shows fixes or age on its own line)."""
+        return [b.text for b in self.boosts if b.kind not in kinds]
 
 
 def human_age(days: float) -> str:
@@ -49,112 +69,93 @@ def human_age(days: float) -> str:
     raise AssertionError("unreachable")
 
 
-def _age_days(payload: dict[str, Any], now: datetime) -> float | None:
+def age_days(payload: dict[str, Any], now: datetime) -> float | None:
     stamp = payload.get(P.OPENED_AT) or payload.get("resolved_at")
     if not stamp:
         return None
     return max(0.0, (now - datetime.fromisoformat(stamp)).total_seconds() / 86400)
 
 
-def _same(label: str, mine: str | None, theirs: str | None) -> str | None:
-    if mine and theirs and mine.lower() == theirs.lower():
-        return f"same {label} ({theirs})"
-    return None
+def relevance(similarity: float, overlap: float, weights: RankingWeights) -> float:
+    """How near in meaning and in words, on 0..1: `lexical_share` of it is the share of the alert's words
+    the incident has."""
+    return (1 - weights.lexical_share) * similarity + weights.lexical_share * overlap
 
 
-def _worked(fix: dict) -> bool:
-    return fix["outcome"] in ("resolved", "mitigated")
+def is_signature_match(payload: dict[str, Any], signature_key: str | None) -> bool:
+    return bool(signature_key) and payload.get(P.SIGNATURE_KEY) == signature_key
 
 
-def score(
+def boosts(
     payload: dict[str, Any],
     *,
-    relevance: float,
-    alert: Alert,
-    weights: RankingWeights | None,
+    facts: Facts,
+    weights: RankingWeights,
+    similarity: float | None,
+    signature_key: str | None,
     now: datetime,
-) -> float:
-    """Relevance plus the fact boosts (none without `weights`). Cheap: run on every candidate."""
-    if weights is None:
-        return relevance
-    w, total = weights, relevance
-    for fact, field, weight in ((alert.flavor, P.FLAVOR, w.same_flavor), (alert.env, P.ENV, w.same_env),
-                                (alert.service, P.SERVICE, w.same_service)):
+) -> list[Boost]:
+    """Every fact that moves (or explains) this candidate, in reading order."""
+    out: list[Boost] = []
+    if is_signature_match(payload, signature_key):
+        out.append(Boost(SIGNATURE, 0.0, "exact signature match"))  # pinned first, not weighted
+    if similarity is not None:
+        out.append(Boost(MEANING, 0.0, f"meaning {similarity:.2f} similar"))
+    for kind, field, mine, weight in ((FLAVOR, P.FLAVOR, facts.flavor, weights.same_flavor),
+                                      (ENV, P.ENV, facts.env, weights.same_env),
+                                      (SERVICE, P.SERVICE, facts.service, weights.same_service)):
         theirs = payload.get(field)
-        if fact and theirs and fact.lower() == theirs.lower():
-            total += weight
+        if mine and theirs and mine.lower() == theirs.lower():
+            out.append(Boost(kind, weight, f"same {kind} ({theirs})"))
     tags = payload.get(P.TAGS) or []
-    shared = sum(1 for t in alert.component_tags if t in tags)
-    total += w.shared_tag * min(shared, w.max_shared_tags)
-    if any(_worked(f) for f in payload.get("fixes_attempted") or []):
-        total += w.worked_fix
-    age_days = _age_days(payload, now)
-    if age_days is not None:
-        total += w.recency * 0.5 ** (age_days / w.recency_half_life_days)
-    return total
+    shared = [t for t in facts.component_tags if t in tags]
+    if shared:
+        weight = weights.shared_tag * min(len(shared), weights.max_shared_tags)
+        out.append(Boost(TAGS, weight, f"{len(shared)} shared component{'s' * (len(shared) != 1)}: {', '.join(shared)}"))
+    fixes = payload.get("fixes_attempted") or []
+    fixed = [f["action"] for f in fixes if worked(f["outcome"])]
+    if fixed:
+        out.append(Boost(FIXED, weights.worked_fix, "fixed by: " + "; ".join(fixed)))
+    for kind, outcome, words in ((NO_EFFECT, "no-op", "tried before without effect: "),
+                                 (WORSE, "worsened", "made it worse last time: ")):
+        actions = [f["action"] for f in fixes if f["outcome"] == outcome]
+        if actions:
+            out.append(Boost(kind, 0.0, words + "; ".join(actions)))
+    days = age_days(payload, now)
+    if days is not None:
+        out.append(Boost(AGE, weights.recency * 0.5 ** (days / weights.recency_half_life_days), human_age(days)))
+    return out
 
 
-def explain(
+def neighbour(
     payload: dict[str, Any],
     *,
+    boosts: list[Boost],
     score: float,
     relevance: float,
     similarity: float | None,
-    alert: Alert,
-    signature_key: str | None,
     now: datetime,
 ) -> Neighbour:
-    """The neighbour as the responder sees it, with the reasons for its place. Run on the few shown."""
-    reasons: list[str] = []
+    """The neighbour as the responder sees it. Run on the few shown, with their whole payload."""
     fixes = payload.get("fixes_attempted") or []
-    worked = [f["action"] for f in fixes if _worked(f)]
-    failed = [f["action"] for f in fixes if not _worked(f)]
-    noop = [f["action"] for f in fixes if f["outcome"] == "no-op"]
-    worse = [f["action"] for f in fixes if f["outcome"] == "worsened"]
-    age_days = _age_days(payload, now)
-    match = is_signature_match(payload, signature_key)
-
-    if match:
-        reasons.append("exact signature match")
-    if similarity is not None:
-        reasons.append(f"meaning {similarity:.2f} similar")
-    for label, fact, field in (("flavor", alert.flavor, P.FLAVOR), ("env", alert.env, P.ENV),
-                               ("service", alert.service, P.SERVICE)):
-        reason = _same(label, fact, payload.get(field))
-        if reason:
-            reasons.append(reason)
-    shared = [t for t in alert.component_tags if t in (payload.get(P.TAGS) or [])]
-    if shared:
-        reasons.append(f"{len(shared)} shared component{'s' * (len(shared) != 1)}: {', '.join(shared)}")
-    if worked:
-        reasons.append("fixed by: " + "; ".join(worked))
-    if noop:
-        reasons.append("tried before without effect: " + "; ".join(noop))
-    if worse:
-        reasons.append("made it worse last time: " + "; ".join(worse))
-    if age_days is not None:
-        reasons.append(human_age(age_days))
-
+    days = age_days(payload, now)
     return Neighbour(
         id=payload.get(P.INCIDENT_ID, "?"),
         title=payload.get("title", ""),
         score=round(score, 6),
         relevance=round(relevance, 6),
         similarity=None if similarity is None else round(similarity, 6),
-        age_days=None if age_days is None else round(age_days, 2),
-        age=None if age_days is None else human_age(age_days),
-        fixes_worked=worked,
-        fixes_failed=failed,
+        age_days=None if days is None else round(days, 2),
+        age=None if days is None else human_age(days),
+        fixes_worked=[f["action"] for f in fixes if worked(f["outcome"])],
+        fixes_failed=[f["action"] for f in fixes if not worked(f["outcome"])],
         url=payload.get("url"),
         service=payload.get(P.SERVICE),
         env=payload.get(P.ENV),
         flavor=payload.get(P.FLAVOR),
         component_tags=payload.get(P.TAGS) or [],
         root_cause=payload.get("root_cause"),
-        signature_match=match,
-        reasons=reasons,
+        signature_match=any(b.kind == SIGNATURE for b in boosts),
+        reasons=[b.text for b in boosts],
+        boosts=boosts,
     )
-
-
-def is_signature_match(payload: dict[str, Any], signature_key: str | None) -> bool:
-    return bool(signature_key) and payload.get(P.SIGNATURE_KEY) == signature_key

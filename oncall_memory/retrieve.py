@@ -1,23 +1,30 @@
-"""Look up: embed the alert like an incident, search by meaning and words, rank by facts, explain."""
+"""Look up: embed the alert like an incident, search by meaning and words, rank by facts, explain.
+
+Two steps, so a long-lived memory can hold its store lock for the second only: `make_query` does the
+cleaning and the embedding call (no store), `Retriever.search` does the store calls and the ranking.
+"""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Literal
 
 from pydantic import BaseModel
 
 from . import payload as P
+from . import ranking
 from .alert import Alert, Filters
+from .conditions import holds
 from .distill import distill_alert
 from .embedders import Embedder
 from .errors import EmbeddingFailed, InvalidInput
-from .lexical import sparse_vector
-from .ranking import Neighbour, explain, is_signature_match, score
+from .lexical import Sparse, sparse_vector
+from .ranking import Neighbour
 from .settings import RankingWeights
 from .signature import canonical_signature
-from .store import Hit, IncidentStore, Mode
+from .stores import Hit, IncidentStore, Mode, QueryPlan
 
 log = logging.getLogger(__name__)
 
@@ -34,101 +41,105 @@ class Lookup(BaseModel):
     neighbours: list[Neighbour]
 
 
+@dataclass(frozen=True)
+class Query:
+    """An alert made ready to search: cleaned text, its two vectors, and how the search will run."""
+
+    alert: Alert
+    sparse: Sparse
+    dense: list[float] | None
+    mode: Mode
+    degraded: str | None
+    signature_key: str | None
+
+
+def check_limit(limit: int) -> None:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+
+
+def make_query(alert: Alert, embedder: Embedder, mode: Mode) -> Query:
+    """Clean and embed the alert. If the embedder fails, a hybrid lookup degrades to words only and says
+    so; a dense-only lookup raises `EmbeddingFailed`."""
+    text = distill_alert(alert.text)
+    dense, degraded = None, None
+    if mode in ("hybrid", "dense"):
+        try:
+            dense = embedder.embed([text])[0]
+        except EmbeddingFailed as exc:
+            if mode == "dense":
+                raise
+            degraded = f"embedder unreachable ({exc}); showing word matches only"
+            log.warning(degraded)
+            mode = "lexical"
+    signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
+    return Query(alert, sparse_vector(text), dense, mode, degraded, signature_key)
+
+
 class Retriever:
-    def __init__(self, store: IncidentStore, embedder: Embedder, *, weights: RankingWeights, candidates: int = 50):
+    def __init__(self, store: IncidentStore, *, weights: RankingWeights, candidates: int = 50):
         self._store = store
-        self._embedder = embedder
         self._weights = weights
         self._candidates = candidates
-        store.check_contract(embedder.model, embedder.dimension)
 
-    def similar(
-        self,
-        alert: Alert,
-        *,
-        filters: Filters | None = None,
-        limit: int = 5,
-        mode: Mode = "hybrid",
-        rank: bool = True,
+    def search(
+        self, query: Query, *, filters: Filters | None = None, limit: int = 5, rank: bool = True,
         now: datetime | None = None,
     ) -> Lookup:
-        """The `limit` past incidents most like `alert`, under `filters`.
+        """The `limit` past incidents most like the query's alert, under `filters`.
 
-        With `rank`, candidates are re-ordered by shared facts and exact signature matches are pinned
-        first. If the embedder fails, a hybrid lookup degrades to words only and says so.
-        Raises `InvalidInput` for a limit outside 1..100.
+        With `rank`, candidates are re-ordered by their boosts and exact signature matches are pinned first.
         """
-        if not 1 <= limit <= MAX_LIMIT:
-            raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+        check_limit(limit)
         now = now or datetime.now(timezone.utc)
-        text = distill_alert(alert.text)
         filters = filters or Filters()
-        where = filters.to_qdrant()
-        sparse = sparse_vector(text)
-
-        dense: list[float] | None = None
-        degraded = None
-        if mode in ("hybrid", "dense"):
-            try:
-                dense = self._embedder.embed([text])[0]
-            except EmbeddingFailed as exc:
-                if mode == "dense":
-                    raise
-                degraded = f"embedder unreachable ({exc}); showing word matches only"
-                log.warning(degraded)
-                mode = "lexical"
-
-        fetch = max(limit, self._candidates) if rank else limit
+        where = filters.conditions()
+        mode, dense, key = query.mode, query.dense, query.signature_key
         # Ranked hybrid needs each candidate's similarity, not its fused rank: the engine rescores.
-        rescore = rank and mode == "hybrid" and dense is not None
-        hits = self._store.query(dense=dense, sparse=sparse, where=where, limit=fetch, mode=mode,
-                                 fields=P.RANKING_FIELDS, rescore=rescore)
-        # A rescored or dense search already scored its hits by meaning; nothing else did.
-        cosines = {h.point_id: h.score for h in hits} if rescore or mode == "dense" else {}
-        signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
+        plan = QueryPlan.of(dense, query.sparse, mode, rescore=rank)
+        hits = self._store.query(plan, dense=dense, sparse=query.sparse, where=where,
+                                 limit=max(limit, self._candidates) if rank else limit, fields=P.RANKING_FIELDS)
+        # A rescored or dense-only search already scored its hits by meaning; nothing else did.
+        by_meaning = plan.rescore or (plan.dense and not plan.sparse)
+        cosines = {h.point_id: h.score for h in hits} if by_meaning else {}
         pin = rank and self._weights.signature_pin
-        if pin and signature_key:
-            hits = self._with_signature_matches(hits, signature_key, filters)
+        if pin and key:
+            seen = {h.point_id for h in hits}
+            hits += [h for h in self._store.signature_matches(key) if h.point_id not in seen and holds(where, h.payload)]
         if dense is not None:
             missing = [h.point_id for h in hits if h.point_id not in cosines]  # pinned matches; unranked fusion
-            cosines.update(self._store.similarities(dense, missing) if missing else {})
+            cosines.update(self._store.similarities(dense, missing))
 
         top_lexical = max((h.score for h in hits), default=1.0) or 1.0
-        query_terms = frozenset(sparse.indices)
-        share = self._weights.lexical_share
-        weights = self._weights if rank else None
+        query_terms = frozenset(query.sparse.indices)
         scored = []
-        for hit in hits:
-            similarity = cosines.get(hit.point_id)
-            if mode == "lexical":
-                relevance = hit.score / top_lexical  # IDF scores are unbounded: scale the best to 1
-            elif similarity is not None and rescore:
-                # Ranking needs an absolute relevance: fused ranks turn a tie in meaning into a gap of 1/3.
-                overlap = len(query_terms & hit.terms) / len(query_terms) if query_terms else 0.0
-                relevance = (1 - share) * similarity + share * overlap
-            elif similarity is not None and mode == "dense":
-                relevance = similarity
-            else:
-                relevance = hit.score  # unranked hybrid keeps the fused order
-            total = score(hit.payload, relevance=relevance, alert=alert, weights=weights, now=now)
-            pinned = pin and is_signature_match(hit.payload, signature_key)
-            scored.append((not pinned, -total, hit, relevance, similarity, total))
+        for h in hits:
+            similarity = cosines.get(h.point_id)
+            relevance = self._relevance(h, plan, mode, similarity, query_terms, top_lexical)
+            why = ranking.boosts(h.payload, facts=query.alert, weights=self._weights, similarity=similarity,
+                                 signature_key=key, now=now)
+            total = relevance + (sum(b.weight for b in why) if rank else 0.0)
+            pinned = pin and ranking.is_signature_match(h.payload, key)
+            scored.append((not pinned, -total, h, relevance, similarity, total, why))
         scored.sort(key=lambda row: row[:2])  # pinned first, then by score; stable among equals
         shown = scored[:limit]
-        full = self._store.payloads([row[2].point_id for row in shown])
+        full = self._store.retrieve([row[2].point_id for row in shown])
+        # The boosts were computed from the ranking fields, which hold everything they read.
         neighbours = [
-            explain(full.get(hit.point_id, hit.payload), score=total, relevance=relevance, similarity=similarity,
-                    alert=alert, signature_key=signature_key, now=now)
-            for _, _, hit, relevance, similarity, total in shown
+            ranking.neighbour(full.get(h.point_id, h.payload), boosts=why, score=total, relevance=relevance,
+                              similarity=similarity, now=now)
+            for _, _, h, relevance, similarity, total, why in shown
         ]
-        return Lookup(
-            mode=mode, ranked=rank, degraded=degraded, signature_key=signature_key, neighbours=neighbours
-        )
+        return Lookup(mode=mode, ranked=rank, degraded=query.degraded, signature_key=key, neighbours=neighbours)
 
-    def _with_signature_matches(self, hits: list[Hit], key: str, filters: Filters) -> list[Hit]:
-        """Add exact signature matches the search missed: they go first whatever their distance."""
-        seen = {h.point_id for h in hits}
-        extra = [
-            h for h in self._store.signature_matches(key) if h.point_id not in seen and filters.matches(h.payload)
-        ]
-        return hits + extra
+    def _relevance(self, h: Hit, plan: QueryPlan, mode: Mode, similarity: float | None,
+                   query_terms: frozenset[int], top_lexical: float) -> float:
+        if mode == "lexical":
+            return h.score / top_lexical  # IDF scores are unbounded: scale the best to 1
+        if similarity is not None and plan.rescore:
+            # Ranking needs an absolute relevance: fused ranks turn a tie in meaning into a gap of 1/3.
+            overlap = len(query_terms & h.terms) / len(query_terms) if query_terms else 0.0
+            return ranking.relevance(similarity, overlap, self._weights)
+        if similarity is not None and mode == "dense":
+            return similarity
+        return h.score  # unranked hybrid keeps the fused order

@@ -8,6 +8,7 @@ of the run and closes it; one run at a time (`limit=1`) so runs never fight over
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import signal
@@ -34,7 +35,18 @@ log = logging.getLogger(__name__)
 QUIET_PREFECT = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
 
 
-def _free_port() -> int:
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The schedule options, shared by `oncall-memory schedule` and `python flows/ingest.py`."""
+    p.add_argument("--source", choices=["jsonl", "pagerduty"], default="jsonl")
+    p.add_argument("--path", help="for jsonl: a file or a folder of *.jsonl")
+    p.add_argument("--window-days", type=float,
+                   help="look-back window of each run (default: 7 for pagerduty, all of a jsonl backlog; 0: all)")
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--interval", type=float, help="seconds between runs (default 900)")
+    when.add_argument("--cron", help='a cron schedule, e.g. "*/15 * * * *"')
+
+
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -43,38 +55,41 @@ def _free_port() -> int:
 @contextmanager
 def local_prefect_server(home: Path, *, port: int | None = None, timeout: float = 120.0) -> Iterator[str]:
     """Start `prefect server start` on loopback with its database under `home`; yield its API URL."""
-    port = port or _free_port()
+    port = port or free_port()
     home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **QUIET_PREFECT, "PREFECT_HOME": str(home), "PREFECT_SERVER_UI_ENABLED": "false"}
     env.pop("PREFECT_API_URL", None)
-    logfile = (home / "server.log").open("ab")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=logfile, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/api"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if server.poll() is not None:
-                raise OncallMemoryError(f"the local Prefect server exited ({server.returncode}); see {home}/server.log")
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise OncallMemoryError(f"the local Prefect server did not answer within {timeout:.0f}s; see {home}/server.log")
-            time.sleep(0.5)
-        log.info("local Prefect server at %s (database under %s)", url, home)
-        yield url
-    finally:
-        server.terminate()
+    with (home / "server.log").open("ab") as logfile:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            env=env, stdout=logfile, stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}/api"
         try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        logfile.close()
+            _wait_healthy(server, url, home, timeout)
+            log.info("local Prefect server at %s (database under %s)", url, home)
+            yield url
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
+def _wait_healthy(server: subprocess.Popen, url: str, home: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if server.poll() is not None:
+            raise OncallMemoryError(f"the local Prefect server exited ({server.returncode}); see {home}/server.log")
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise OncallMemoryError(f"the local Prefect server did not answer within {timeout:.0f}s; see {home}/server.log")
+        time.sleep(0.5)
 
 
 def serve_schedule(
@@ -88,28 +103,41 @@ def serve_schedule(
 ) -> None:
     """Serve the ingest flow on `interval` seconds or `cron` (default every 15 minutes). Blocks.
 
-    `window_days` None: the whole file for jsonl (it is the backlog), 7 days for an API source.
+    `window_days` None: the source's default (the whole backlog for jsonl, 7 days for an API source);
+    0 also means the whole backlog.
     """
-    os.environ.update(QUIET_PREFECT)
-    # Stop cleanly on SIGTERM too (systemd, docker stop), so the local server is shut down with us.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     if window_days is None:
         window_days = default_window_days(source)
     if not interval and not cron:
         interval = 15 * 60
     api = os.environ.get("PREFECT_API_URL")
     if api:
-        _serve(api, source, path, window_days, interval, cron)
+        _serve(api, source, path, window_days or None, interval, cron)
         return
     home = (settings.data_dir if str(settings.data_dir) != ":memory:" else Path(".oncall-memory")) / "prefect"
     with local_prefect_server(home.resolve()) as url:
-        _serve(url, source, path, window_days, interval, cron)
+        _serve(url, source, path, window_days or None, interval, cron)
 
 
-def _serve(api: str, source: str, path: str | None, window_days: float, interval: float | None, cron: str | None) -> None:
+def _serve(api: str, source: str, path: str | None, window_days: float | None, interval: float | None,
+           cron: str | None) -> None:
     window = f"window {window_days:g} days" if window_days else "whole backlog"
-    params = {"source": source, "path": str(Path(path).resolve()) if path else None, "window_days": window_days or None}
+    params = {"source": source, "path": str(Path(path).resolve()) if path else None, "window_days": window_days}
     with temporary_settings({PREFECT_API_URL: api}):
         print(f"serving scheduled ingest of {source} ({params['path'] or 'api'}) every "
-              f"{f'{interval:g}s' if interval else cron!r}, {window}; Prefect API {api}", flush=True)
+              f"{f'{interval:g}s' if interval else repr(cron)}, {window}; Prefect API {api}", flush=True)
         ingest_flow.serve(name="scheduled-ingest", interval=interval, cron=cron, parameters=params, limit=1)
+
+
+def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
+    """The schedule as a program (`oncall-memory schedule`, `python flows/ingest.py`): quiet Prefect and
+    stop cleanly on SIGTERM too (systemd, docker stop), so the local server is shut down with us."""
+    parser = argparse.ArgumentParser(prog="oncall-memory schedule", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    os.environ.update(QUIET_PREFECT)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    serve_schedule(settings or Settings(), source=args.source, path=args.path, window_days=args.window_days,
+                   interval=args.interval, cron=args.cron)
+    return 0

@@ -12,8 +12,7 @@ import pytest
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.incident import Incident
 from oncall_memory.settings import Settings
-from oncall_memory.storage import open_store
-from oncall_memory.store import IncidentStore
+from oncall_memory.stores import IncidentStore, open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -16,7 +16,7 @@ from test_pagerduty import TOKEN, pd_incident, serve_pagerduty  # noqa: E402
 from oncall_memory.embedders.fake import FakeEmbedder  # noqa: E402
 from oncall_memory.flow import ingest_flow  # noqa: E402
 from oncall_memory.settings import Settings  # noqa: E402
-from oncall_memory.storage import open_store
+from oncall_memory.stores import open_store  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -32,11 +32,8 @@ def flow_settings(tmp_path):
 
 
 def stored(settings):
-    store = open_store(settings)
-    try:
+    with open_store(settings) as store:
         return snapshot(store)
-    finally:
-        store.close()
 
 
 def test_a_flow_run_over_jsonl_stores_the_incidents_and_a_rerun_embeds_nothing(flow_settings):

@@ -9,9 +9,8 @@ from conftest import make_incident  # noqa: E402
 
 from oncall_memory.alert import Alert  # noqa: E402
 from oncall_memory.embedders.local import LocalEmbedder  # noqa: E402
-from oncall_memory.ingest import ingest  # noqa: E402
-from oncall_memory.retrieve import Retriever  # noqa: E402
-from oncall_memory.settings import RankingWeights  # noqa: E402
+from oncall_memory.memory import Memory  # noqa: E402
+from oncall_memory.settings import Settings  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -27,16 +26,12 @@ def test_loads_offline_with_384_dims(local_embedder):
 
 @pytest.mark.parametrize("mode", ["dense", "hybrid"])
 def test_crashing_pods_find_the_never_ready_deployment_before_the_expired_certificate(store, local_embedder, mode):
-    ingest(
-        [
-            make_incident(id="CERT", title="certificate expired"),
-            make_incident(id="READY", title="deployment never becomes ready, readiness probe failing"),
-        ],
-        store,
-        local_embedder,
-    )
-    retriever = Retriever(store, local_embedder, weights=RankingWeights())
-    lookup = retriever.similar(Alert(text="pods are crashing on startup, CrashLoopBackOff"), mode=mode, rank=False)
+    memory = Memory(store, local_embedder, Settings(data_dir=":memory:"))
+    memory.ingest([
+        make_incident(id="CERT", title="certificate expired"),
+        make_incident(id="READY", title="deployment never becomes ready, readiness probe failing"),
+    ])
+    lookup = memory.similar(Alert(text="pods are crashing on startup, CrashLoopBackOff"), mode=mode, rank=False)
     ids = [n.id for n in lookup.neighbours]
     assert ids == ["READY", "CERT"]
     ready, cert = lookup.neighbours

@@ -6,10 +6,16 @@ from conftest import FIXTURES, assert_same_points, snapshot
 from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import EmbeddingFailed, InvalidInput
-from oncall_memory.ingest import ingest
-from oncall_memory.maintenance import migrate, reindex
+from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.storage import open_store
+from oncall_memory.stores import open_store
+
+migrate = Memory.migrate
+
+
+def reindex(settings, embedder):
+    with Memory.open(settings, embedder=embedder) as memory:
+        return memory.reindex()
 
 
 def fixtures():
@@ -17,20 +23,14 @@ def fixtures():
 
 
 def build(settings, embedder=None):
-    store = open_store(settings)
-    try:
-        ingest(fixtures(), store, embedder or FakeEmbedder())
-        return snapshot(store)
-    finally:
-        store.close()
+    with Memory.open(settings, embedder=embedder or FakeEmbedder()) as memory:
+        memory.ingest(fixtures())
+        return snapshot(memory.store)
 
 
 def contents(settings):
-    store = open_store(settings)
-    try:
+    with open_store(settings) as store:
         return store.contract(), snapshot(store)
-    finally:
-        store.close()
 
 
 def test_migrate_copies_every_point_without_embedding(tmp_path):

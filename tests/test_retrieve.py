@@ -7,27 +7,28 @@ from conftest import make_incident
 from pydantic import ValidationError
 
 from oncall_memory.alert import Alert, Filters
+from oncall_memory.conditions import holds
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import InvalidInput
-from oncall_memory.evaluate import Configuration, evaluate, read_labels, score
-from oncall_memory.ingest import ingest
-from oncall_memory.retrieve import Retriever
-from oncall_memory.settings import RankingWeights
+from oncall_memory.evaluate import Configuration, evaluate, metrics, read_labels
+from oncall_memory.memory import Memory
+from oncall_memory.settings import RankingWeights, Settings
 from oncall_memory.signature import canonical_signature
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 STORY = "coredns lookups time out under load, cluster dns i/o timeout"
 
 
-def retriever_over(store, incidents, embedder=None, **weights):
-    embedder = embedder or FakeEmbedder()
-    ingest(incidents, store, embedder)
-    return Retriever(store, embedder, weights=RankingWeights(**weights))
+def memory_over(store, incidents, embedder=None, **weights):
+    """A memory over the `store` fixture (which closes it), holding `incidents`."""
+    memory = Memory(store, embedder or FakeEmbedder(), Settings(data_dir=":memory:", weights=RankingWeights(**weights)))
+    memory.ingest(incidents)
+    return memory
 
 
 def test_an_env_filter_never_returns_another_env(store):
     incidents = [make_incident(id=f"I{i}", title=STORY, env=env) for i, env in enumerate(["prod", "staging"] * 5)]
-    r = retriever_over(store, incidents)
+    r = memory_over(store, incidents)
     for mode in ("hybrid", "dense", "lexical"):
         lookup = r.similar(Alert(text=STORY), filters=Filters(env="staging"), limit=10, mode=mode)
         assert len(lookup.neighbours) == 5
@@ -40,7 +41,7 @@ def test_tag_and_time_filters_apply_inside_the_query(store):
         make_incident(id="NEW", title=STORY, component_tags=["dns", "coredns"], opened_at="2026-10-01T00:00:00Z"),
         make_incident(id="UNTAGGED", title=STORY, opened_at="2026-10-02T00:00:00Z"),
     ]
-    r = retriever_over(store, incidents)
+    r = memory_over(store, incidents)
     ids = [n.id for n in r.similar(Alert(text=STORY), filters=Filters(component_tags=["dns"]), limit=5).neighbours]
     assert sorted(ids) == ["NEW", "OLD"]
     ids = [n.id for n in r.similar(Alert(text=STORY), filters=Filters(since="2026-01-01"), limit=5).neighbours]
@@ -52,7 +53,7 @@ def test_same_story_two_flavors_the_same_flavor_comes_first(store):
         make_incident(id="AKS", title=STORY, flavor="aks", opened_at="2026-06-01T00:00:00Z"),
         make_incident(id="EKS", title=STORY, flavor="eks", opened_at="2026-06-01T00:00:00Z"),
     ]
-    r = retriever_over(store, incidents)
+    r = memory_over(store, incidents)
     for flavor, first in (("eks", "EKS"), ("aks", "AKS")):
         lookup = r.similar(Alert(text=STORY, flavor=flavor), now=NOW)
         assert lookup.neighbours[0].id == first
@@ -72,7 +73,7 @@ def test_a_worked_fix_is_surfaced_and_a_noop_is_flagged(store):
             {"action": "delete coredns pods", "outcome": "worsened"},
         ],
     )
-    r = retriever_over(store, [incident])
+    r = memory_over(store, [incident])
     (n,) = r.similar(Alert(text=STORY, component_tags=["dns", "networking"]), now=NOW).neighbours
     assert n.fixes_worked == ["enable nodelocal dnscache"]
     assert n.fixes_failed == ["restart app pods", "delete coredns pods"]
@@ -88,7 +89,7 @@ def test_a_fix_that_worked_outranks_no_recorded_fix(store):
         make_incident(id="NOFIX", title=STORY),
         make_incident(id="FIXED", title=STORY, fixes_attempted=[{"action": "scale coredns", "outcome": "resolved"}]),
     ]
-    r = retriever_over(store, incidents)
+    r = memory_over(store, incidents)
     assert [n.id for n in r.similar(Alert(text=STORY)).neighbours] == ["FIXED", "NOFIX"]
 
 
@@ -96,7 +97,7 @@ def test_an_exact_signature_match_is_pinned_first_even_when_worded_far_away(stor
     signature = "<env> ipsec pod not ready alert - <env>: tunnel down"
     incidents = [make_incident(id=f"NEAR{i}", title=f"{STORY} {i}") for i in range(5)]
     incidents.append(make_incident(id="SIG", title="completely different words", signature=signature, env="payments-prod"))
-    r = retriever_over(store, incidents)
+    r = memory_over(store, incidents)
     alert = Alert(text=STORY, signature="shop-prod ipsec pod not ready alert - shop-prod: tunnel down", env="shop-prod")
     lookup = r.similar(alert, limit=3)
     assert lookup.neighbours[0].id == "SIG"
@@ -125,7 +126,7 @@ class DownEmbedder(FakeEmbedder):
 
 def test_lookups_degrade_to_words_only_when_the_embedder_is_down(store):
     embedder = DownEmbedder()
-    r = retriever_over(store, [make_incident(id="DNS", title=STORY), make_incident(id="DISK", title="disk full")], embedder)
+    r = memory_over(store, [make_incident(id="DNS", title=STORY), make_incident(id="DISK", title="disk full")], embedder)
     embedder.down = True
     lookup = r.similar(Alert(text="dns i/o timeout"))
     assert lookup.mode == "lexical"
@@ -136,7 +137,7 @@ def test_lookups_degrade_to_words_only_when_the_embedder_is_down(store):
 
 @pytest.mark.parametrize("limit", [0, 101])
 def test_limit_outside_1_to_100_is_rejected(store, limit):
-    r = retriever_over(store, [make_incident()])
+    r = memory_over(store, [make_incident()])
     with pytest.raises(InvalidInput, match="between 1 and 100"):
         r.similar(Alert(text="x"), limit=limit)
 
@@ -151,7 +152,7 @@ def test_bad_alerts_and_filters_are_rejected():
 def test_scores_match_a_hand_computation():
     ranked = [["A", "B", "C", "D", "E"], ["X", "Y", "Z", "Q", "R"], ["M", "N"]]
     relevant = [["A"], ["Z", "R"], ["none"]]
-    s = score(ranked, relevant)
+    s = metrics(ranked, relevant)
     # recall@3: 1, 1/2, 0 -> 0.5;  recall@5: 1, 1, 0 -> 2/3;  hit@1: 1, 0, 0;  RR: 1, 1/3, 0
     assert s.recall_at_3 == pytest.approx(0.5)
     assert s.recall_at_5 == pytest.approx(2 / 3)
@@ -160,7 +161,7 @@ def test_scores_match_a_hand_computation():
 
 
 def test_eval_runs_labelled_queries_through_the_real_retriever(store, tmp_path):
-    r = retriever_over(
+    r = memory_over(
         store,
         [
             make_incident(id="DNS", title="coredns lookup timeout"),
@@ -189,7 +190,7 @@ def test_a_bad_label_line_names_its_line(tmp_path):
 
 def test_a_pinned_signature_match_still_obeys_the_hard_filters(store):
     signature = "<env> disk pressure alert - <env>: evicting pods"
-    r = retriever_over(
+    r = memory_over(
         store,
         [
             make_incident(id="PROD", title="evictions", signature=signature, env="prod"),
@@ -204,10 +205,10 @@ def test_a_pinned_signature_match_still_obeys_the_hard_filters(store):
 
 def test_a_signature_learnt_after_the_first_lookup_is_found(store):
     embedder = FakeEmbedder()
-    r = retriever_over(store, [make_incident(id="A", title=STORY)], embedder)
+    r = memory_over(store, [make_incident(id="A", title=STORY)], embedder)
     alert = Alert(text="zzz", signature="<env> queue lag alert")
     assert not any(n.signature_match for n in r.similar(alert).neighbours)
-    ingest([make_incident(id="B", title="kafka", signature="<env> queue lag alert")], store, embedder)
+    r.ingest([make_incident(id="B", title="kafka", signature="<env> queue lag alert")])
     assert r.similar(alert).neighbours[0].id == "B"
 
 
@@ -224,7 +225,7 @@ def test_the_python_filter_check_agrees_with_qdrant(store, filters):
              ("staging", "eks", ["networking"], "2026-02-01T00:00:00Z"), ("prod", "eks", [], None)]
         )
     ]
-    r = retriever_over(store, incidents)
+    r = memory_over(store, incidents)
     by_qdrant = {n.id for n in r.similar(Alert(text=STORY), filters=filters, limit=10, rank=False).neighbours}
-    by_python = {p["id"] for _, p, _ in store.points() if filters.matches(p)}
+    by_python = {p["id"] for _, p, _ in store.points() if holds(filters.conditions(), p)}
     assert by_qdrant == by_python

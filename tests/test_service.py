@@ -19,7 +19,7 @@ from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.ledger import Ledger
 from oncall_memory.settings import Settings
-from oncall_memory.storage import open_store
+from oncall_memory.stores import open_store
 
 SECRET = "whsec-topsecret-value"
 PD_TOKEN = "pd-api-token-xyz"
@@ -173,7 +173,7 @@ def test_an_alertmanager_group_with_two_firing_and_one_resolved_makes_two_lookup
 
 
 def test_alertmanager_labels_become_facts(client, httpserver, memory):
-    from oncall_memory.service.payloads import AlertmanagerWebhook, alertmanager_jobs
+    from oncall_memory.service.inbound import AlertmanagerWebhook, alertmanager_jobs
 
     hook = AlertmanagerWebhook.model_validate_json(body_of("alertmanager-group.json"))
     job = alertmanager_jobs(hook, Settings().label_facts)[0]

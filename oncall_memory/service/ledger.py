@@ -13,7 +13,7 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .payloads import Job
+from .inbound import Job
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
@@ -71,6 +71,12 @@ class Ledger:
 
     def close(self) -> None:
         self._db.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _now() -> str:

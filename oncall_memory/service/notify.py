@@ -1,4 +1,5 @@
-"""Post what the memory found back where the responder is: a PagerDuty note, a Slack message.
+"""Where the answer goes: a PagerDuty note, a Slack message. Each target is one small class with a
+name (the ledger's key for "delivered"), `accepts(job)` and `send(job, lookup)`.
 
 Every post goes through httpx with a timeout and retries with backoff (429 after Retry-After, 5xx,
 network errors); a 4xx other than 429 is final. Tokens are sent, never logged.
@@ -7,14 +8,15 @@ network errors); a 4xx other than 429 is final. Tokens are sent, never logged.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Protocol
 
 import httpx
 from pydantic import SecretStr
 
 from ..http_retry import Refused, RetriesExhausted, send
-from ..ranking import Neighbour
+from ..render import note_text, slack_message
 from ..retrieve import Lookup
+from .inbound import Job
 
 
 class RedactSecrets(logging.Filter):
@@ -38,48 +40,16 @@ class PostFailed(Exception):
     """A target did not take the message after retries (or refused it)."""
 
 
-def note_text(title: str, lookup: Lookup) -> str:
-    """Plain text for a PagerDuty note: the top neighbours with link, age, what worked, what did not."""
-    if not lookup.neighbours:
-        return f"oncall-memory: nothing similar to \"{title}\" on record."
-    lines = [f"oncall-memory: {len(lookup.neighbours)} similar past incident(s) for \"{title}\""]
-    if lookup.degraded:
-        lines.append(f"(note: {lookup.degraded})")
-    for i, n in enumerate(lookup.neighbours, start=1):
-        lines.append("")
-        lines.append(f"{i}. {n.id} {n.title}" + (f" ({n.age})" if n.age else ""))
-        if n.fixes_worked:
-            lines.append(f"   fixed by: {'; '.join(n.fixes_worked)}")
-        if n.fixes_failed:
-            lines.append(f"   tried without effect: {'; '.join(n.fixes_failed)}")
-        lines.append(f"   why: {'; '.join(r for r in n.reasons if not r.endswith(' ago'))}")
-        if n.url:
-            lines.append(f"   {n.url}")
-    return "\n".join(lines)
+class Target(Protocol):
+    name: str
 
+    def accepts(self, job: Job) -> bool:
+        """Does this job go to this target at all (a note needs a PagerDuty incident)?"""
+        ...
 
-def _slack_block(i: int, n: Neighbour) -> dict[str, Any]:
-    head = f"*{i}. <{n.url}|{n.id}>* {n.title}" if n.url else f"*{i}. {n.id}* {n.title}"
-    body = [head + (f"  _{n.age}_" if n.age else "")]
-    if n.fixes_worked:
-        body.append(f":white_check_mark: fixed by: {'; '.join(n.fixes_worked)}")
-    if n.fixes_failed:
-        body.append(f":x: tried without effect: {'; '.join(n.fixes_failed)}")
-    body.append(f"why: {'; '.join(r for r in n.reasons if not r.endswith(' ago'))}")
-    return {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(body)}}
-
-
-def slack_message(title: str, lookup: Lookup) -> dict[str, Any]:
-    """An incoming-webhook message: `text` for notifications, Block Kit blocks for the channel."""
-    blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": f"Seen before? {title}"[:150]}}
-    ]
-    if lookup.degraded:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": lookup.degraded}]})
-    blocks += [_slack_block(i, n) for i, n in enumerate(lookup.neighbours, start=1)] or [
-        {"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}
-    ]
-    return {"text": note_text(title, lookup), "blocks": blocks}
+    def send(self, job: Job, lookup: Lookup) -> None:
+        """Post the answer. Raises `PostFailed`."""
+        ...
 
 
 class Poster:
@@ -93,6 +63,12 @@ class Poster:
     def close(self) -> None:
         self._http.close()
 
+    def __enter__(self) -> Poster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def post(self, what: str, url: str, *, json: dict, headers: dict | None = None) -> httpx.Response:
         try:
             return send(self._http, "POST", url, what=what, max_retries=self._max_retries, backoff=self._backoff,
@@ -104,16 +80,19 @@ class Poster:
 
 
 class PagerDutyNotes:
-    target = "pagerduty-note"
+    name = "pagerduty-note"
 
     def __init__(self, poster: Poster, *, base_url: str, token: SecretStr, from_email: str):
         self._poster, self._base, self._token, self._from = poster, base_url.rstrip("/"), token, from_email
 
-    def send(self, incident_id: str, title: str, lookup: Lookup) -> None:
+    def accepts(self, job: Job) -> bool:
+        return job.pagerduty_incident is not None
+
+    def send(self, job: Job, lookup: Lookup) -> None:
         self._poster.post(
-            f"PagerDuty note on {incident_id}",
-            f"{self._base}/incidents/{incident_id}/notes",
-            json={"note": {"content": note_text(title, lookup)}},
+            f"PagerDuty note on {job.pagerduty_incident}",
+            f"{self._base}/incidents/{job.pagerduty_incident}/notes",
+            json={"note": {"content": note_text(job.title, lookup)}},
             headers={
                 "Authorization": f"Token token={self._token.get_secret_value()}",
                 "From": self._from,
@@ -123,10 +102,13 @@ class PagerDutyNotes:
 
 
 class SlackWebhook:
-    target = "slack"
+    name = "slack"
 
     def __init__(self, poster: Poster, *, url: SecretStr):
         self._poster, self._url = poster, url
 
-    def send(self, title: str, lookup: Lookup) -> None:
-        self._poster.post("Slack", self._url.get_secret_value(), json=slack_message(title, lookup))
+    def accepts(self, job: Job) -> bool:
+        return True
+
+    def send(self, job: Job, lookup: Lookup) -> None:
+        self._poster.post("Slack", self._url.get_secret_value(), json=slack_message(job.title, lookup))

@@ -12,9 +12,9 @@ import threading
 from collections.abc import Callable
 
 from ..retrieve import Lookup
+from .inbound import Job
 from .ledger import Ledger
-from .notify import PagerDutyNotes, PostFailed, SlackWebhook
-from .payloads import Job
+from .notify import PostFailed, Target
 
 log = logging.getLogger(__name__)
 
@@ -24,14 +24,11 @@ class Enricher:
         self,
         lookup: Callable[[Job], Lookup],
         ledger: Ledger,
-        *,
-        notes: PagerDutyNotes | None = None,
-        slack: SlackWebhook | None = None,
+        targets: list[Target],
     ):
         self._lookup = lookup
         self._ledger = ledger
-        self._notes = notes
-        self._slack = slack
+        self._targets = targets
         self._queue: queue.Queue[Job | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self.processed = 0  # jobs finished, posted or not: for tests and benchmarks
@@ -76,22 +73,18 @@ class Enricher:
 
     def _process(self, job: Job) -> None:
         lookup = self._lookup(job)
-        targets: list[tuple[str, Callable[[], None]]] = []
-        if self._notes and job.pagerduty_incident:
-            targets.append((self._notes.target, lambda: self._notes.send(job.pagerduty_incident, job.title, lookup)))
-        if self._slack:
-            targets.append((self._slack.target, lambda: self._slack.send(job.title, lookup)))
+        targets = [t for t in self._targets if t.accepts(job)]
         failures = []
-        for target, send in targets:
-            if self._ledger.delivered(job.key, target):
+        for target in targets:
+            if self._ledger.delivered(job.key, target.name):
                 continue
             try:
-                send()
+                target.send(job, lookup)
             except PostFailed as exc:
                 failures.append(str(exc))
                 log.error("%s: %s", job.key, exc)
                 continue
-            self._ledger.deliver(job.key, target)
+            self._ledger.deliver(job.key, target.name)
         ids = ", ".join(n.id for n in lookup.neighbours) or "none"
         self._ledger.finish(job.key, ok=not failures, detail="; ".join(failures) or f"neighbours: {ids}")
-        log.info("%s: neighbours %s, posted to %s", job.key, ids, [t for t, _ in targets] or "nowhere (no target set)")
+        log.info("%s: neighbours %s, posted to %s", job.key, ids, [t.name for t in targets] or "nowhere (no target set)")

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Protocol
 
 from ..backlog import Rejected
 from ..incident import Incident
@@ -31,16 +30,32 @@ class Window:
         return f"{self.since:%Y-%m-%dT%H:%MZ}..{self.until:%Y-%m-%dT%H:%MZ}"
 
 
-def default_window_days(source: str) -> float:
-    """The look-back of a scheduled run: 0 (the whole file) for jsonl, which is the backlog itself;
-    a week for an API source, so runs overlap on purpose."""
-    return 0 if source == "jsonl" else 7
+def default_window_days(source: str) -> float | None:
+    """The look-back of a scheduled run: None (the whole backlog) for jsonl, which is the backlog
+    itself; a week for an API source, so runs overlap on purpose. None always means everything."""
+    return None if source == "jsonl" else 7.0
 
 
-class Source(Protocol):
-    """Anything that yields incidents for a window. Raises `SourceFailed` if it cannot be read at all."""
+def window_of(days: float | None) -> Window | None:
+    """The window of the last `days` days; None (everything) for None."""
+    return None if days is None else Window.last(days)
+
+
+class Source:
+    """Anything that yields incidents for a window. Use as a context manager: some hold a connection."""
 
     name: str
 
     def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
-        ...
+        """Incidents in `window` (None: all), a `Rejected` for each record that cannot be mapped.
+        Raises `SourceFailed` if the source cannot be read at all."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the source holds (a connection pool); nothing by default."""
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

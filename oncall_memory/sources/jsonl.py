@@ -7,10 +7,10 @@ from pathlib import Path
 
 from ..backlog import Rejected, read_jsonl
 from ..incident import Incident
-from . import Window
+from . import Source, Window
 
 
-class JsonlSource:
+class JsonlSource(Source):
     name = "jsonl"
 
     def __init__(self, path: Path | str):

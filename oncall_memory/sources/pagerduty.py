@@ -24,11 +24,11 @@ from typing import Any
 import httpx
 from pydantic import SecretStr, ValidationError
 
-from ..backlog import Rejected, explain
+from ..backlog import Rejected, validation_message
 from ..errors import SourceFailed
 from ..http_retry import Refused, RetriesExhausted, send
 from ..incident import Incident, Outcome
-from . import Window
+from . import Source, Window
 
 _ACCEPT = "application/vnd.pagerduty+json;version=2"
 _FIX = re.compile(r"^fix:\s*(?P<action>.+?)\s*=>\s*(?P<outcome>[\w-]+)\s*$", re.I)
@@ -36,7 +36,7 @@ _OUTCOMES = {o.value for o in Outcome}  # a "Fix:" line with another outcome sta
 _FACT = re.compile(r"^(?P<key>root cause|env|flavor|tags):\s*(?P<value>.+)$", re.I)
 
 
-class PagerDutySource:
+class PagerDutySource(Source):
     name = "pagerduty"
     PAGE = 100
 
@@ -83,7 +83,7 @@ class PagerDutySource:
         try:
             return to_incident(raw, notes, alerts[0] if alerts else None)
         except ValidationError as exc:
-            return Rejected(where, explain(exc))
+            return Rejected(where, validation_message(exc))
 
     def _get(self, path: str, params: dict) -> dict:
         headers = {"Authorization": f"Token token={self._token.get_secret_value()}", "Accept": _ACCEPT}

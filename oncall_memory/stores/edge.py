@@ -1,8 +1,8 @@
-"""Qdrant Edge backend: Qdrant's own Rust engine in-process, the embedded default.
+"""Qdrant Edge: Qdrant's own Rust engine in-process, the embedded default.
 
 One shard per collection under `<data dir>/edge/<collection>/`, with the collection's contract
-(model, dimension) beside it in `<collection>.contract.json`, since a shard has no metadata of its
-own. Payload indexes are real here, so filters and exact signature look-ups do not scan.
+(model, dimension, schema) beside it in `<collection>.contract.json`, since a shard has no metadata
+of its own. Payload indexes are real here, so filters and exact signature look-ups do not scan.
 """
 
 from __future__ import annotations
@@ -16,19 +16,21 @@ from typing import IO, Any
 
 import portalocker
 import qdrant_edge as E
-from qdrant_client import models
 
-from . import payload as P
-from .errors import StoreUnavailable
-from .settings import Settings
-from .store import DENSE, SCHEMA_VERSION, SPARSE, Hit, IncidentStore, Mode, StoredPoint, hit, query_modes
+from ..conditions import HasId, Match, Range, Where
+from ..errors import StoreUnavailable
+from ..lexical import Sparse
+from .base import DENSE, INDEXES, RRF_K, SPARSE, Hit, IncidentStore, QueryPlan, StoredPoint, hit
 
-RRF_K = 2  # the same k as Qdrant's (and qdrant-client's) default, so fused orders agree across backends
+_INDEX_TYPES = {"keyword": E.PayloadSchemaType.Keyword, "datetime": E.PayloadSchemaType.Datetime,
+                "bool": E.PayloadSchemaType.Bool}
+_IN_USE = (
+    "the embedded store at {path} is open in another process. Stop that process, "
+    "or run both against a Qdrant server (QDRANT_URL)"
+)
 
 
 class EdgeStore(IncidentStore):
-    embedded = True
-
     def __init__(self, root: Path, collection: str):
         self.collection = collection
         self._root = root
@@ -44,10 +46,6 @@ class EdgeStore(IncidentStore):
             self._lock.close()
             raise
 
-    @classmethod
-    def open(cls, settings: Settings) -> EdgeStore:
-        return cls(Path(settings.data_dir) / "edge", settings.collection)
-
     def close(self) -> None:
         self._close_shard()
         if not self._lock.closed:
@@ -61,22 +59,20 @@ class EdgeStore(IncidentStore):
     def contract(self) -> dict[str, Any]:
         return json.loads(self._contract_file.read_text())
 
-    def _create(self, model: str, dimension: int) -> None:
+    def _create(self, contract: dict[str, Any]) -> None:
         self._root.mkdir(parents=True, exist_ok=True)
         if self._path.exists():  # a shard left by a create that never recorded its contract
             shutil.rmtree(self._path)
         config = E.EdgeConfig(
-            vectors={DENSE: E.EdgeVectorParams(size=dimension, distance=E.Distance.Cosine)},
+            vectors={DENSE: E.EdgeVectorParams(size=contract["dimension"], distance=E.Distance.Cosine)},
             sparse_vectors={SPARSE: E.EdgeSparseVectorParams(modifier=E.Modifier.Idf)},
         )
         shard = E.EdgeShard.create(str(self._path), config)
-        for field in P.KEYWORD_FIELDS:
-            shard.update(E.UpdateOperation.create_field_index(field, E.PayloadSchemaType.Keyword))
-        shard.update(E.UpdateOperation.create_field_index(P.OPENED_AT, E.PayloadSchemaType.Datetime))
-        shard.update(E.UpdateOperation.create_field_index(P.HAS_WORKING_FIX, E.PayloadSchemaType.Bool))
+        for field, kind in INDEXES.items():
+            shard.update(E.UpdateOperation.create_field_index(field, _INDEX_TYPES[kind]))
         # The contract is written last: a collection without one does not exist yet.
         tmp = self._contract_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"embed_model": model, "dimension": dimension, "schema": SCHEMA_VERSION}))
+        tmp.write_text(json.dumps(contract))
         tmp.replace(self._contract_file)
         self._shard = shard
 
@@ -87,13 +83,28 @@ class EdgeStore(IncidentStore):
             self._shard = None
 
     def drop(self) -> None:
-        """Delete the collection; this store (and its lock) stays open, ready to create it again."""
         self._close_shard()
         self._contract_file.unlink(missing_ok=True)
         shutil.rmtree(self._path, ignore_errors=True)
 
     def sibling(self, collection: str) -> EdgeStore:
         return EdgeStore(self._root, collection)
+
+    def swap_in(self, new: IncidentStore) -> None:
+        """Directory renames, each atomic: the old collection is retired only once the new one is in place."""
+        if not isinstance(new, EdgeStore) or new._root != self._root:
+            return super().swap_in(new)
+        self._close_shard()
+        new._close_shard()
+        retired = self._root / f"{self.collection}.retired"
+        shutil.rmtree(retired, ignore_errors=True)
+        self._path.rename(retired)
+        new._path.rename(self._path)
+        new._contract_file.replace(self._contract_file)
+        shutil.rmtree(retired, ignore_errors=True)
+        new.close()
+        (self._root / f"{new.collection}.lock").unlink(missing_ok=True)
+        self._shard = _load(self._path)
 
     @property
     def shard(self) -> E.EdgeShard:
@@ -102,12 +113,6 @@ class EdgeStore(IncidentStore):
         return self._shard
 
     # -- writes -------------------------------------------------------------------------------
-
-    def stored_hashes(self, point_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        if not point_ids:
-            return {}
-        records = self.shard.retrieve(list(point_ids), with_payload=[P.TEXT_HASH, P.RECORD_HASH], with_vector=False)
-        return {str(r.id): (r.payload.get(P.TEXT_HASH), r.payload.get(P.RECORD_HASH)) for r in records}
 
     def write(self, points: Sequence[StoredPoint]) -> None:
         if not points:
@@ -123,6 +128,12 @@ class EdgeStore(IncidentStore):
             self.shard.update(E.UpdateOperation.overwrite_payload([point_id], payload))
 
     # -- reads --------------------------------------------------------------------------------
+
+    def retrieve(self, point_ids: Sequence[str], fields: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+        if not point_ids:
+            return {}
+        records = self.shard.retrieve(list(point_ids), with_payload=_with_payload(fields), with_vector=False)
+        return {str(r.id): r.payload or {} for r in records}
 
     def count(self) -> int:
         return self.shard.count(E.CountRequest(exact=True))
@@ -140,30 +151,28 @@ class EdgeStore(IncidentStore):
 
     def query(
         self,
+        plan: QueryPlan,
         *,
-        dense: list[float] | None,
-        sparse: models.SparseVector | None,
-        where: models.Filter | None,
+        dense: Sequence[float] | None,
+        sparse: Sparse | None,
+        where: Where,
         limit: int,
-        mode: Mode,
         fields: Sequence[str] | None = None,
-        rescore: bool = False,
     ) -> list[Hit]:
-        use_dense, use_sparse = query_modes(dense, sparse, mode)
-        if not (use_dense or use_sparse):
+        if not (plan.dense or plan.sparse):
             return []
-        flt = to_edge_filter(where)
+        flt = _filter(where)
         searches = []
-        if use_dense:
-            searches.append(E.Query.Nearest(dense, using=DENSE))
-        if use_sparse:
+        if plan.dense:
+            searches.append(E.Query.Nearest(list(dense), using=DENSE))
+        if plan.sparse:
             searches.append(E.Query.Nearest(_sparse(sparse), using=SPARSE))
         # Only the sparse vector comes back: turning 50 dense vectors into Python lists costs more than
-        # asking the engine for their similarities (`similarities`).
-        common: dict[str, Any] = dict(limit=limit, with_payload=list(fields) if fields else True, with_vector=[SPARSE])
-        if len(searches) == 2:
+        # asking the engine for their similarities.
+        common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vector=[SPARSE])
+        if plan.fused:
             fused = [E.Prefetch(limit=limit, query=q, filter=flt) for q in searches]
-            if rescore:  # candidates by fusion, scored by meaning: one call instead of two
+            if plan.rescore:
                 request = E.QueryRequest(
                     query=searches[0],
                     prefetches=[E.Prefetch(limit=limit, query=E.Fusion.Rrf(k=RRF_K), prefetches=fused)],
@@ -173,35 +182,17 @@ class EdgeStore(IncidentStore):
                 request = E.QueryRequest(query=E.Fusion.Rrf(k=RRF_K), prefetches=fused, **common)
         else:
             request = E.QueryRequest(query=searches[0], filter=flt, **common)
-        return [hit(p.id, p.score, p.payload, p.vector) for p in self.shard.query(request)]
+        return [hit(p.id, p.score, p.payload, _sparse_of(p.vector)) for p in self.shard.query(request)]
 
-    def similarities(self, dense: list[float], point_ids: Sequence[str]) -> dict[str, float]:
-        if not point_ids:
-            return {}
-        flt = E.Filter(must=[E.HasIdCondition(set(point_ids))])
-        points = self.shard.query(E.QueryRequest(limit=len(point_ids), query=E.Query.Nearest(dense, using=DENSE),
-                                                 filter=flt, with_payload=False, with_vector=False))
-        return {str(p.id): p.score for p in points}
-
-    def payloads(self, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        if not point_ids:
-            return {}
-        return {str(r.id): r.payload or {} for r in self.shard.retrieve(list(point_ids), with_payload=True, with_vector=False)}
-
-    def signature_matches(self, key: str, *, limit: int = 10) -> list[Hit]:
-        flt = E.Filter(must=[E.FieldCondition(key=P.SIGNATURE_KEY, match=E.MatchValue(key))])
-        records, _ = self.shard.scroll(E.ScrollRequest(limit=limit, filter=flt, with_payload=True, with_vector=[SPARSE]))
-        return [hit(r.id, 0.0, r.payload, r.vector) for r in records]
+    def find(self, where: Where, *, limit: int) -> list[Hit]:
+        records, _ = self.shard.scroll(
+            E.ScrollRequest(limit=limit, filter=_filter(where), with_payload=True, with_vector=[SPARSE])
+        )
+        return [hit(r.id, 0.0, r.payload, _sparse_of(r.vector)) for r in records]
 
     def optimize(self) -> bool:
         """Build the HNSW index (blocks). Exact search is fast at the sizes measured; see the README."""
         return self.shard.optimize()
-
-
-_IN_USE = (
-    "the embedded store at {path} is open in another process. Stop that process, "
-    "or run both against a Qdrant server (QDRANT_URL)"
-)
 
 
 def _hold_lock(lock_path: Path, path: Path) -> IO[bytes]:
@@ -225,8 +216,16 @@ def _load(path: Path) -> E.EdgeShard:
         raise StoreUnavailable(f"cannot open the embedded store at {path}: {exc}") from exc
 
 
-def _sparse(vector: models.SparseVector) -> E.SparseVector:
+def _with_payload(fields: Sequence[str] | None) -> bool | list[str]:
+    return True if fields is None else (list(fields) or False)
+
+
+def _sparse(vector: Sparse) -> E.SparseVector:
     return E.SparseVector(list(vector.indices), [float(v) for v in vector.values])
+
+
+def _sparse_of(vector: Any) -> Any:
+    return vector.get(SPARSE) if isinstance(vector, dict) else None
 
 
 def _vectors(vector: Any) -> dict:
@@ -234,28 +233,26 @@ def _vectors(vector: Any) -> dict:
     sparse = vector.get(SPARSE)
     return {
         DENSE: vector.get(DENSE),
-        SPARSE: models.SparseVector(indices=list(sparse.indices), values=list(sparse.values)) if sparse is not None else None,
+        SPARSE: Sparse(indices=list(sparse.indices), values=list(sparse.values)) if sparse is not None else None,
     }
 
 
-def to_edge_filter(where: models.Filter | None) -> E.Filter | None:
-    """Translate the filters the retriever builds (keyword matches, datetime ranges) to Edge's types."""
-    if where is None:
+def _filter(where: Where) -> E.Filter | None:
+    """The engine-neutral conditions as Edge's filter."""
+    if not where:
         return None
-    must = []
-    for cond in where.must or []:
-        if not isinstance(cond, models.FieldCondition):
-            raise ValueError(f"unsupported filter condition for the edge store: {cond!r}")
-        if cond.match is not None:
-            must.append(E.FieldCondition(key=cond.key, match=E.MatchValue(cond.match.value)))
-        elif isinstance(cond.range, models.DatetimeRange):
-            r = cond.range
-            must.append(E.FieldCondition(key=cond.key, range=E.RangeDateTime(
-                gte=_iso(r.gte), gt=_iso(r.gt), lte=_iso(r.lte), lt=_iso(r.lt))))
+    must: list[Any] = []
+    for cond in where:
+        if isinstance(cond, Match):
+            must.append(E.FieldCondition(key=cond.key, match=E.MatchValue(cond.value)))
+        elif isinstance(cond, Range):
+            must.append(E.FieldCondition(key=cond.key, range=E.RangeDateTime(gte=_iso(cond.gte), lt=_iso(cond.lt))))
+        elif isinstance(cond, HasId):
+            must.append(E.HasIdCondition(set(cond.ids)))
         else:
-            raise ValueError(f"unsupported filter condition for the edge store: {cond!r}")
+            raise TypeError(f"unsupported condition for the edge store: {cond!r}")
     return E.Filter(must=must)
 
 
-def _iso(value: datetime | str | None) -> str | None:
-    return value.isoformat() if isinstance(value, datetime) else value
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None

@@ -1,0 +1,51 @@
+"""The `oncall-memory` command: wiring only. Each sub-command builds settings, opens the `Memory`
+and calls it; the modules here group the commands by concept.
+
+Exit status: 0 done; 1 failed (embedder or store down; nothing half-written); 2 bad input or usage;
+3 ingested, but some backlog lines were rejected (they are listed on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from ..backlog import validation_message
+from ..errors import InvalidInput, OncallMemoryError
+from ..settings import Settings
+from . import ingest, lookup, maintenance, run
+from .common import EXIT_FAILED, EXIT_USAGE, err
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="oncall-memory", description="Have we seen this alert before, and what fixed it?")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module in (ingest, lookup, maintenance, run):
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    # `schedule` parses its own options (schedule.main): hand it whatever this parser does not know.
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "schedule":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.options = rest
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        settings = Settings()
+        return args.func(args, settings)
+    except ValidationError as exc:
+        err(f"configuration: {validation_message(exc)}")
+        return EXIT_USAGE
+    except InvalidInput as exc:
+        err(str(exc))
+        return EXIT_USAGE
+    except OncallMemoryError as exc:
+        err(str(exc))
+        return EXIT_FAILED

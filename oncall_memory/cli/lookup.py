@@ -1,0 +1,108 @@
+"""Asking the memory: `similar`, `stats`, `eval`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..alert import Alert, Filters
+from ..backlog import validation_message
+from ..errors import InvalidInput
+from ..evaluate import as_json, evaluate, format_table, read_labels
+from ..memory import Memory
+from ..render import terminal
+from ..settings import Settings
+from .common import err
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("similar", help="past incidents like an alert, with what fixed them")
+    p.add_argument("text", nargs="?", help="the alert text")
+    p.add_argument("--alert", metavar="FILE", help="a JSON alert: text plus facts (service, env, flavor, component_tags)")
+    p.add_argument("--service", help="only incidents of this service")
+    p.add_argument("--env", help="only incidents in this env")
+    p.add_argument("--flavor", help="only incidents on this flavor (eks, aks, gke, ...)")
+    p.add_argument("--tag", action="append", help="only incidents with this component tag (repeatable)")
+    p.add_argument("--status", help="only incidents with this status")
+    p.add_argument("--since", help="only incidents opened on or after this date (ISO 8601)")
+    p.add_argument("--limit", type=int, default=5, help="how many (1..100, default 5)")
+    p.add_argument("--mode", choices=["hybrid", "dense", "lexical"], default="hybrid")
+    p.add_argument("--no-rank", action="store_true", help="search order only, no fact-based ranking")
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.set_defaults(func=cmd_similar)
+
+    p = sub.add_parser("stats", help="the collection, its model, dimension and count")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("eval", help="recall@3/5, hit@1 and MRR on labelled queries, per retrieval configuration")
+    p.add_argument("labels", help='JSONL: {"text": ..., facts..., "relevant": [incident ids]} per line')
+    p.add_argument("--text-only", action="store_true", help="drop the queries' facts: ranking without pager labels")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_eval)
+
+
+def alert_from_args(args: argparse.Namespace) -> Alert:
+    data: dict = {}
+    if args.alert:
+        try:
+            data = json.loads(Path(args.alert).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InvalidInput(f"cannot read alert file {args.alert}: {exc}") from exc
+    if args.text:
+        data["text"] = args.text
+    if "text" not in data:
+        raise InvalidInput('give the alert text: oncall-memory similar "TEXT" (or --alert FILE.json)')
+    try:
+        return Alert.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInput(f"alert: {validation_message(exc)}") from exc
+
+
+def filters_from_args(args: argparse.Namespace) -> Filters:
+    try:
+        return Filters(service=args.service, env=args.env, flavor=args.flavor, component_tags=args.tag or [],
+                       status=args.status, since=args.since)
+    except ValidationError as exc:
+        raise InvalidInput(f"filter: {validation_message(exc)}") from exc
+
+
+def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
+    alert, filters = alert_from_args(args), filters_from_args(args)
+    with Memory.open(settings) as memory:
+        load = getattr(memory.embedder, "load", None)  # a local model loads lazily: keep that out of the lookup time
+        if load and args.mode != "lexical":
+            load()
+        started = time.perf_counter()
+        lookup = memory.similar(alert, filters=filters, limit=args.limit, mode=args.mode, rank=not args.no_rank)
+        elapsed = time.perf_counter() - started
+    if args.json:
+        if lookup.degraded:
+            err(lookup.degraded)
+        print(json.dumps([n.model_dump(mode="json") for n in lookup.neighbours], indent=2))
+    else:
+        print(terminal(lookup, alert.text, elapsed))
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    with Memory.open(settings) as memory:
+        info = memory.stats()
+    if args.json:
+        print(json.dumps(info))
+    else:
+        for key, value in info.items():
+            print(f"{key:>12}: {value}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    queries = read_labels(Path(args.labels))
+    with Memory.open(settings) as memory:
+        results = evaluate(memory, queries, with_facts=not args.text_only)
+    print(as_json(results) if args.json else format_table(results, len(queries)))
+    return 0

@@ -1,0 +1,39 @@
+"""Long-running commands: `serve` (the enrichment service) and `schedule` (the Prefect ingest).
+
+Their stacks (uvicorn and FastAPI, Prefect) load only when one of them runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..settings import Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    # The schedule parses its own options (`schedule.main`, also behind `python flows/ingest.py`).
+    p = sub.add_parser("schedule", add_help=False,
+                       help="run the ingest flow on a schedule (starts a local Prefect server if needed)")
+    p.set_defaults(func=cmd_schedule)
+
+    p = sub.add_parser("serve", help="the webhook enrichment service (PagerDuty, Alertmanager, Opsgenie) and /similar")
+    p.add_argument("--host", help="default ONCALL_MEMORY_HOST or 127.0.0.1")
+    p.add_argument("--port", type=int, help="default ONCALL_MEMORY_PORT or 8080")
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_schedule(args: argparse.Namespace, settings: Settings) -> int:
+    from .. import schedule
+
+    return schedule.main(args.options, settings)
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from ..service import create_app
+
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    settings = settings.model_copy(update=overrides)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    return 0

@@ -1,0 +1,68 @@
+"""The lookup as an API, and the probes: /similar, /healthz, /readyz."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+
+from ..alert import Alert, Filters
+from ..memory import Memory
+from ..retrieve import Lookup
+from .body import parse, parse_json, raw_json_body
+
+router = APIRouter()
+
+
+def get_memory(request: Request) -> Memory:
+    return request.app.state.memory
+
+
+class SimilarRequest(BaseModel):
+    """POST /similar: an alert (facts are soft preferences) plus optional hard filters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    alert: Alert
+    filters: Filters | None = None
+    limit: int = 5
+
+
+def neighbours_json(lookup: Lookup) -> list[dict]:
+    return [n.model_dump(mode="json") for n in lookup.neighbours]
+
+
+@router.get("/similar")
+def similar_get(
+    text: str,
+    service: str | None = None,
+    env: str | None = None,
+    flavor: str | None = None,
+    tag: list[str] = Query(default=[]),
+    status: str | None = None,
+    limit: int = 5,
+    memory: Memory = Depends(get_memory),
+) -> list[dict]:
+    alert = parse(Alert, {"text": text})
+    filters = parse(Filters, {"service": service, "env": env, "flavor": flavor, "component_tags": tag, "status": status})
+    return neighbours_json(memory.similar(alert, filters=filters, limit=limit))
+
+
+@router.post("/similar")
+def similar_post(raw: bytes = Depends(raw_json_body), memory: Memory = Depends(get_memory)) -> list[dict]:
+    req = parse(SimilarRequest, parse_json(raw))
+    return neighbours_json(memory.similar(req.alert, filters=req.filters, limit=req.limit))
+
+
+@router.get("/healthz")
+def healthz() -> dict:
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+def readyz(memory: Memory = Depends(get_memory)) -> JSONResponse:
+    state = memory.ready()
+    body = {"ready": state.ready, "detail": state.detail}
+    if state.degraded:
+        body["degraded"] = state.degraded
+    return JSONResponse(body, status_code=200 if state.ready else 503)

@@ -1,0 +1,213 @@
+"""qdrant-client: a Qdrant server or cluster (`QDRANT_URL`), or the pure-Python local mode.
+
+Local mode (`ONCALL_MEMORY_STORE=local`, `:memory:` in tests) stays for two reasons: `migrate` reads
+stores written by it, and it is the second engine the congruence suite runs against on a machine
+without a Qdrant server. It ignores payload indexes and checks filters point by point, so it is for
+small collections; see the README's engine figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+
+from ..conditions import HasId, Match, Range, Where
+from ..errors import StoreUnavailable
+from ..lexical import Sparse
+from .base import DENSE, INDEXES, SPARSE, Hit, IncidentStore, QueryPlan, StoredPoint, hit
+
+_INDEX_TYPES = {"keyword": models.PayloadSchemaType.KEYWORD, "datetime": models.PayloadSchemaType.DATETIME,
+                "bool": models.PayloadSchemaType.BOOL}
+
+
+class QdrantStore(IncidentStore):
+    def __init__(self, client: QdrantClient, collection: str, *, location: str, indexes: bool, borrowed: bool = False):
+        self._client = client
+        self._borrowed = borrowed  # a sibling shares its parent's client and must not close it
+        self._indexes = indexes  # local mode ignores payload indexes (and warns)
+        self.collection = collection
+        self.location = location
+
+    @classmethod
+    def server(cls, url: str, api_key: str | None, collection: str) -> QdrantStore:
+        return cls(QdrantClient(url=url, api_key=api_key), collection, location=url, indexes=True)
+
+    @classmethod
+    def local(cls, path: str, collection: str) -> QdrantStore:
+        """Local mode at `path` (a folder, or `:memory:`)."""
+        try:
+            client = QdrantClient(":memory:") if path == ":memory:" else QdrantClient(path=path)
+        except RuntimeError as exc:  # local mode's "already accessed by another instance"
+            raise StoreUnavailable(
+                f"the embedded store at {path} is open in another process ({exc}). Stop that process, "
+                "or run both against a Qdrant server (QDRANT_URL)"
+            ) from exc
+        return cls(client, collection, location=path, indexes=False)
+
+    def close(self) -> None:
+        if not self._borrowed:
+            self._client.close()
+
+    # -- the collection contract -------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return self._client.collection_exists(self.collection)
+
+    def contract(self) -> dict[str, Any]:
+        info = self._client.get_collection(self.collection)
+        meta = dict(info.config.metadata or {})
+        params = info.config.params.vectors
+        if isinstance(params, dict) and DENSE in params:
+            meta.setdefault("dimension", params[DENSE].size)
+        return meta
+
+    def _create(self, contract: dict[str, Any]) -> None:
+        self._client.create_collection(
+            self.collection,
+            vectors_config={DENSE: models.VectorParams(size=contract["dimension"], distance=models.Distance.COSINE)},
+            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            metadata=contract,
+        )
+        if self._indexes:
+            for field, kind in INDEXES.items():
+                self._client.create_payload_index(self.collection, field, _INDEX_TYPES[kind])
+
+    def sibling(self, collection: str) -> QdrantStore:
+        # Same client: a local-mode path can be opened once per process.
+        return QdrantStore(self._client, collection, location=self.location, indexes=self._indexes, borrowed=True)
+
+    def drop(self) -> None:
+        self._client.delete_collection(self.collection)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def write(self, points: Sequence[StoredPoint]) -> None:
+        if not points:
+            return
+        self._client.upsert(
+            self.collection,
+            points=[
+                models.PointStruct(id=p.point_id, vector={DENSE: list(p.dense), SPARSE: _sparse(p.sparse)},
+                                   payload=p.payload)
+                for p in points
+            ],
+            wait=True,
+        )
+
+    def replace_payloads(self, payloads: dict[str, dict[str, Any]]) -> None:
+        if not payloads:
+            return
+        self._client.batch_update_points(
+            self.collection,
+            [
+                models.OverwritePayloadOperation(overwrite_payload=models.SetPayload(payload=payload, points=[point_id]))
+                for point_id, payload in payloads.items()
+            ],
+            wait=True,
+        )
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def retrieve(self, point_ids: Sequence[str], fields: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+        if not point_ids:
+            return {}
+        records = self._client.retrieve(self.collection, ids=list(point_ids), with_payload=_with_payload(fields),
+                                        with_vectors=False)
+        return {str(r.id): r.payload or {} for r in records}
+
+    def count(self) -> int:
+        return self._client.count(self.collection, exact=True).count
+
+    def points(self, *, with_vectors: bool = False, batch: int = 256) -> Iterator[tuple[str, dict, dict | None]]:
+        offset = None
+        while True:
+            records, offset = self._client.scroll(
+                self.collection, limit=batch, offset=offset, with_payload=True, with_vectors=with_vectors
+            )
+            for r in records:
+                yield str(r.id), r.payload or {}, _vectors(r.vector) if with_vectors else None
+            if offset is None:
+                return
+
+    def query(
+        self,
+        plan: QueryPlan,
+        *,
+        dense: Sequence[float] | None,
+        sparse: Sparse | None,
+        where: Where,
+        limit: int,
+        fields: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        if not (plan.dense or plan.sparse):
+            return []
+        flt = _filter(where)
+        common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vectors=[SPARSE])
+        if plan.fused:
+            fused = [
+                models.Prefetch(query=list(dense), using=DENSE, filter=flt, limit=limit),
+                models.Prefetch(query=_sparse(sparse), using=SPARSE, filter=flt, limit=limit),
+            ]
+            fusion = models.FusionQuery(fusion=models.Fusion.RRF)
+            if plan.rescore:
+                response = self._client.query_points(
+                    self.collection, prefetch=[models.Prefetch(prefetch=fused, query=fusion, limit=limit)],
+                    query=list(dense), using=DENSE, **common,
+                )
+            else:
+                response = self._client.query_points(self.collection, prefetch=fused, query=fusion, **common)
+        else:
+            response = self._client.query_points(
+                self.collection,
+                query=list(dense) if plan.dense else _sparse(sparse),
+                using=DENSE if plan.dense else SPARSE,
+                query_filter=flt,
+                **common,
+            )
+        return [hit(p.id, p.score, p.payload, _sparse_of(p.vector)) for p in response.points]
+
+    def find(self, where: Where, *, limit: int) -> list[Hit]:
+        records, _ = self._client.scroll(
+            self.collection, scroll_filter=_filter(where), limit=limit, with_payload=True, with_vectors=[SPARSE]
+        )
+        return [hit(r.id, 0.0, r.payload, _sparse_of(r.vector)) for r in records]
+
+
+def _with_payload(fields: Sequence[str] | None) -> bool | list[str]:
+    return True if fields is None else (list(fields) or False)
+
+
+def _sparse(vector: Sparse) -> models.SparseVector:
+    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+
+
+def _sparse_of(vector: Any) -> Any:
+    return vector.get(SPARSE) if isinstance(vector, dict) else None
+
+
+def _vectors(vector: Any) -> dict:
+    vector = vector if isinstance(vector, dict) else {}
+    sparse = vector.get(SPARSE)
+    return {
+        DENSE: vector.get(DENSE),
+        SPARSE: Sparse(indices=list(sparse.indices), values=list(sparse.values)) if sparse is not None else None,
+    }
+
+
+def _filter(where: Where) -> models.Filter | None:
+    """The engine-neutral conditions as a qdrant-client filter."""
+    if not where:
+        return None
+    must: list[models.Condition] = []
+    for cond in where:
+        if isinstance(cond, Match):
+            must.append(models.FieldCondition(key=cond.key, match=models.MatchValue(value=cond.value)))
+        elif isinstance(cond, Range):
+            must.append(models.FieldCondition(key=cond.key, range=models.DatetimeRange(gte=cond.gte, lt=cond.lt)))
+        elif isinstance(cond, HasId):
+            must.append(models.HasIdCondition(has_id=list(cond.ids)))
+        else:
+            raise TypeError(f"unsupported condition: {cond!r}")
+    return models.Filter(must=must)
