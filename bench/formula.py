@@ -25,13 +25,11 @@ from oncall_memory import payload as P
 from oncall_memory.alert import Alert
 from oncall_memory.distill import distill_alert
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest import ingest
 from oncall_memory.lexical import sparse_vector
-from oncall_memory.retrieve import Retriever
+from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.storage import open_store
-from oncall_memory.store import DENSE, SPARSE
-from oncall_memory.store_edge import RRF_K
+from oncall_memory.stores import DENSE, SPARSE
+from oncall_memory.stores.base import RRF_K
 
 from .lookup import pct
 from .synth import sample_alerts, synthetic_incidents
@@ -71,10 +69,10 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     args = ap.parse_args()
     settings = Settings(data_dir=Path(tempfile.mkdtemp()), embedder="fake", store="edge")
-    store = open_store(settings)
     embedder = FakeEmbedder(args.dim)
-    ingest(synthetic_incidents(args.incidents), store, embedder, batch_size=256)
-    retriever = Retriever(store, embedder, weights=settings.weights, candidates=settings.candidates)
+    retriever = Memory.open(settings.model_copy(update={"embed_batch_size": 256}), embedder=embedder)
+    store = retriever.store
+    retriever.ingest(synthetic_incidents(args.incidents))
     alerts = [Alert.model_validate(a) for a in sample_alerts()]
     now = datetime.now(timezone.utc)
 

@@ -18,12 +18,11 @@ from qdrant_client import models
 from oncall_memory.alert import Alert, Filters
 from oncall_memory.distill import distill_alert
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest import ingest
 from oncall_memory.lexical import sparse_vector
-from oncall_memory.retrieve import Retriever
-from oncall_memory.settings import RankingWeights, Settings
-from oncall_memory.storage import open_store
-from oncall_memory.store import DENSE, SPARSE
+from oncall_memory.memory import Memory
+from oncall_memory.settings import Settings
+from oncall_memory.stores import DENSE, SPARSE
+from oncall_memory.stores.qdrant import to_filter
 
 from .synth import sample_alerts, synthetic_incidents
 
@@ -50,17 +49,17 @@ def main() -> None:
     args = ap.parse_args()
 
     settings = Settings(data_dir=":memory:", embedder="fake")
-    store = open_store(settings)
     embedder = FakeEmbedder(dimension=args.dim)
+    retriever = Memory.open(settings.model_copy(update={"embed_batch_size": 256}), embedder=embedder)
+    store = retriever.store
     t = time.perf_counter()
-    ingest(synthetic_incidents(args.incidents), store, embedder, batch_size=256)
+    retriever.ingest(synthetic_incidents(args.incidents))
     print(f"built {store.count()} incidents ({args.dim} dims) in {time.perf_counter() - t:.1f}s, qdrant-client local mode")
 
-    retriever = Retriever(store, embedder, weights=RankingWeights(), candidates=settings.candidates)
     client = store._client  # the raw baseline talks to the very same collection
     alerts = [Alert.model_validate(a) for a in sample_alerts()]
     for label, filters in (("no filter", None), ("env filter", Filters(env="shop-prod"))):
-        where = filters.to_qdrant() if filters else None
+        where = to_filter(filters.conditions()) if filters else None
         prepared = [(embedder.embed([distill_alert(a.text)])[0], sparse_vector(distill_alert(a.text))) for a in alerts]
 
         counter = {"raw": 0, "pipeline": 0}  # each side walks the alerts in the same order
@@ -71,7 +70,7 @@ def main() -> None:
             client.query_points(
                 store.collection,
                 prefetch=[models.Prefetch(query=dense, using=DENSE, filter=where, limit=settings.candidates),
-                          models.Prefetch(query=sparse, using=SPARSE, filter=where, limit=settings.candidates)],
+                          models.Prefetch(query=models.SparseVector(indices=sparse.indices, values=sparse.values), using=SPARSE, filter=where, limit=settings.candidates)],
                 query=models.FusionQuery(fusion=models.Fusion.RRF), limit=5, with_payload=True,
             )
 

@@ -17,15 +17,13 @@ from pathlib import Path
 
 from oncall_memory.alert import Alert, Filters
 from oncall_memory.embedders.local import LocalEmbedder
-from oncall_memory.ingest import ingest
-from oncall_memory.retrieve import Retriever
+from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.storage import open_store
 
 from .synth import synthetic_incidents
 
 
-def run(retriever: Retriever, alerts: list[Alert], filters: Filters | None) -> tuple[float, list[list[float]]]:
+def run(retriever: Memory, alerts: list[Alert], filters: Filters | None) -> tuple[float, list[list[float]]]:
     """p50 lookup time, and each lookup's top-5 scores (the synthetic backlog repeats its 64 stories
     many times over, so which of several near-identical incidents comes first is a coin toss; whether
     the top-5 is as good is the question)."""
@@ -44,12 +42,12 @@ def main() -> None:
     args = ap.parse_args()
     embedder = LocalEmbedder()
     settings = Settings(data_dir=Path(tempfile.mkdtemp()), embedder="local", store="edge", embed_batch_size=256)
-    store = open_store(settings)
+    retriever = Memory.open(settings, embedder=embedder)
+    store = retriever.store
     t = time.perf_counter()
     incidents = synthetic_incidents(args.incidents)
-    ingest(incidents, store, embedder, batch_size=256)
+    retriever.ingest(incidents)
     print(f"embedded and stored {args.incidents} incidents with {embedder.model} in {time.perf_counter() - t:.0f}s")
-    retriever = Retriever(store, embedder, weights=settings.weights)
     alerts = [Alert(text=i.title, flavor=i.flavor) for i in incidents[:: max(1, args.incidents // 200)]]
     embed_ms = statistics.median(_timed_embed(embedder, [a.text for a in alerts]))
     print(f"embedding one alert with the local model: p50 {embed_ms:.1f} ms (part of every lookup below)")

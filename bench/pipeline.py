@@ -22,13 +22,13 @@ import qdrant_edge as E
 from oncall_memory.alert import Alert, Filters
 from oncall_memory.distill import distill_alert
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest import ingest, prepare
+from oncall_memory.ingest import prepare
 from oncall_memory.lexical import sparse_vector
-from oncall_memory.retrieve import Retriever
+from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.storage import open_store
-from oncall_memory.store import DENSE, SPARSE
-from oncall_memory.store_edge import RRF_K, to_edge_filter
+from oncall_memory.stores import DENSE, SPARSE, open_store
+from oncall_memory.stores.base import RRF_K
+from oncall_memory.stores.edge import to_filter as to_edge_filter
 
 from .lookup import pct
 from .synth import sample_alerts, synthetic_incidents
@@ -59,14 +59,15 @@ def main() -> None:
     raw_ingest = time.perf_counter() - t
 
     settings = Settings(data_dir=Path(tempfile.mkdtemp()), embedder="fake", store="edge", embed_batch_size=64)
-    store = open_store(settings)
     fresh = FakeEmbedder(args.dim)
+    retriever = Memory.open(settings, embedder=fresh)
+    store = retriever.store
     t = time.perf_counter()
-    first = ingest(incidents, store, fresh, batch_size=64)
+    first = retriever.ingest(incidents)
     pipe_ingest = time.perf_counter() - t
     again = FakeEmbedder(args.dim)
     t = time.perf_counter()
-    second = ingest(incidents, store, again, batch_size=64)
+    second = Memory(store, again, settings).ingest(incidents)
     re_ingest = time.perf_counter() - t
 
     print(f"{args.incidents} incidents, {args.dim} dims, fake embedder, Qdrant Edge, batches of 64")
@@ -76,10 +77,9 @@ def main() -> None:
     print(f"re-ingest unchanged: {second.embedding_calls} embedding calls, {len(again.calls)} embed() calls, "
           f"{re_ingest:.2f} s = {re_ingest / pipe_ingest:.0%} of the first ingest")
 
-    retriever = Retriever(store, embedder, weights=settings.weights, candidates=settings.candidates)
     alerts = [Alert.model_validate(a) for a in sample_alerts()]
     for label, filters in (("no filter", Filters()), ("env filter", Filters(env="shop-prod"))):
-        flt = to_edge_filter(filters.to_qdrant())
+        flt = to_edge_filter(filters.conditions())
         prepared_q = []
         for a in alerts:
             text = distill_alert(a.text)

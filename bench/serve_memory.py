@@ -19,11 +19,10 @@ from pathlib import Path
 import httpx
 
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest import ingest
+from oncall_memory.memory import Memory
+from oncall_memory.schedule import free_port
 from oncall_memory.settings import Settings
-from oncall_memory.storage import open_store
 
-from .service import free_port
 from .synth import sample_alerts, synthetic_incidents
 
 
@@ -42,10 +41,9 @@ def main() -> None:
     args = ap.parse_args()
     data = Path(tempfile.mkdtemp(prefix="oncall-memory-rss-"))
     settings = Settings(data_dir=data, embedder="fake", embed_dim=args.dim, store="edge")
-    store = open_store(settings)
     t = time.perf_counter()
-    ingest(synthetic_incidents(args.incidents), store, FakeEmbedder(args.dim), batch_size=256)
-    store.close()
+    with Memory.open(settings.model_copy(update={"embed_batch_size": 256}), embedder=FakeEmbedder(args.dim)) as memory:
+        memory.ingest(synthetic_incidents(args.incidents))
     print(f"built {args.incidents} incidents ({args.dim} dims, edge) in {time.perf_counter() - t:.0f}s")
 
     port = free_port()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,17 +23,11 @@ import httpx
 from oncall_memory.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
+from oncall_memory.schedule import free_port
 from oncall_memory.settings import Settings
-from oncall_memory.storage import open_store
 
 from .lookup import pct
 from .synth import sample_alerts, synthetic_incidents
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def drive(url: str, make_request, seconds: float, concurrency: int) -> tuple[list[float], int]:
@@ -82,10 +75,9 @@ def main() -> None:
 
     data = Path(tempfile.mkdtemp(prefix="oncall-memory-bench-"))
     settings = Settings(data_dir=data, embedder="fake", embed_dim=args.dim)
-    mem = Memory(open_store(settings), FakeEmbedder(args.dim), settings)
     t = time.perf_counter()
-    mem.ingest(synthetic_incidents(args.incidents))
-    mem.close()
+    with Memory.open(settings, embedder=FakeEmbedder(args.dim)) as mem:
+        mem.ingest(synthetic_incidents(args.incidents))
     print(f"store: {args.incidents} incidents, {args.dim} dims, built in {time.perf_counter() - t:.1f}s at {data}")
 
     port = free_port()
@@ -124,16 +116,15 @@ def main() -> None:
         service.terminate()
         service.wait(60)
 
-    mem = Memory(open_store(settings), FakeEmbedder(args.dim), settings)
     lat = []
     stop_at = time.monotonic() + args.seconds
     i = 0
-    while time.monotonic() < stop_at:
-        t = time.perf_counter()
-        mem.similar(Alert.model_validate(alerts[i % len(alerts)]), limit=5)
-        lat.append((time.perf_counter() - t) * 1000)
-        i += 1
-    mem.close()
+    with Memory.open(settings, embedder=FakeEmbedder(args.dim)) as mem:
+        while time.monotonic() < stop_at:
+            t = time.perf_counter()
+            mem.similar(Alert.model_validate(alerts[i % len(alerts)]), limit=5)
+            lat.append((time.perf_counter() - t) * 1000)
+            i += 1
     inproc_p50 = report("in-process Memory.similar", lat, 0, args.seconds)
     print(f"\nHTTP /similar p50 / in-process p50 = {http_p50 / inproc_p50:.2f}x")
 

@@ -22,8 +22,7 @@ from oncall_memory.alert import Filters
 from oncall_memory.ingest import prepare
 from oncall_memory.lexical import sparse_vector
 from oncall_memory.settings import Settings
-from oncall_memory.storage import open_store
-from oncall_memory.store import StoredPoint
+from oncall_memory.stores import QueryPlan, StoredPoint, open_store
 
 from .lookup import pct
 from .synth import synthetic_incidents
@@ -59,14 +58,14 @@ def one(engine: str, size: int, dim: int, queries: int) -> dict:
     store.count()
     reopen_s = time.perf_counter() - t
     rss = rss_mb()
-    where = Filters(env="shop-prod", component_tags=["dns"]).to_qdrant()
+    where = Filters(env="shop-prod", component_tags=["dns"]).conditions()
     result = {"engine": engine, "size": size, "upsert_s": upsert_s, "reopen_s": reopen_s, "rss_mb": rss}
-    for label, flt in (("plain", None), ("filtered", where)):
+    for label, flt in (("plain", []), ("filtered", where)):
         lat = []
         for _ in range(queries):
             q = [rng.gauss(0, 1) for _ in range(dim)]
             t = time.perf_counter()
-            store.query(dense=q, sparse=None, where=flt, limit=10, mode="dense")
+            store.query(QueryPlan(dense=True, sparse=False), dense=q, sparse=None, where=flt, limit=10)
             lat.append((time.perf_counter() - t) * 1000)
         result[f"{label}_p50"], result[f"{label}_p99"] = pct(lat, 50), pct(lat, 99)
     store.close()

@@ -26,9 +26,12 @@ class Outcome(str, Enum):
         return self in (Outcome.resolved, Outcome.mitigated)
 
 
+WORKED = frozenset(o.value for o in Outcome if o.worked)
+
+
 def worked(outcome: str) -> bool:
-    """Did a fix with this stored outcome work? The one place that decides it."""
-    return Outcome(outcome).worked
+    """Did a fix with this stored outcome work? (Ranking asks this of every candidate's payload.)"""
+    return outcome in WORKED
 
 
 class Fix(BaseModel):

@@ -43,10 +43,11 @@ class Readiness:
 
 
 class Memory:
-    def __init__(self, store: IncidentStore, embedder: Embedder, settings: Settings):
+    def __init__(self, store: IncidentStore, embedder: Embedder, settings: Settings, *, owns_embedder: bool = False):
         self.store = store
         self.embedder = embedder
         self.settings = settings
+        self._owns_embedder = owns_embedder  # built by `open`: closed with the memory
         self._lock = threading.RLock()
         self._retriever = Retriever(store, weights=settings.weights, candidates=settings.candidates)
         self._contract_checked = False
@@ -54,9 +55,10 @@ class Memory:
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Memory:
-        """Open the store the settings name with their embedder (or `embedder`)."""
+        """Open the store the settings name with their embedder (or `embedder`, which stays the caller's)."""
+        own = embedder is None
         embedder = embedder or make_embedder(settings)
-        return cls(open_store(settings), embedder, settings)
+        return cls(open_store(settings), embedder, settings, owns_embedder=own)
 
     def __enter__(self) -> Memory:
         return self
@@ -67,6 +69,9 @@ class Memory:
     def close(self) -> None:
         with self._lock:
             self.store.close()
+        close_embedder = getattr(self.embedder, "close", None) if self._owns_embedder else None
+        if close_embedder:
+            close_embedder()
 
     # -- lookups --------------------------------------------------------------------------------
 

@@ -7,9 +7,9 @@ the order and its explanation cannot drift apart. Kinds with weight 0 only expla
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -24,11 +24,32 @@ SIGNATURE, MEANING, FLAVOR, ENV, SERVICE, TAGS, FIXED, NO_EFFECT, WORSE, AGE = (
 FIX_KINDS = frozenset({FIXED, NO_EFFECT, WORSE})
 
 
-@dataclass(frozen=True)
-class Boost:
+class Boost(NamedTuple):  # a tuple: ranking makes one per fact per candidate
     kind: str
     weight: float  # added to relevance; 0 for what only explains
-    text: str
+    detail: Any  # what the reason is made of; its words are built only for the neighbours shown
+
+    @property
+    def text(self) -> str:
+        return _WORDS[self.kind](self.detail)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+_WORDS = {
+    SIGNATURE: lambda _: "exact signature match",
+    MEANING: lambda similarity: f"meaning {similarity:.2f} similar",
+    FLAVOR: lambda value: f"same flavor ({value})",
+    ENV: lambda value: f"same env ({value})",
+    SERVICE: lambda value: f"same service ({value})",
+    TAGS: lambda tags: f"{_plural(len(tags), 'shared component')}: {', '.join(tags)}",
+    FIXED: lambda actions: "fixed by: " + "; ".join(actions),
+    NO_EFFECT: lambda actions: "tried before without effect: " + "; ".join(actions),
+    WORSE: lambda actions: "made it worse last time: " + "; ".join(actions),
+    AGE: lambda days: human_age(days),
+}
 
 
 class Neighbour(BaseModel):
@@ -98,33 +119,70 @@ def boosts(
     """Every fact that moves (or explains) this candidate, in reading order."""
     out: list[Boost] = []
     if is_signature_match(payload, signature_key):
-        out.append(Boost(SIGNATURE, 0.0, "exact signature match"))  # pinned first, not weighted
+        out.append(Boost(SIGNATURE, 0.0, None))  # pinned first, not weighted
     if similarity is not None:
-        out.append(Boost(MEANING, 0.0, f"meaning {similarity:.2f} similar"))
+        out.append(Boost(MEANING, 0.0, similarity))
     for kind, field, mine, weight in ((FLAVOR, P.FLAVOR, facts.flavor, weights.same_flavor),
                                       (ENV, P.ENV, facts.env, weights.same_env),
                                       (SERVICE, P.SERVICE, facts.service, weights.same_service)):
         theirs = payload.get(field)
         if mine and theirs and mine.lower() == theirs.lower():
-            out.append(Boost(kind, weight, f"same {kind} ({theirs})"))
+            out.append(Boost(kind, weight, theirs))
     tags = payload.get(P.TAGS) or []
     shared = [t for t in facts.component_tags if t in tags]
     if shared:
-        weight = weights.shared_tag * min(len(shared), weights.max_shared_tags)
-        out.append(Boost(TAGS, weight, f"{len(shared)} shared component{'s' * (len(shared) != 1)}: {', '.join(shared)}"))
+        out.append(Boost(TAGS, weights.shared_tag * min(len(shared), weights.max_shared_tags), shared))
     fixes = payload.get("fixes_attempted") or []
     fixed = [f["action"] for f in fixes if worked(f["outcome"])]
     if fixed:
-        out.append(Boost(FIXED, weights.worked_fix, "fixed by: " + "; ".join(fixed)))
-    for kind, outcome, words in ((NO_EFFECT, "no-op", "tried before without effect: "),
-                                 (WORSE, "worsened", "made it worse last time: ")):
+        out.append(Boost(FIXED, weights.worked_fix, fixed))
+    for kind, outcome in ((NO_EFFECT, "no-op"), (WORSE, "worsened")):
         actions = [f["action"] for f in fixes if f["outcome"] == outcome]
         if actions:
-            out.append(Boost(kind, 0.0, words + "; ".join(actions)))
+            out.append(Boost(kind, 0.0, actions))
     days = age_days(payload, now)
     if days is not None:
-        out.append(Boost(AGE, weights.recency * 0.5 ** (days / weights.recency_half_life_days), human_age(days)))
+        out.append(Boost(AGE, weights.recency * 0.5 ** (days / weights.recency_half_life_days), days))
     return out
+
+
+class Candidate(NamedTuple):
+    """A search hit before ranking: its payload (the ranking fields at least) and how near it is."""
+
+    key: str
+    payload: dict[str, Any]
+    relevance: float
+    similarity: float | None
+
+
+class Ranked(NamedTuple):
+    candidate: Candidate
+    boosts: list[Boost]
+    score: float  # relevance plus the boosts' weights (relevance alone when not ranked)
+    pinned: bool
+
+
+def rank(
+    candidates: Iterable[Candidate],
+    *,
+    facts: Facts,
+    weights: RankingWeights,
+    signature_key: str | None,
+    now: datetime,
+    by_facts: bool = True,
+) -> list[Ranked]:
+    """Candidates best first. With `by_facts`, the score is relevance plus every boost's weight and an exact
+    signature match (when `weights.signature_pin`) goes first whatever its score; without, the search's
+    own order by relevance stands. Stable among equal scores."""
+    pin = by_facts and weights.signature_pin
+    ranked = []
+    for c in candidates:
+        why = boosts(c.payload, facts=facts, weights=weights, similarity=c.similarity, signature_key=signature_key,
+                     now=now)
+        score = c.relevance + (sum(b.weight for b in why) if by_facts else 0.0)
+        ranked.append(Ranked(c, why, score, pin and is_signature_match(c.payload, signature_key)))
+    ranked.sort(key=lambda r: (not r.pinned, -r.score))
+    return ranked
 
 
 def neighbour(

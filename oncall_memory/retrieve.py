@@ -102,8 +102,7 @@ class Retriever:
         # A rescored or dense-only search already scored its hits by meaning; nothing else did.
         by_meaning = plan.rescore or (plan.dense and not plan.sparse)
         cosines = {h.point_id: h.score for h in hits} if by_meaning else {}
-        pin = rank and self._weights.signature_pin
-        if pin and key:
+        if rank and self._weights.signature_pin and key:
             seen = {h.point_id for h in hits}
             hits += [h for h in self._store.signature_matches(key) if h.point_id not in seen and holds(where, h.payload)]
         if dense is not None:
@@ -112,23 +111,19 @@ class Retriever:
 
         top_lexical = max((h.score for h in hits), default=1.0) or 1.0
         query_terms = frozenset(query.sparse.indices)
-        scored = []
+        candidates = []
         for h in hits:
             similarity = cosines.get(h.point_id)
             relevance = self._relevance(h, plan, mode, similarity, query_terms, top_lexical)
-            why = ranking.boosts(h.payload, facts=query.alert, weights=self._weights, similarity=similarity,
-                                 signature_key=key, now=now)
-            total = relevance + (sum(b.weight for b in why) if rank else 0.0)
-            pinned = pin and ranking.is_signature_match(h.payload, key)
-            scored.append((not pinned, -total, h, relevance, similarity, total, why))
-        scored.sort(key=lambda row: row[:2])  # pinned first, then by score; stable among equals
-        shown = scored[:limit]
-        full = self._store.retrieve([row[2].point_id for row in shown])
+            candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity))
+        shown = ranking.rank(candidates, facts=query.alert, weights=self._weights, signature_key=key, now=now,
+                             by_facts=rank)[:limit]
+        full = self._store.retrieve([r.candidate.key for r in shown])
         # The boosts were computed from the ranking fields, which hold everything they read.
         neighbours = [
-            ranking.neighbour(full.get(h.point_id, h.payload), boosts=why, score=total, relevance=relevance,
-                              similarity=similarity, now=now)
-            for _, _, h, relevance, similarity, total, why in shown
+            ranking.neighbour(full.get(r.candidate.key, r.candidate.payload), boosts=r.boosts, score=r.score,
+                              relevance=r.candidate.relevance, similarity=r.candidate.similarity, now=now)
+            for r in shown
         ]
         return Lookup(mode=mode, ranked=rank, degraded=query.degraded, signature_key=key, neighbours=neighbours)
 

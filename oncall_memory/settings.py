@@ -29,7 +29,7 @@ class RankingWeights(BaseSettings):
     max_shared_tags: int = 3  # ... counted up to this many
     worked_fix: float = 0.03  # a recorded fix that resolved or mitigated it
     recency: float = 0.03  # full at age 0, halves every `recency_half_life_days`
-    recency_half_life_days: float = 180.0
+    recency_half_life_days: float = Field(default=180.0, gt=0)
     signature_pin: bool = True  # an exact canonical-signature match goes first
 
 

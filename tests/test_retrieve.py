@@ -84,13 +84,34 @@ def test_a_worked_fix_is_surfaced_and_a_noop_is_flagged(store):
     assert "4 months ago" in n.reasons and n.age == "4 months ago"
 
 
-def test_a_fix_that_worked_outranks_no_recorded_fix(store):
+# A long story, so that one extra word lowers similarity by less than one fact's weight: the incident
+# told in the alert's exact words is a little more relevant, and only the fact can put the other first.
+LONG = ("coredns lookups time out under load cluster dns i/o timeout upstream resolver slow kube-dns "
+        "service endpoints flapping ndots search domains conntrack table full udp packets dropped "
+        "nodelocal cache missing autoscaler replicas too few resolv conf")
+
+
+@pytest.mark.parametrize("weight,expected", [({}, ["FIXED", "NOFIX"]), ({"worked_fix": 0}, ["NOFIX", "FIXED"])])
+def test_a_fix_that_worked_outranks_a_slightly_nearer_incident_without_one(store, weight, expected):
     incidents = [
-        make_incident(id="NOFIX", title=STORY),
-        make_incident(id="FIXED", title=STORY, fixes_attempted=[{"action": "scale coredns", "outcome": "resolved"}]),
+        make_incident(id="NOFIX", title=LONG),
+        make_incident(id="FIXED", title=LONG + " again",
+                      fixes_attempted=[{"action": "scale coredns", "outcome": "resolved"}]),
     ]
-    r = memory_over(store, incidents)
-    assert [n.id for n in r.similar(Alert(text=STORY)).neighbours] == ["FIXED", "NOFIX"]
+    r = memory_over(store, incidents, **weight)
+    assert [n.id for n in r.similar(Alert(text=LONG), now=NOW).neighbours] == expected
+
+
+@pytest.mark.parametrize("weight,expected", [({}, ["RECENT", "OLD"]), ({"recency": 0}, ["OLD", "RECENT"])])
+def test_a_recent_incident_outranks_a_slightly_nearer_old_one(store, weight, expected):
+    incidents = [
+        make_incident(id="OLD", title=LONG, opened_at="2023-11-01T00:00:00Z"),
+        make_incident(id="RECENT", title=LONG + " again", opened_at="2026-11-01T00:00:00Z"),
+    ]
+    r = memory_over(store, incidents, **weight)
+    lookup = r.similar(Alert(text=LONG), now=NOW)
+    assert [n.id for n in lookup.neighbours] == expected
+    assert "4 weeks ago" in lookup.neighbours[expected.index("RECENT")].reasons
 
 
 def test_an_exact_signature_match_is_pinned_first_even_when_worded_far_away(store):

@@ -57,6 +57,10 @@ class OpenAIEmbedder:
             timeout=settings.openai_timeout,
         )
 
+    def close(self) -> None:
+        """Close the HTTP connection pool (`Memory` does it for an embedder it built)."""
+        self._client.close()
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._batch_size):

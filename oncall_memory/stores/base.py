@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .. import payload as P
 from ..conditions import HasId, Match, Where
@@ -42,8 +42,7 @@ class StoredPoint:
     payload: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):  # a tuple: a lookup makes one per candidate
     point_id: str
     score: float
     payload: dict[str, Any]

@@ -161,7 +161,7 @@ class EdgeStore(IncidentStore):
     ) -> list[Hit]:
         if not (plan.dense or plan.sparse):
             return []
-        flt = _filter(where)
+        flt = to_filter(where)
         searches = []
         if plan.dense:
             searches.append(E.Query.Nearest(list(dense), using=DENSE))
@@ -186,7 +186,7 @@ class EdgeStore(IncidentStore):
 
     def find(self, where: Where, *, limit: int) -> list[Hit]:
         records, _ = self.shard.scroll(
-            E.ScrollRequest(limit=limit, filter=_filter(where), with_payload=True, with_vector=[SPARSE])
+            E.ScrollRequest(limit=limit, filter=to_filter(where), with_payload=True, with_vector=[SPARSE])
         )
         return [hit(r.id, 0.0, r.payload, _sparse_of(r.vector)) for r in records]
 
@@ -237,7 +237,7 @@ def _vectors(vector: Any) -> dict:
     }
 
 
-def _filter(where: Where) -> E.Filter | None:
+def to_filter(where: Where) -> E.Filter | None:
     """The engine-neutral conditions as Edge's filter."""
     if not where:
         return None

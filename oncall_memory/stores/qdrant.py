@@ -143,7 +143,7 @@ class QdrantStore(IncidentStore):
     ) -> list[Hit]:
         if not (plan.dense or plan.sparse):
             return []
-        flt = _filter(where)
+        flt = to_filter(where)
         common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vectors=[SPARSE])
         if plan.fused:
             fused = [
@@ -170,7 +170,7 @@ class QdrantStore(IncidentStore):
 
     def find(self, where: Where, *, limit: int) -> list[Hit]:
         records, _ = self._client.scroll(
-            self.collection, scroll_filter=_filter(where), limit=limit, with_payload=True, with_vectors=[SPARSE]
+            self.collection, scroll_filter=to_filter(where), limit=limit, with_payload=True, with_vectors=[SPARSE]
         )
         return [hit(r.id, 0.0, r.payload, _sparse_of(r.vector)) for r in records]
 
@@ -196,7 +196,7 @@ def _vectors(vector: Any) -> dict:
     }
 
 
-def _filter(where: Where) -> models.Filter | None:
+def to_filter(where: Where) -> models.Filter | None:
     """The engine-neutral conditions as a qdrant-client filter."""
     if not where:
         return None

@@ -1,0 +1,116 @@
+"""Ranking by facts: each weight, on its own, decides an order, and zeroing it changes that order.
+
+Each scenario has two candidates: WINNER carries one fact the alert shares, RUNNER_UP is slightly
+more relevant and carries nothing. With the default weights WINNER is first; with that one weight
+zeroed, RUNNER_UP is. So no weight can be set to 0 (or its default lost) without a test failing.
+"""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from pydantic import ValidationError
+
+from oncall_memory.alert import Alert
+from oncall_memory.ranking import Candidate, rank, relevance
+from oncall_memory.settings import RankingWeights
+
+NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
+SIGNATURE = "<env> queue lag alert"
+
+
+def ago(days: float) -> str:
+    return (NOW - timedelta(days=days)).isoformat()
+
+
+def candidates(winner: dict, runner_up: dict, weights: RankingWeights, *, sims=(0.80, 0.82), overlaps=(0.5, 0.5)):
+    """WINNER with `winner`'s payload fields, RUNNER_UP with `runner_up`'s, relevance from (similarity, overlap)."""
+    base = {"id": None, "opened_at": ago(30)}
+    return [
+        Candidate("WINNER", {**base, "id": "WINNER", **winner}, relevance(sims[0], overlaps[0], weights), sims[0]),
+        Candidate("RUNNER_UP", {**base, "id": "RUNNER_UP", **runner_up}, relevance(sims[1], overlaps[1], weights), sims[1]),
+    ]
+
+
+# weight name -> (alert facts, winner's payload, runner-up's payload, extra candidate settings)
+SCENARIOS = {
+    "lexical_share": ({}, {}, {}, {"sims": (0.80, 0.85), "overlaps": (0.9, 0.1)}),
+    "same_flavor": ({"flavor": "eks"}, {"flavor": "eks"}, {"flavor": "aks"}, {}),
+    "same_env": ({"env": "shop-prod"}, {"env": "shop-prod"}, {"env": "data-prod"}, {}),
+    "same_service": ({"service": "checkout"}, {"service": "checkout"}, {"service": "search"}, {}),
+    "shared_tag": ({"component_tags": ["dns"]}, {"component_tags": ["dns"]}, {"component_tags": ["disk"]}, {}),
+    "max_shared_tags": ({"component_tags": ["dns"]}, {"component_tags": ["dns"]}, {"component_tags": ["disk"]}, {}),
+    "worked_fix": ({}, {"fixes_attempted": [{"action": "scale coredns", "outcome": "resolved"}]},
+                   {"fixes_attempted": [{"action": "restart pods", "outcome": "no-op"}]}, {}),
+    "recency": ({}, {"opened_at": ago(10)}, {"opened_at": ago(800)}, {"sims": (0.80, 0.82)}),
+    # A half-life of a year or more makes a 10-day-old and an 800-day-old incident nearly equally fresh.
+    "recency_half_life_days": ({}, {"opened_at": ago(10)}, {"opened_at": ago(800)}, {"sims": (0.80, 0.82)}),
+    "signature_pin": ({"signature": "shop-prod queue lag alert", "env": "shop-prod"}, {"signature_key": SIGNATURE},
+                      {}, {"sims": (0.30, 0.90)}),
+}
+# What "switched off" means for each weight: 0, False, or (for the half-life, which must stay positive) 100 years.
+OFF = {"signature_pin": False, "recency_half_life_days": 36525.0}
+
+
+def order(name: str, weights: RankingWeights) -> list[str]:
+    facts, winner, runner_up, extra = SCENARIOS[name]
+    alert = Alert(text="queue lag", **facts)
+    ranked = rank(candidates(winner, runner_up, weights, **extra), facts=alert, weights=weights,
+                  signature_key=SIGNATURE if "signature" in facts else None, now=NOW)
+    return [r.candidate.key for r in ranked]
+
+
+def test_every_weight_has_a_scenario():
+    assert set(SCENARIOS) == set(RankingWeights.model_fields)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_with_the_default_weights_the_fact_decides(name):
+    assert order(name, RankingWeights()) == ["WINNER", "RUNNER_UP"]
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_switching_one_weight_off_lets_relevance_decide(name):
+    weights = RankingWeights(**{name: OFF.get(name, 0)})
+    assert order(name, weights) == ["RUNNER_UP", "WINNER"]
+
+
+def test_a_zero_half_life_is_refused_with_a_reason():
+    with pytest.raises(ValidationError, match="greater than 0"):
+        RankingWeights(recency_half_life_days=0)
+
+
+def test_recency_halves_every_half_life():
+    weights = RankingWeights(recency=0.04, recency_half_life_days=100)
+    fresh, old = rank([Candidate("A", {"id": "A", "opened_at": ago(0)}, 0.5, None),
+                       Candidate("B", {"id": "B", "opened_at": ago(100)}, 0.5, None)],
+                      facts=Alert(text="x"), weights=weights, signature_key=None, now=NOW)
+    assert fresh.score == pytest.approx(0.5 + 0.04) and old.score == pytest.approx(0.5 + 0.02)
+    assert [b.text for b in old.boosts if b.kind == "age"] == ["3 months ago"]
+
+
+def test_shared_tags_count_up_to_the_cap():
+    weights = RankingWeights(shared_tag=0.03, max_shared_tags=2)
+    payload = {"id": "A", "component_tags": ["dns", "networking", "coredns"]}
+    (only,) = rank([Candidate("A", payload, 0.5, None)], facts=Alert(text="x", component_tags=["dns", "networking", "coredns"]),
+                   weights=weights, signature_key=None, now=NOW)
+    assert only.score == pytest.approx(0.5 + 0.06)
+    assert "3 shared components: dns, networking, coredns" in [b.text for b in only.boosts]
+
+
+def test_unranked_order_is_relevance_alone_but_reasons_are_still_given():
+    weights = RankingWeights()
+    ranked = rank(candidates({"flavor": "eks"}, {}, weights), facts=Alert(text="x", flavor="eks"), weights=weights,
+                  signature_key=None, now=NOW, by_facts=False)
+    assert [r.candidate.key for r in ranked] == ["RUNNER_UP", "WINNER"]
+    assert "same flavor (eks)" in [b.text for b in ranked[1].boosts]
+    assert ranked[1].score == ranked[1].candidate.relevance
+
+
+def test_score_is_relevance_plus_the_weights_of_the_reasons():
+    weights = RankingWeights()
+    (r, _) = rank(candidates({"flavor": "eks", "env": "prod", "fixes_attempted": [{"action": "a", "outcome": "mitigated"}]},
+                             {}, weights), facts=Alert(text="x", flavor="eks", env="prod"), weights=weights,
+                  signature_key=None, now=NOW)
+    assert r.score == pytest.approx(r.candidate.relevance + sum(b.weight for b in r.boosts))
+    kinds = [b.kind for b in r.boosts]
+    assert kinds == ["meaning", "flavor", "env", "fixed", "age"]
