@@ -28,8 +28,11 @@ def validation_message(exc: ValidationError) -> str:
     """A pydantic error in words that say which field to fix and how."""
     parts = []
     for err in exc.errors():
-        field = ".".join(str(p) for p in err["loc"]) or "line"
-        msg = err["msg"]
+        field = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if not field:  # a check of the whole record: its message names the field
+            parts.append(msg)
+            continue
         if err["type"] == "missing":
             msg = "is required"
         elif err["type"] == "extra_forbidden":

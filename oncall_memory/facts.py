@@ -6,9 +6,11 @@ One model, so the tag rule and the time-zone rule exist once.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated
+from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator, model_validator
+
+from .redact import redact_all, secret_spans
 
 
 def as_utc(value: datetime) -> datetime:
@@ -25,7 +27,27 @@ def tidy_tags(tags: list[str]) -> list[str]:
     return list(dict.fromkeys(t.strip().lower() for t in tags if t.strip()))
 
 
-class Facts(BaseModel):
+class Redacted(BaseModel):
+    """A model whose every string is redacted before anything else reads it (tags are lower-cased,
+    whitespace trimmed, times parsed only afterwards). A field in `SECRET_FREE` that holds a secret is
+    refused instead: redacting an identifier would merge two records into one."""
+
+    SECRET_FREE: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _redact(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        for field in cls.SECRET_FREE:
+            value = data.get(field)
+            found = secret_spans(value) if isinstance(value, str) else []
+            if found:
+                raise ValueError(f"{field} holds a secret ({found[0][1]}); give the record an id without one")
+        return redact_all(data)
+
+
+class Facts(Redacted):
     """Where something happened. On an alert these are soft preferences; on an incident, payload."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)

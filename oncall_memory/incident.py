@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from enum import Enum
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,6 +46,7 @@ class Incident(Facts):
     """One past incident. `id` and `title` are required; everything else is optional."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    SECRET_FREE: ClassVar[tuple[str, ...]] = ("id",)
 
     id: str = Field(min_length=1)
     title: str = Field(min_length=1)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from . import payload as P
 from .backlog import Rejected
-from .distill import distill, redact_incident
+from .distill import distill
 from .embedders import Embedder
 from .errors import EmbeddingFailed
 from .incident import Incident
@@ -68,10 +68,9 @@ class IngestStopped(EmbeddingFailed):
 
 
 def prepare(incident: Incident) -> Prepared:
-    """Redact secrets from every field, distill the signal lines, build the payload."""
-    clean = redact_incident(incident)
-    text = distill(clean)
-    return Prepared(clean, text, P.build_payload(clean, text), clean.point_id)
+    """Distill the signal lines and build the payload (the incident was redacted as it was built)."""
+    text = distill(incident)
+    return Prepared(incident, text, P.build_payload(incident, text), incident.point_id)
 
 
 def collect(items: Iterable[Incident | Rejected], report: IngestReport) -> list[Prepared]:

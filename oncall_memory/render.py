@@ -1,16 +1,42 @@
 """One lookup, three readers: the terminal, a PagerDuty note, a Slack message.
 
-Each renderer picks reasons by kind (see `ranking`), so a fact shown on its own line is not repeated
-in "why".
+Each renderer picks reasons by kind (see `ranking`): a fix is shown once, on its own line, never
+again in "why". What goes to a chat is escaped and kept inside the target's limits; a long message
+is cut and marked with "…", never dropped.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .ranking import AGE, Neighbour
+from .ranking import AGE, FIX_KINDS, FIXED, NO_EFFECT, WORSE, Neighbour
 from .retrieve import Lookup
 
+PAGERDUTY_NOTE_LIMIT = 25_000  # characters PagerDuty takes in a note
+SLACK_HEADER_LIMIT = 150  # Block Kit: header text
+SLACK_SECTION_LIMIT = 3_000  # Block Kit: section text
+SLACK_TEXT_LIMIT = 3_000  # the notification text; Slack itself cuts far later, a phone shows far less
+SLACK_BLOCK_LIMIT = 50
+ELLIPSIS = "…"
+
+
+def clip(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with a trailing "…" when it is longer."""
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
+
+
+def _fix_lines(n: Neighbour) -> list[tuple[str, str]]:
+    """(label, actions) for each kind of fix outcome this neighbour has, in a fixed order."""
+    labels = {FIXED: "fixed by", NO_EFFECT: "tried without effect", WORSE: "made it worse"}
+    return [(labels[b.kind], "; ".join(b.detail)) for b in n.boosts if b.kind in labels]
+
+
+def _why(n: Neighbour) -> str:
+    return "; ".join(n.reasons_except(AGE, *FIX_KINDS))
+
+
+# -- the terminal -----------------------------------------------------------------------------------
 
 def terminal(lookup: Lookup, text: str, elapsed: float) -> str:
     """What `oncall-memory similar` prints."""
@@ -26,55 +52,78 @@ def terminal(lookup: Lookup, text: str, elapsed: float) -> str:
         where = " · ".join(x for x in (n.age, n.env, n.flavor, n.service) if x)
         if where:
             lines.append(f"   {where}")
-        if n.fixes_worked:
-            lines.append(f"   fixed by: {'; '.join(n.fixes_worked)}")
-        if n.fixes_failed:
-            lines.append(f"   tried without effect: {'; '.join(n.fixes_failed)}")
+        lines += [f"   {label}: {actions}" for label, actions in _fix_lines(n)]
         lines.append(f"   why: {'; '.join(n.reasons)}")
         if n.url:
             lines.append(f"   {n.url}")
     return "\n".join(lines)
 
 
-def note_text(title: str, lookup: Lookup) -> str:
+# -- a PagerDuty note (plain text) ------------------------------------------------------------------
+
+def note_text(title: str, lookup: Lookup, *, limit: int = PAGERDUTY_NOTE_LIMIT) -> str:
     """Plain text for a PagerDuty note: the top neighbours with link, age, what worked, what did not."""
     if not lookup.neighbours:
-        return f"oncall-memory: nothing similar to \"{title}\" on record."
+        return clip(f"oncall-memory: nothing similar to \"{title}\" on record.", limit)
     lines = [f"oncall-memory: {len(lookup.neighbours)} similar past incident(s) for \"{title}\""]
     if lookup.degraded:
         lines.append(f"(note: {lookup.degraded})")
     for i, n in enumerate(lookup.neighbours, start=1):
         lines.append("")
         lines.append(f"{i}. {n.id} {n.title}" + (f" ({n.age})" if n.age else ""))
-        if n.fixes_worked:
-            lines.append(f"   fixed by: {'; '.join(n.fixes_worked)}")
-        if n.fixes_failed:
-            lines.append(f"   tried without effect: {'; '.join(n.fixes_failed)}")
-        lines.append(f"   why: {'; '.join(n.reasons_except(AGE))}")
+        lines += [f"   {label}: {actions}" for label, actions in _fix_lines(n)]
+        lines.append(f"   why: {_why(n)}")
         if n.url:
             lines.append(f"   {n.url}")
-    return "\n".join(lines)
+    return clip("\n".join(lines), limit)
 
 
-def _slack_block(i: int, n: Neighbour) -> dict[str, Any]:
-    head = f"*{i}. <{n.url}|{n.id}>* {n.title}" if n.url else f"*{i}. {n.id}* {n.title}"
-    body = [head + (f"  _{n.age}_" if n.age else "")]
-    if n.fixes_worked:
-        body.append(f":white_check_mark: fixed by: {'; '.join(n.fixes_worked)}")
-    if n.fixes_failed:
-        body.append(f":x: tried without effect: {'; '.join(n.fixes_failed)}")
-    body.append(f"why: {'; '.join(n.reasons_except(AGE))}")
-    return {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(body)}}
+# -- Slack (Block Kit, mrkdwn) ----------------------------------------------------------------------
+
+_SAFE_URL = re.compile(r"https?://[^\s<>|]+\Z")
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters, so no input becomes a mention, a link or a channel ping."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _link(url: str | None, label: str) -> str:
+    if url and _SAFE_URL.match(url):
+        return f"<{escape(url)}|{escape(label)}>"
+    return escape(label)  # a URL Slack could misread is left out of the link
+
+
+def _clip_escaped(text: str, limit: int) -> str:
+    """Cut escaped mrkdwn without splitting an entity such as `&amp;`."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    amp = cut.rfind("&", max(0, len(cut) - 5))
+    if amp != -1 and ";" not in cut[amp:]:
+        cut = cut[:amp]
+    return cut + ELLIPSIS
+
+
+def _slack_section(i: int, n: Neighbour) -> dict[str, Any]:
+    head = f"*{i}. {_link(n.url, n.id)}* {escape(clip(n.title, 300))}" + (f"  _{escape(n.age)}_" if n.age else "")
+    body = [head]
+    marks = {"fixed by": ":white_check_mark:", "tried without effect": ":x:", "made it worse": ":warning:"}
+    body += [f"{marks[label]} {label}: {escape(clip(actions, 800))}" for label, actions in _fix_lines(n)]
+    body.append(f"why: {escape(clip(_why(n), 800))}")
+    text = _clip_escaped("\n".join(body), SLACK_SECTION_LIMIT)
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
 def slack_message(title: str, lookup: Lookup) -> dict[str, Any]:
     """An incoming-webhook message: `text` for notifications, Block Kit blocks for the channel."""
     blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": f"Seen before? {title}"[:150]}}
+        # plain_text is never parsed for mentions or links: no escaping, only the length limit.
+        {"type": "header", "text": {"type": "plain_text", "text": clip(f"Seen before? {title}", SLACK_HEADER_LIMIT)}}
     ]
     if lookup.degraded:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": lookup.degraded}]})
-    blocks += [_slack_block(i, n) for i, n in enumerate(lookup.neighbours, start=1)] or [
-        {"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}
-    ]
-    return {"text": note_text(title, lookup), "blocks": blocks}
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": escape(clip(lookup.degraded, 2000))}]})
+    sections = [_slack_section(i, n) for i, n in enumerate(lookup.neighbours, start=1)]
+    blocks += sections or [{"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}]
+    text = _clip_escaped(escape(note_text(title, lookup)), SLACK_TEXT_LIMIT)
+    return {"text": text, "blocks": blocks[:SLACK_BLOCK_LIMIT]}

@@ -5,10 +5,11 @@ Build a `Settings` at the edge (CLI, flow, service factory) and pass it down.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -33,6 +34,9 @@ class RankingWeights(BaseSettings):
     signature_pin: bool = True  # an exact canonical-signature match goes first
 
 
+_COLLECTION = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_", extra="ignore", populate_by_name=True)
 
@@ -42,7 +46,7 @@ class Settings(BaseSettings):
     embed_batch_size: int = Field(default=64, ge=1, le=2048)
     store: Literal["edge", "local"] = "edge"  # the embedded engine; ignored when QDRANT_URL is set
     data_dir: Path = Path(".oncall-memory")
-    collection: str = "incidents"
+    collection: str = "incidents"  # a name, never a path: [A-Za-z0-9_-]{1,64}
 
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ONCALL_MEMORY_OPENAI_API_KEY", "OPENAI_API_KEY")
@@ -76,7 +80,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = 1024 * 1024
     pagerduty_webhook_secret: SecretStr | None = None  # PagerDuty v3 subscription secret; unsigned requests get 401
     pagerduty_from_email: str | None = None  # the From: header PagerDuty requires on notes
-    alertmanager_token: SecretStr | None = None  # optional bearer token Alertmanager must send
+    alertmanager_token: SecretStr | None = None  # bearer token Alertmanager must send (http_config.authorization)
+    opsgenie_token: SecretStr | None = None  # shared secret Opsgenie must send (a custom header, bearer or basic auth)
+    api_token: SecretStr | None = None  # bearer token for /similar, the search page and the API docs
+    allow_unauthenticated: bool = False  # serve on a non-loopback address with a route left open anyway
     slack_webhook_url: SecretStr | None = None  # an incoming-webhook URL is itself a secret
     notify_limit: int = Field(default=3, ge=1, le=10)  # past incidents per note or message
     post_max_retries: int = 4
@@ -93,6 +100,14 @@ class Settings(BaseSettings):
     ingest_source: Literal["jsonl", "pagerduty"] = "jsonl"
     ingest_path: str | None = None
     ingest_window_days: float | None = None
+
+    @field_validator("collection")
+    @classmethod
+    def _collection_is_a_name(cls, value: str) -> str:
+        # The name becomes a directory under the data dir: never a path, never empty.
+        if not _COLLECTION.fullmatch(value):
+            raise ValueError(f"collection must be 1 to 64 of A-Z a-z 0-9 _ - (got {value!r})")
+        return value
 
     @property
     def store_location(self) -> str:

@@ -176,7 +176,7 @@ def test_alertmanager_labels_become_facts(client, httpserver, memory):
     from oncall_memory.service.inbound import AlertmanagerWebhook, alertmanager_jobs
 
     hook = AlertmanagerWebhook.model_validate_json(body_of("alertmanager-group.json"))
-    job = alertmanager_jobs(hook, Settings().label_facts)[0]
+    job = alertmanager_jobs(hook, Settings().label_facts)[0][0]
     assert job.key == "alertmanager:4f3a2b1c0d9e8f7a:2026-11-29T03:10:00Z"
     assert (job.alert.service, job.alert.env, job.alert.flavor) == ("checkout", "shop-prod", "eks")
     assert job.alert.component_tags == ["dns", "checkout"]

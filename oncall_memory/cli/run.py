@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import InvalidInput
 from ..settings import Settings
 
 
@@ -32,8 +33,15 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from ..service import create_app
+    from ..service.auth import exposure
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.model_copy(update=overrides)
+    if problems := exposure(settings):
+        raise InvalidInput(
+            f"refusing to serve on {settings.host} with routes anyone who reaches the port can call: "
+            + "; ".join(problems)
+            + ". Set those, serve on 127.0.0.1 behind your own proxy, or set ONCALL_MEMORY_ALLOW_UNAUTHENTICATED=true"
+        )
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
     return 0

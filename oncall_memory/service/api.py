@@ -9,9 +9,11 @@ from pydantic import BaseModel, ConfigDict
 from ..alert import Alert, Filters
 from ..memory import Memory
 from ..retrieve import Lookup
-from .body import parse, parse_json, raw_json_body
+from .auth import api_token
+from .body import documented_body, parse, parse_json, raw_json_body
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(api_token)], tags=["lookup"])
+probes = APIRouter(tags=["probes"])
 
 
 def get_memory(request: Request) -> Memory:
@@ -48,18 +50,18 @@ def similar_get(
     return neighbours_json(memory.similar(alert, filters=filters, limit=limit))
 
 
-@router.post("/similar")
+@router.post("/similar", openapi_extra=documented_body(SimilarRequest))
 def similar_post(raw: bytes = Depends(raw_json_body), memory: Memory = Depends(get_memory)) -> list[dict]:
     req = parse(SimilarRequest, parse_json(raw))
     return neighbours_json(memory.similar(req.alert, filters=req.filters, limit=req.limit))
 
 
-@router.get("/healthz")
+@probes.get("/healthz")
 def healthz() -> dict:
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@probes.get("/readyz")
 def readyz(memory: Memory = Depends(get_memory)) -> JSONResponse:
     state = memory.ready()
     body = {"ready": state.ready, "detail": state.detail}

@@ -10,19 +10,33 @@ from __future__ import annotations
 import logging
 from contextlib import ExitStack, asynccontextmanager
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import Depends, FastAPI, Request
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
 
 from ..errors import InvalidInput, OncallMemoryError
+from ..logs import redacted_logs
 from ..memory import Memory
 from ..settings import Settings
 from . import api, webhooks
+from .auth import api_token
 from .ingest_timer import IngestTimer
 from .ledger import Ledger
-from .notify import PagerDutyNotes, Poster, RedactSecrets, SlackWebhook, Target
+from .notify import PagerDutyNotes, Poster, SlackWebhook, Target
 from .worker import Enricher
 
 log = logging.getLogger(__name__)
+
+
+def openapi_schema(app: FastAPI) -> dict:
+    """FastAPI's schema, with the models of the raw-body routes (see `body.documented_body`) in its components."""
+    if app.openapi_schema is None:
+        schema = app.openapi()
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for path in schema.get("paths", {}).values():
+            for operation in path.values():
+                components.update(operation.pop("x-components", {}))
+    return app.openapi_schema
 
 
 def ledger_path(settings: Settings) -> str:
@@ -42,7 +56,9 @@ def make_targets(settings: Settings, poster: Poster) -> list[Target]:
 
 def secrets_of(settings: Settings) -> list[str]:
     return [s.get_secret_value() for s in (settings.slack_webhook_url, settings.pagerduty_token,
-                                           settings.pagerduty_webhook_secret, settings.alertmanager_token) if s]
+                                           settings.pagerduty_webhook_secret, settings.alertmanager_token,
+                                           settings.opsgenie_token, settings.api_token, settings.openai_api_key,
+                                           settings.qdrant_api_key) if s]
 
 
 def create_app(settings: Settings, *, memory: Memory | None = None, ledger: Ledger | None = None) -> FastAPI:
@@ -55,9 +71,7 @@ def create_app(settings: Settings, *, memory: Memory | None = None, ledger: Ledg
             mem = memory or stack.enter_context(Memory.open(settings))
             led = ledger or stack.enter_context(Ledger(ledger_path(settings)))
             poster = stack.enter_context(Poster(max_retries=settings.post_max_retries, backoff=settings.post_backoff))
-            scrub = RedactSecrets(secrets_of(settings))
-            logging.getLogger("httpx").addFilter(scrub)
-            stack.callback(logging.getLogger("httpx").removeFilter, scrub)
+            stack.enter_context(redacted_logs(secrets_of(settings)))
             enricher = Enricher(lambda job: mem.similar(job.alert, limit=settings.notify_limit), led,
                                 make_targets(settings, poster))
             enricher.start()
@@ -67,10 +81,25 @@ def create_app(settings: Settings, *, memory: Memory | None = None, ledger: Ledg
             app.state.memory, app.state.enricher = mem, enricher
             yield
 
-    app = FastAPI(title="oncall-memory", lifespan=lifespan)
+    # The docs describe the whole API: served behind the same token as the lookups.
+    app = FastAPI(title="oncall-memory", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.settings = settings
     app.include_router(webhooks.router)
     app.include_router(api.router)
+    app.include_router(api.probes)
+    docs = dict(dependencies=[Depends(api_token)], include_in_schema=False)
+
+    @app.get("/openapi.json", **docs)
+    def openapi() -> JSONResponse:
+        return JSONResponse(openapi_schema(app))
+
+    @app.get("/docs", **docs)
+    def swagger() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="oncall-memory")
+
+    @app.get("/redoc", **docs)
+    def redoc() -> HTMLResponse:
+        return get_redoc_html(openapi_url="/openapi.json", title="oncall-memory")
 
     @app.exception_handler(OncallMemoryError)
     async def _domain_error(request: Request, exc: OncallMemoryError) -> JSONResponse:

@@ -11,9 +11,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..alert import Alert
+from ..facts import Redacted
 
 
-class Job(BaseModel):
+class Job(Redacted):
     key: str  # e.g. "pagerduty:P1234", "alertmanager:<fingerprint>:<startsAt>", "opsgenie:<alertId>"
     alert: Alert
     pagerduty_incident: str | None = None  # post a note on this incident
@@ -21,7 +22,13 @@ class Job(BaseModel):
 
 
 class _Loose(BaseModel):
-    model_config = ConfigDict(extra="allow")  # pagers add fields over time; we read what we need
+    # Pagers add fields over time; we read what we need. Blank text is no text.
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+
+
+# PagerDuty object ids: upper-case letters and digits ("PGR0VU2", "Q0RIJJZL24RC6W"). Checked because the
+# id goes into a REST path carrying the API token.
+PAGERDUTY_ID = r"^[A-Z0-9]{1,32}$"
 
 
 # -- PagerDuty Webhooks v3 -------------------------------------------------------------------
@@ -31,7 +38,7 @@ class PDService(_Loose):
 
 
 class PDIncident(_Loose):
-    id: str
+    id: str = Field(pattern=PAGERDUTY_ID)
     title: str = Field(min_length=1)
     html_url: str | None = None
     service: PDService | None = None
@@ -74,15 +81,19 @@ class AlertmanagerWebhook(_Loose):
     alerts: list[AMAlert]
 
 
-def alertmanager_jobs(hook: AlertmanagerWebhook, label_facts: dict[str, list[str]]) -> list[Job]:
-    """One job per firing alert; resolved alerts need no lookup."""
-    jobs = []
+def alertmanager_jobs(hook: AlertmanagerWebhook, label_facts: dict[str, list[str]]) -> tuple[list[Job], int]:
+    """One job per firing alert, and how many firing alerts had no text to look up (resolved alerts
+    need no lookup)."""
+    jobs, ignored = [], 0
     for a in hook.alerts:
         if a.status != "firing":
             continue
-        name = a.labels.get("alertname", "")
-        parts = [name, a.annotations.get("summary", ""), a.annotations.get("description", "")]
-        text = " - ".join(p for p in parts if p) or "alert"
+        name = a.labels.get("alertname", "").strip()
+        parts = [name, a.annotations.get("summary", "").strip(), a.annotations.get("description", "").strip()]
+        text = " - ".join(p for p in parts if p)
+        if not text:
+            ignored += 1
+            continue
         facts: dict[str, Any] = {}
         for fact, labels in label_facts.items():
             values = [a.labels[label] for label in labels if a.labels.get(label)]
@@ -92,10 +103,10 @@ def alertmanager_jobs(hook: AlertmanagerWebhook, label_facts: dict[str, list[str
             Job(
                 key=f"alertmanager:{a.fingerprint}:{a.startsAt}",
                 alert=Alert(text=text, **facts),
-                title=a.annotations.get("summary") or name or text,
+                title=parts[1] or name or text,
             )
         )
-    return jobs
+    return jobs, ignored
 
 
 # -- Opsgenie outgoing webhook ---------------------------------------------------------------

@@ -7,8 +7,8 @@ network errors); a 4xx other than 429 is final. Tokens are sent, never logged.
 
 from __future__ import annotations
 
-import logging
 from typing import Protocol
+from urllib.parse import quote
 
 import httpx
 from pydantic import SecretStr
@@ -17,23 +17,6 @@ from ..http_retry import Refused, RetriesExhausted, send
 from ..render import note_text, slack_message
 from ..retrieve import Lookup
 from .inbound import Job
-
-
-class RedactSecrets(logging.Filter):
-    """Scrub known secrets from records of a chatty library logger (httpx logs every URL it posts to,
-    and a Slack incoming-webhook URL is itself a credential)."""
-
-    def __init__(self, secrets: list[str]):
-        super().__init__()
-        self._secrets = [s for s in secrets if s]
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if any(s in message for s in self._secrets):
-            for secret in self._secrets:
-                message = message.replace(secret, "[REDACTED]")
-            record.msg, record.args = message, None
-        return True
 
 
 class PostFailed(Exception):
@@ -91,7 +74,7 @@ class PagerDutyNotes:
     def send(self, job: Job, lookup: Lookup) -> None:
         self._poster.post(
             f"PagerDuty note on {job.pagerduty_incident}",
-            f"{self._base}/incidents/{job.pagerduty_incident}/notes",
+            f"{self._base}/incidents/{quote(job.pagerduty_incident, safe='')}/notes",
             json={"note": {"content": note_text(job.title, lookup)}},
             headers={
                 "Authorization": f"Token token={self._token.get_secret_value()}",

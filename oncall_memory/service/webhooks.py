@@ -3,13 +3,12 @@ its jobs are claimed; the worker looks up and posts."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 
-from .body import parse, parse_json, raw_json_body
+from .auth import alertmanager_token, opsgenie_token, verify_pagerduty_signature
+from .body import documented_body, parse, parse_json, raw_json_body
 from .inbound import (
     AlertmanagerWebhook,
     Job,
@@ -21,28 +20,18 @@ from .inbound import (
     pagerduty_job,
 )
 
-router = APIRouter(prefix="/webhooks")
+router = APIRouter(prefix="/webhooks", tags=["webhooks"])
 
 
-def same_secret(given: str, expected: str) -> bool:
-    """Constant-time, and never raises: headers may carry any byte (Starlette decodes them as latin-1)."""
-    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode("utf-8", "surrogateescape"))
-
-
-def verify_pagerduty_signature(secret: str, body: bytes, header: str | None) -> bool:
-    """PagerDuty v3: `v1=<hex HMAC-SHA256 of the raw body>`, comma-separated during secret rotation."""
-    if not header:
-        return False
-    expected = "v1=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    return any(same_secret(candidate.strip(), expected) for candidate in header.split(","))
-
-
-def accept(request: Request, jobs: list[Job]) -> dict[str, Any]:
+def accept(request: Request, jobs: list[Job], ignored: int = 0) -> dict[str, Any]:
     queued = [j.key for j in jobs if request.app.state.enricher.submit(j)]
-    return {"accepted": len(queued), "duplicates": len(jobs) - len(queued)}
+    answer: dict[str, Any] = {"accepted": len(queued), "duplicates": len(jobs) - len(queued)}
+    if ignored:
+        answer["ignored"] = ignored
+    return answer
 
 
-@router.post("/pagerduty", status_code=202)
+@router.post("/pagerduty", status_code=202, openapi_extra=documented_body(PagerDutyWebhook))
 def pagerduty(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
     settings = request.app.state.settings
     if settings.pagerduty_webhook_secret is not None:
@@ -55,21 +44,16 @@ def pagerduty(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
     return accept(request, [pagerduty_job(parse(PDIncident, hook.event.data))])
 
 
-def alertmanager_token(request: Request) -> None:
-    """Alertmanager's `http_config.authorization` (Bearer by default), checked before the body is read."""
-    token = request.app.state.settings.alertmanager_token
-    if token is not None and not same_secret(request.headers.get("authorization", ""),
-                                             f"Bearer {token.get_secret_value()}"):
-        raise HTTPException(401, "missing or wrong bearer token")
-
-
-@router.post("/alertmanager", status_code=202, dependencies=[Depends(alertmanager_token)])
+@router.post("/alertmanager", status_code=202, dependencies=[Depends(alertmanager_token)],
+             openapi_extra=documented_body(AlertmanagerWebhook))
 def alertmanager(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
     hook = parse(AlertmanagerWebhook, parse_json(raw))
-    return accept(request, alertmanager_jobs(hook, request.app.state.settings.label_facts))
+    jobs, ignored = alertmanager_jobs(hook, request.app.state.settings.label_facts)
+    return accept(request, jobs, ignored)
 
 
-@router.post("/opsgenie", status_code=202)
+@router.post("/opsgenie", status_code=202, dependencies=[Depends(opsgenie_token)],
+             openapi_extra=documented_body(OpsgenieWebhook))
 def opsgenie(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
     hook = parse(OpsgenieWebhook, parse_json(raw))
     if hook.action != "Create":
