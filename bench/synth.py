@@ -20,6 +20,11 @@ EXTRA_NOTES = ["paged twice before ack", "happened during a deploy freeze", "cus
 
 
 def synthetic_incidents(n: int, seed: int = 7) -> list[Incident]:
+    return [Incident.model_validate(row) for row in synthetic_rows(n, seed)]
+
+
+def synthetic_rows(n: int, seed: int = 7) -> list[dict]:
+    """The backlog as the JSONL reader sees it: one dict per incident, not yet validated."""
     rng = random.Random(seed)
     base = [json.loads(line) for line in (FIXTURES / "incidents.jsonl").read_text().splitlines() if line.strip()]
     start = datetime(2023, 1, 1, tzinfo=timezone.utc)
@@ -37,7 +42,7 @@ def synthetic_incidents(n: int, seed: int = 7) -> list[Incident]:
             resolved_at=(opened + timedelta(minutes=rng.randrange(5, 300))).isoformat(),
             url=f"https://example.pagerduty.com/incidents/SYN-{i:06d}",
         )
-        out.append(Incident.model_validate(row))
+        out.append(row)
     return out
 
 

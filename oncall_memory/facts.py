@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator, model_validator
 
-from .redact import redact_all, secret_spans
+from .redact import holds_secret, redact_each, secret_spans
 
 
 def as_utc(value: datetime) -> datetime:
@@ -37,14 +37,14 @@ class Redacted(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _redact(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
+        if not isinstance(data, dict) or not holds_secret(data):
             return data
         for field in cls.SECRET_FREE:
             value = data.get(field)
             found = secret_spans(value) if isinstance(value, str) else []
             if found:
                 raise ValueError(f"{field} holds a secret ({found[0][1]}); give the record an id without one")
-        return redact_all(data)
+        return redact_each(data)
 
 
 class Facts(Redacted):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -36,9 +36,12 @@ Span = tuple[int, int]
 class Detector:
     name: str  # how the README lists it
     find: Callable[[str], Iterator[Span]]  # the spans of the secrets in a text
+    # Lower-case words one of which every secret it finds contains (gitleaks' idea): the detector runs only
+    # on text holding one, which keeps its cost off clean text. Empty: it always runs (a cheap literal scan).
+    keywords: frozenset[str] = frozenset()
 
 
-def _pattern(name: str, regex: str, group: int | str = 0, flags: int = 0) -> Detector:
+def _pattern(name: str, regex: str, group: int | str = 0, flags: int = 0, *, keywords: Iterable[str]) -> Detector:
     compiled = re.compile(regex, flags)
 
     def find(text: str) -> Iterator[Span]:
@@ -46,61 +49,72 @@ def _pattern(name: str, regex: str, group: int | str = 0, flags: int = 0) -> Det
             if match.group(group):
                 yield match.span(group)
 
-    return Detector(name, find)
+    return Detector(name, find, frozenset(keywords))
 
 
 # -- context shapes -------------------------------------------------------------------------------
 
-# Key names that announce a secret: "password", "db_passwd", "API-Key", "client_secret", "token", ...
-_SECRET_KEY = (r"(?:[\w.-]*(?:passw(?:or)?d|passphrase|pwd|secret|credentials?|token|"
-               r"(?:api|app|access|private|client|master|account|signing|encryption|license)[_-]?key|apikey)[\w.-]*"
-               r"|auth)")
-_STOP = r"[\s,;}\]\"'`]"
+# The word in a key name that announces a secret ("password" in "db_password", "key" in "API-Key"), found
+# first and cheaply; the rest of the key, the assignment and the value are read from there.
+_SECRET_WORD = re.compile(r"passw(?:or)?d|passphrase|pwd|secret|credentials?|token|apikey|\bauth\b|"
+                          r"(?:api|app|access|private|client|master|account|signing|encryption|license)[_-]?key", re.I)
+_ASSIGNMENT = re.compile(r"[\w.-]*[\"']?[ \t]*(?P<op>:=|=>|=|:)(?P<space>[ \t]*)")
+_QUOTED = re.compile(r"(?P<q>[\"'])(?P<s>[^\"'\n]{3,})(?P=q)")
+_TO_EOL = re.compile(r"[^\s\"'][^\n;,]*")
+_ONE_TOKEN = re.compile(r"[^\s\"',;}]{3,}")
+SECRET_WORDS = ("passw", "pwd", "secret", "credential", "token", "key", "auth")
+
+
+def _assigned_secrets(text: str) -> Iterator[Span]:
+    """The value after a key naming a secret. Quoted: up to its quote. After "key: " (a colon and a space,
+    YAML and prose): to the end of the line, since a passphrase is several words. Otherwise one token."""
+    for word in _SECRET_WORD.finditer(text):
+        assign = _ASSIGNMENT.match(text, word.end())
+        if not assign:
+            continue
+        at = assign.end()
+        if text.startswith(MARKER, at):
+            continue
+        if quoted := _QUOTED.match(text, at):
+            yield quoted.span("s")
+        elif value := (_TO_EOL if assign["op"] == ":" and assign["space"] else _ONE_TOKEN).match(text, at):
+            yield value.span()
 
 CONTEXT = [
     # Whole PEM blocks (also escaped "\n" inside JSON, and a block cut off before its END line).
     _pattern("private key block", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-             r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", flags=re.S),
-    _pattern("PuTTY private key", r"PuTTY-User-Key-File-\d.*?(?:Private-MAC: \S+|\Z)", flags=re.S),
+             r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", flags=re.S, keywords=("private key",)),
+    _pattern("PuTTY private key", r"PuTTY-User-Key-File-\d.*?(?:Private-MAC: \S+|\Z)", flags=re.S, keywords=("putty-user-key",)),
     # scheme://user:password@host: the password may hold "/" or "@"; the last "@" before a host wins.
     _pattern("password in a URL", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]*:(?P<s>\S+?)@(?=[^\s@/]+(?:[/:?#\s]|$))"
-             r"(?!\S*@[^\s@/]+(?:[/:?#\s]|$))", "s", re.I),
+             r"(?!\S*@[^\s@/]+(?:[/:?#\s]|$))", "s", re.I, keywords=("@",)),
     # "Authorization: Bearer x", "Basic x", "Token token=x", "Api-Key x".
     _pattern("authorization header", r"\b(?:bearer|basic|token(?:\s+token=)?|api-key)\s+(?P<s>[A-Za-z0-9._~+/=-]{8,})",
-             "s", re.I),
-    # key: value / key=value / "key": "value" where the key names a secret. A quoted value ends at its
-    # quote; after "key: " the value runs to the end of the line (a passphrase is several words);
-    # after "key=" it is one token.
-    _pattern("secret keyword, quoted", rf"\b{_SECRET_KEY}[\"']?\s*(?:[:=]|=>|:=)\s*(?P<q>[\"'])(?P<s>[^\"'\n]{{3,}})(?P=q)",
-             "s", re.I),
-    _pattern("secret keyword, to end of line", rf"\b{_SECRET_KEY}[\"']?:[ \t]+(?!\[REDACTED\])(?P<s>[^\s\"'][^\n;,]*)",
-             "s", re.I),
-    _pattern("secret keyword, one token", rf"\b{_SECRET_KEY}[\"']?\s*(?:=|=>|:=)\s*(?!\[REDACTED\])(?P<s>[^\s\"',;}}]{{3,}})",
-             "s", re.I),
+             "s", re.I, keywords=("bearer", "basic", "token", "api-key")),
     # Connection strings: Azure storage, Service Bus, SQL; a SAS token's signature.
     _pattern("connection-string key", r"\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecret)=(?P<s>[^;\s\"']+)",
-             "s", re.I),
-    _pattern("SAS signature", r"[?&]sig=(?P<s>[^&\s\"']+)", "s", re.I),
+             "s", re.I, keywords=("accountkey=", "sharedaccesskey=", "sharedaccesssignature=", "sharedsecret=")),
+    _pattern("SAS signature", r"[?&]sig=(?P<s>[^&\s\"']+)", "s", re.I, keywords=("sig=",)),
     # Database clients: mysql -pSECRET, mysql --password=SECRET, redis-cli -a SECRET, --password SECRET.
-    _pattern("mysql -p", r"\bmysql\w*\b[^\n]*?\s-p(?P<s>[^\s\"']+)", "s"),
-    _pattern("--password flag", r"(?:\s|^)--?(?:password|passwd|pass|pw)(?:=|\s+)(?P<s>[^\s\"'-][^\s\"']*)", "s", re.I),
-    _pattern("redis-cli -a", r"\bredis-cli\b[^\n]*?\s-a\s+(?P<s>[^\s\"']+)", "s"),
+    _pattern("mysql -p", r"\bmysql\w*\b[^\n]*?\s-p(?P<s>[^\s\"']+)", "s", keywords=("mysql",)),
+    _pattern("--password flag", r"(?:\s|^)--?(?:password|passwd|pass|pw)(?:=|\s+)(?P<s>[^\s\"'-][^\s\"']*)", "s", re.I, keywords=("-pass", "-pw")),
+    _pattern("redis-cli -a", r"\bredis-cli\b[^\n]*?\s-a\s+(?P<s>[^\s\"']+)", "s", keywords=("redis-cli",)),
     # Vendor prefixes detect-secrets does not know, or knows narrower than they are issued.
-    _pattern("Vault token", r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}"),
-    _pattern("Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    _pattern("OpenAI / Anthropic key", r"\bsk-(?:proj-|ant-(?:api|admin)\d\d-|svcacct-|None-)?[A-Za-z0-9_-]{20,}"),
-    _pattern("Stripe key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _pattern("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-    _pattern("GitLab token", r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|oas)-[A-Za-z0-9_-]{20,}"),
-    _pattern("Slack token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
-    _pattern("Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]+"),
-    _pattern("npm token", r"\bnpm_[A-Za-z0-9]{36}"),
-    _pattern("DigitalOcean token", r"\bdo[por]_v1_[a-f0-9]{64}"),
-    _pattern("Shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
-    _pattern("Terraform Cloud token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}"),
-    _pattern("SendGrid key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
-    _pattern("Twilio key", r"\bSK[0-9a-fA-F]{32}\b"),
-    _pattern("JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    _pattern("Vault token", r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}", keywords=("hvs.", "hvb.", "hvr.")),
+    _pattern("Google API key", r"\bAIza[0-9A-Za-z_-]{35}", keywords=("aiza",)),
+    _pattern("OpenAI / Anthropic key", r"\bsk-(?:proj-|ant-(?:api|admin)\d\d-|svcacct-|None-)?[A-Za-z0-9_-]{20,}", keywords=("sk-",)),
+    _pattern("Stripe key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", keywords=("_live_", "_test_")),
+    _pattern("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", keywords=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    _pattern("GitLab token", r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|oas)-[A-Za-z0-9_-]{20,}", keywords=("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-", "gloas-")),
+    _pattern("Slack token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}", keywords=("xox", "xapp-")),
+    _pattern("Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]+", keywords=("hooks.slack.com",)),
+    _pattern("npm token", r"\bnpm_[A-Za-z0-9]{36}", keywords=("npm_",)),
+    _pattern("DigitalOcean token", r"\bdo[por]_v1_[a-f0-9]{64}", keywords=("_v1_",)),
+    _pattern("Shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", keywords=("shpat_", "shpca_", "shppa_", "shpss_")),
+    _pattern("Terraform Cloud token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", keywords=("atlasv1",)),
+    _pattern("SendGrid key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", keywords=("sg.",)),
+    _pattern("Twilio key", r"\bSK[0-9a-fA-F]{32}\b", keywords=("sk",)),
+    _pattern("JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", keywords=("eyj",)),
 ]
 
 _K8S_DATA = re.compile(r"\b(?:data|stringData):")
@@ -129,12 +143,15 @@ def _is_base64(value: str) -> bool:
     return True
 
 
-CONTEXT.append(Detector("Kubernetes Secret data", _kubernetes_secret_data))
+CONTEXT.append(Detector("secret keyword (password: / api_key= / \"token\": ...)", _assigned_secrets,
+                        frozenset(SECRET_WORDS)))
+CONTEXT.append(Detector("Kubernetes Secret data", _kubernetes_secret_data, frozenset({"data:"})))
 
 # -- high entropy -----------------------------------------------------------------------------------
 
 _HEX32 = re.compile(r"(?<![A-Za-z0-9_-])[0-9a-f]{32}(?![A-Za-z0-9_-])")
-_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+_DIGIT = re.compile(r"\d")
+_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")  # maximal runs already: no boundary checks needed
 
 
 def _high_entropy(text: str) -> Iterator[Span]:
@@ -144,10 +161,10 @@ def _high_entropy(text: str) -> Iterator[Span]:
             yield match.span()
     for match in _TOKEN.finditer(text):
         token = match.group()
-        mixed = sum((any(c.islower() for c in token), any(c.isupper() for c in token), any(c.isdigit() for c in token)))
-        # Random base64 of this length has entropy above 4.5 (detect-secrets' limit for base64); words
-        # joined by dashes (pod, image and host names) stay below it and are rarely mixed case.
-        if mixed == 3 and entropy(token) >= 4.5:
+        # Random base64 of this length is mixed case with digits and has entropy above 4.5 (detect-secrets'
+        # limit for base64); words joined by dashes (pod, image and host names) are neither.
+        mixed = token != token.lower() and token != token.upper() and _DIGIT.search(token)
+        if mixed and entropy(token) >= 4.5:
             yield match.span()
 
 
@@ -204,8 +221,37 @@ def vendor_detectors() -> list[Detector]:
     detectors = []
     for plugin in plugins:
         for compiled in plugin().denylist:
-            detectors.append(Detector(f"detect-secrets: {plugin.secret_type}", _spans_of(compiled)))
+            keywords = _VENDOR_KEYWORDS.get(plugin.__name__, ())
+            detectors.append(Detector(f"detect-secrets: {plugin.secret_type}", _spans_of(compiled), frozenset(keywords)))
     return detectors
+
+
+# What each detect-secrets plugin's secrets always contain, lower-cased (read off its patterns); a plugin
+# not listed runs on every text that reaches the detectors.
+_VENDOR_KEYWORDS = {
+    "ArtifactoryDetector": ("akc", *(f"ap{c}" for c in "0123456789abcdef")),
+    "AWSKeyDetector": ("akia", "asia", "abia", "acca", "a3t", "aws"),
+    "AzureStorageKeyDetector": ("accountkey",),
+    "BasicAuthDetector": ("@",),
+    "CloudantDetector": ("cloudant",),
+    "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "GitLabTokenDetector": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-", "glptt-",
+                            "glagent-", "gloas-"),
+    "IbmCloudIamDetector": ("ibm",),
+    "IbmCosHmacDetector": ("secret",),
+    "JwtTokenDetector": ("eyj",),
+    "MailchimpDetector": ("-us",),
+    "NpmDetector": ("_authtoken",),
+    "OpenAIDetector": ("t3blbkfj",),
+    "PrivateKeyDetector": ("private key", "putty"),
+    "PypiTokenDetector": ("pypi-",),
+    "SendGridDetector": ("sg.",),
+    "SlackDetector": ("xox", "hooks.slack"),
+    "SoftlayerDetector": ("softlayer", "sl"),
+    "SquareOAuthDetector": ("sq0csp",),
+    "StripeDetector": ("_live_",),
+    "TelegramBotTokenDetector": (":aa",),
+}
 
 
 def _spans_of(compiled: re.Pattern[str]) -> Callable[[str], Iterator[Span]]:
@@ -220,33 +266,27 @@ def _spans_of(compiled: re.Pattern[str]) -> Callable[[str], Iterator[Span]]:
     return find
 
 
-def detectors() -> list[Detector]:
-    return [*CONTEXT, *vendor_detectors(), *HIGH_ENTROPY]
-
-
-# -- the cheap pre-check ----------------------------------------------------------------------------
-
-# Every context and vendor shape holds one of these (lower-cased), or a long token the entropy and
-# vendor checks look at. Substring tests are far cheaper than running every detector.
-_TRIGGER = re.compile(
-    r"passw|pwd|secret|credential|token|key|auth|bearer|basic|private|://|sig=|mysql|redis-cli|data:|hv[sbr]\.|aiza"
-    r"|[sprk]k[-_]|gh[pousr]_|github_pat|gl[a-z]{1,6}-|xox|xapp-|npm_|do[por]_v1|shp|atlasv1|sg\.|eyj|akia|asia"
-    r"|a3t|abia|acca|putty|pypi-"
-    r"|[A-Za-z0-9+/=_.-]{24,}|[0-9a-f]{32}",
-    re.I,
-)
-
-
-def might_hold_secret(text: str) -> bool:
-    """False when `text` certainly holds no secret any detector finds (a cheap pre-check)."""
-    return _TRIGGER.search(text) is not None
+@cache
+def detectors() -> tuple[list[Detector], frozenset[str]]:
+    """Every detector, and every keyword any of them waits for."""
+    every = [*CONTEXT, *vendor_detectors(), *HIGH_ENTROPY]
+    return every, frozenset().union(*(d.keywords for d in every))
 
 
 def secret_spans(text: str) -> list[tuple[Span, str]]:
     """Every secret found in `text`, as (span, detector name), in text order."""
-    if not might_hold_secret(text):
-        return []
-    return sorted(((span, d.name) for d in detectors() for span in d.find(text)), key=lambda f: f[0])
+    every, keywords = detectors()
+    low = text.lower()
+    present = {k for k in keywords if k in low}
+    found = [(span, d.name) for d in every if not d.keywords or not d.keywords.isdisjoint(present)
+             for span in d.find(text)]
+    return sorted(found, key=lambda f: f[0])
+
+
+def might_hold_secret(text: str) -> bool:
+    """Does any detector find a secret in `text`? (One pass over a record's joined strings decides whether
+    its strings need redacting one by one.)"""
+    return bool(secret_spans(text))
 
 
 def redact(text: str) -> str:
@@ -271,9 +311,13 @@ def redact(text: str) -> str:
 def redact_all(value: Any) -> Any:
     """`value` with every string in it redacted, through lists and dicts (keys too), before anything
     else reads it. Clean data (the common case) is returned as it is after one pre-check."""
-    if not might_hold_secret("\n".join(_strings(value))):
-        return value
-    return _redact_each(value)
+    return redact_each(value) if holds_secret(value) else value
+
+
+def holds_secret(value: Any) -> bool:
+    """Does any string in `value` (through lists and dicts) hold a secret? One detector pass over them all:
+    the common case, a clean record, costs no more."""
+    return might_hold_secret("\n".join(_strings(value)))
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -289,11 +333,12 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
-def _redact_each(value: Any) -> Any:
+def redact_each(value: Any) -> Any:
+    """Every string in `value` redacted, one by one."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, list):
-        return [_redact_each(v) for v in value]
+        return [redact_each(v) for v in value]
     if isinstance(value, dict):
-        return {_redact_each(k) if isinstance(k, str) else k: _redact_each(v) for k, v in value.items()}
+        return {redact_each(k) if isinstance(k, str) else k: redact_each(v) for k, v in value.items()}
     return value
