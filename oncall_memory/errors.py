@@ -10,7 +10,15 @@ class InvalidInput(OncallMemoryError):
 
 
 class EmbeddingFailed(OncallMemoryError):
-    """The embedder could not produce vectors, or produced the wrong ones. Nothing was written."""
+    """The embedder could not produce vectors, or produced the wrong ones. Nothing was written.
+
+    `refused` says the embedder rejected this input itself (too long, empty, malformed): trying again
+    will not help, and ingest isolates the incident that caused it instead of failing the batch.
+    """
+
+    def __init__(self, message: str, *, refused: bool = False):
+        super().__init__(message)
+        self.refused = refused
 
 
 class ContractMismatch(OncallMemoryError):

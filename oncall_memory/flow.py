@@ -40,7 +40,12 @@ def load_backlog(source: Source, window: Window | None) -> list[Incident | Rejec
     return list(source.incidents(window))
 
 
-@task(name="embed-batch", cache_policy=NO_CACHE)
+def _retry_unless_refused(task: Any, task_run: Any, state: Any) -> bool:
+    # A refusal (the model rejected an input) is answered by isolating the incident, not by retrying.
+    return not getattr(state.result(raise_on_failure=False), "refused", False)
+
+
+@task(name="embed-batch", cache_policy=NO_CACHE, retry_condition_fn=_retry_unless_refused)
 def embed_batch(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
     return embed_texts(embedder, texts)
 

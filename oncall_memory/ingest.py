@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from . import payload as P
 from .backlog import Rejected
 from .distill import distill
-from .embedders import Embedder
+from .embedders import Embedder, truncate
 from .errors import EmbeddingFailed
 from .incident import Incident
 from .lexical import sparse_vector
@@ -73,19 +73,27 @@ def prepare(incident: Incident) -> Prepared:
     return Prepared(incident, text, P.build_payload(incident, text), incident.point_id)
 
 
+def where(incident: Incident) -> str:
+    return f"{incident.source} incident {incident.id}"
+
+
 def collect(items: Iterable[Incident | Rejected], report: IngestReport) -> list[Prepared]:
-    """Prepare every incident, counting rejections; a later line for the same incident wins."""
+    """Prepare every incident, counting rejections; a later line for the same incident wins. An incident
+    whose signal lines are all noise is rejected here: there is nothing to embed, so no call is made."""
     latest: dict[str, Prepared] = {}
     for item in items:
-        if isinstance(item, Rejected):
-            report.rejected += 1
-            report.rejections.append(item)
-            log.debug("rejected %s", item)
-            continue
-        report.fetched += 1
-        prepared = prepare(item)
-        latest.pop(prepared.point_id, None)  # keep first-seen order, last-seen content
-        latest[prepared.point_id] = prepared
+        if isinstance(item, Incident):
+            report.fetched += 1
+            prepared = prepare(item)
+            if prepared.text:
+                latest.pop(prepared.point_id, None)  # keep first-seen order, last-seen content
+                latest[prepared.point_id] = prepared
+                continue
+            item = Rejected(where(item), "nothing to embed: the title, root cause, error signature and on-call note "
+                                         "are empty or only noise (addresses, hashes, times); give it a descriptive title")
+        report.rejected += 1
+        report.rejections.append(item)
+        log.debug("rejected %s", item)
     return list(latest.values())
 
 
@@ -96,6 +104,7 @@ class BatchPlan:
     to_embed: list[Prepared]
     payload_only: dict[str, dict]
     report: IngestReport
+    kinds: dict[str, str] = field(default_factory=dict)  # point id -> "new" | "updated", for what is embedded
 
 
 def plan_batch(batch: Sequence[Prepared], stored: dict[str, tuple[str, str]]) -> BatchPlan:
@@ -103,10 +112,12 @@ def plan_batch(batch: Sequence[Prepared], stored: dict[str, tuple[str, str]]) ->
     report = IngestReport()
     to_embed: list[Prepared] = []
     payload_only: dict[str, dict] = {}
+    kinds: dict[str, str] = {}
     for p in batch:
         before = stored.get(p.point_id)
         if before is None:
             report.new += 1
+            kinds[p.point_id] = "new"
             to_embed.append(p)
         elif before == (p.payload[P.TEXT_HASH], p.payload[P.RECORD_HASH]):
             report.unchanged += 1
@@ -115,8 +126,9 @@ def plan_batch(batch: Sequence[Prepared], stored: dict[str, tuple[str, str]]) ->
             payload_only[p.point_id] = p.payload
         else:
             report.updated += 1
+            kinds[p.point_id] = "updated"
             to_embed.append(p)
-    return BatchPlan(to_embed, payload_only, report)
+    return BatchPlan(to_embed, payload_only, report, kinds)
 
 
 def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
@@ -127,6 +139,40 @@ def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
             f"{embedder.model} returned {len(vectors)} vectors for {len(texts)} texts, or a wrong dimension"
         )
     return vectors
+
+
+def fit(p: Prepared, embedder: Embedder) -> Prepared:
+    """`p` with its text cut to what the model takes; a cut is recorded in the payload (outside the record
+    hash, so an unchanged incident stays unchanged)."""
+    text, cut = truncate(embedder, p.text)
+    if not cut:
+        return p
+    return Prepared(p.incident, text, {**p.payload, P.EMBEDDED_CUT: True}, p.point_id)
+
+
+Embedded = list[tuple[Prepared, list[float]]]
+
+
+def embed_isolating(batch: list[Prepared], embed: Embed, report: IngestReport) -> tuple[Embedded, list[Rejected]]:
+    """Embed `batch` in one call. If the embedder refuses an input, halve the batch until each refused
+    incident stands alone: it is rejected with the embedder's reason, every other one is embedded
+    (about 2·log2(n) extra calls for one bad incident in n). An outage (not a refusal) raises
+    `EmbeddingFailed` as it is."""
+    if not batch:
+        return [], []
+    report.embedding_calls += 1
+    try:
+        return list(zip(batch, embed([p.text for p in batch]))), []
+    except EmbeddingFailed as exc:
+        if not exc.refused:
+            raise
+        if len(batch) == 1:
+            log.warning("%s: the embedder refused it: %s", where(batch[0].incident), exc)
+            return [], [Rejected(where(batch[0].incident), f"the embedder refused it: {exc}")]
+        half = len(batch) // 2
+        (done_a, refused_a), (done_b, refused_b) = (embed_isolating(part, embed, report)
+                                                    for part in (batch[:half], batch[half:]))
+        return done_a + done_b, refused_a + refused_b
 
 
 def ingest(
@@ -156,16 +202,19 @@ def ingest(
         batch = prepared[start : start + batch_size]
         with lock:
             plan = plan_batch(batch, store.stored_hashes([p.point_id for p in batch]))
-        vectors: list[list[float]] = []
-        if plan.to_embed:
-            plan.report.embedding_calls += 1
-            try:
-                vectors = embed([p.text for p in plan.to_embed])
-            except EmbeddingFailed as exc:
-                raise IngestStopped(str(exc), report) from exc
+        try:
+            embedded, refused = embed_isolating([fit(p, embedder) for p in plan.to_embed], embed, plan.report)
+        except EmbeddingFailed as exc:
+            raise IngestStopped(str(exc), report) from exc
+        # A refused incident was planned as new or updated; it is a rejection instead, and nothing is written.
+        embedded_ids = {p.point_id for p, _ in embedded}
+        for p in plan.to_embed:
+            if p.point_id not in embedded_ids:
+                setattr(plan.report, plan.kinds[p.point_id], getattr(plan.report, plan.kinds[p.point_id]) - 1)
+        plan.report.rejected += len(refused)
+        plan.report.rejections.extend(refused)
         with lock:
-            store.write([StoredPoint(p.point_id, list(v), sparse_vector(p.text), p.payload)
-                         for p, v in zip(plan.to_embed, vectors)])
+            store.write([StoredPoint(p.point_id, list(v), sparse_vector(p.text), p.payload) for p, v in embedded])
             store.replace_payloads(plan.payload_only)
         report.add(plan.report)
         if on_batch:

@@ -25,6 +25,7 @@ HAS_WORKING_FIX = "has_working_fix"
 TEXT = "text"
 TEXT_HASH = "text_hash"
 RECORD_HASH = "record_hash"
+EMBEDDED_CUT = "embedded_cut"  # set when the text was longer than the model takes; only the start was embedded
 
 KEYWORD_FIELDS = (SOURCE, INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, STATUS, SEVERITY, SIGNATURE_KEY)
 # What ranking reads from every candidate; the full payload is fetched only for the neighbours shown.

@@ -17,8 +17,16 @@ class Embedder(Protocol):
     dimension: int
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Return one vector of `dimension` floats per text, in order. Raises `EmbeddingFailed`."""
+        """Return one vector of `dimension` floats per text, in order. Raises `EmbeddingFailed`
+        (with `refused=True` when the model rejected the input itself)."""
         ...
+
+
+def truncate(embedder: Embedder, text: str) -> tuple[str, bool]:
+    """`text` as the model will take it, and whether it was cut. An embedder that knows its input limit
+    says so with an optional `truncate(text)`; one without it takes any length (the fake)."""
+    fit = getattr(embedder, "truncate", None)
+    return fit(text) if fit else (text, False)
 
 
 def make_embedder(settings: Settings) -> Embedder:

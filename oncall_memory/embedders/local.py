@@ -87,13 +87,23 @@ class LocalEmbedder:
         dimension = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
         return int(dimension())
 
+    def truncate(self, text: str) -> tuple[str, bool]:
+        """The model embeds at most `max_seq_length` word pieces and drops the rest itself: say whether it will."""
+        st = self._load()
+        pieces = len(st.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+        return text, pieces > st.max_seq_length
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         try:
-            vectors = self._load().encode(
+            model = self._load()
+        except Exception as exc:  # a model that cannot load is an outage, not a refusal of this input
+            raise EmbeddingFailed(f"local model {self.model} could not load: {exc}") from exc
+        try:
+            vectors = model.encode(
                 list(texts), batch_size=self._batch_size, normalize_embeddings=True, show_progress_bar=False
             )
         except Exception as exc:  # torch raises a zoo of types; the caller needs one
-            raise EmbeddingFailed(f"local model {self.model} failed: {exc}") from exc
+            raise EmbeddingFailed(f"local model {self.model} failed on this input: {exc}", refused=True) from exc
         if len(vectors) and len(vectors[0]) != self.dimension:
             raise EmbeddingFailed(f"local model {self.model} gave {len(vectors[0])} dims, expected {self.dimension}")
         return vectors.tolist()

@@ -7,6 +7,8 @@ Retry-After); we add request batching under the API's input limit and check ever
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
+from typing import Any
 
 import openai
 
@@ -19,6 +21,7 @@ _KNOWN_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3
 class OpenAIEmbedder:
     DEFAULT_MODEL = "text-embedding-3-small"
     MAX_INPUTS_PER_REQUEST = 2048  # the API's limit on inputs per embeddings request
+    MAX_INPUT_TOKENS = 8191  # the API's limit per input (8,192, less one for safety)
 
     def __init__(
         self,
@@ -57,6 +60,21 @@ class OpenAIEmbedder:
             timeout=settings.openai_timeout,
         )
 
+    def truncate(self, text: str) -> tuple[str, bool]:
+        """`text` cut to the model's input limit (8,191 tokens), and whether it was cut. Tokens are counted
+        with tiktoken when its encoding is available (it downloads it once); otherwise by UTF-8 bytes, a
+        bound that always holds because no token is shorter than one byte."""
+        encoding = _encoding(self.model)
+        if encoding is not None:
+            tokens = encoding.encode(text, disallowed_special=())
+            if len(tokens) <= self.MAX_INPUT_TOKENS:
+                return text, False
+            return encoding.decode(tokens[: self.MAX_INPUT_TOKENS]), True
+        data = text.encode("utf-8")
+        if len(data) <= self.MAX_INPUT_TOKENS:
+            return text, False
+        return data[: self.MAX_INPUT_TOKENS].decode("utf-8", errors="ignore"), True
+
     def close(self) -> None:
         """Close the HTTP connection pool (`Memory` does it for an embedder it built)."""
         self._client.close()
@@ -71,6 +89,9 @@ class OpenAIEmbedder:
         extra = {"dimensions": self.dimension} if self._send_dimensions else {}
         try:
             response = self._client.embeddings.create(model=self.model, input=batch, **extra)
+        except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            # 400/422: the API refused the input itself (context_length_exceeded, an empty string, ...).
+            raise EmbeddingFailed(f"{self.model} refused the input: {_reason(exc)}", refused=True) from exc
         except openai.OpenAIError as exc:
             raise EmbeddingFailed(f"embedding request to {self._client.base_url} failed after retries: {exc}") from exc
         data = sorted(response.data, key=lambda d: d.index)
@@ -83,3 +104,24 @@ class OpenAIEmbedder:
                     "nothing was written (is the gateway serving another model?)"
                 )
         return [list(item.embedding) for item in data]
+
+
+def _reason(exc: openai.APIStatusError) -> str:
+    body: Any = exc.body
+    if isinstance(body, dict):
+        body = body.get("error", body)
+        if isinstance(body, dict) and body.get("message"):
+            code = f" ({body['code']})" if body.get("code") else ""
+            return f"{body['message']}{code}"
+    return str(exc)
+
+
+@cache
+def _encoding(model: str) -> Any:
+    """tiktoken's encoding for `model`, or None when tiktoken or its (downloaded once) data is not there."""
+    try:
+        import tiktoken
+
+        return tiktoken.encoding_for_model(model)
+    except Exception:  # not installed, unknown model, or no network to fetch the encoding: count bytes
+        return None
