@@ -25,7 +25,7 @@ from .incident import Incident
 from .ingest import embed_texts
 from .memory import Memory
 from .settings import Settings
-from .sources import Source, Window, window_of
+from .sources import Source, Window, scheduled_window
 from .sources.factory import make_source
 
 
@@ -72,7 +72,7 @@ def ingest_flow(
     """
     logger = get_run_logger()
     settings = settings or Settings()
-    window = window_of(window_days)
+    window = scheduled_window(source, window_days, settings.pagerduty_refresh_days)
     with make_source(settings, source, path) as src:
         items = load_backlog(src, window)
     with Memory.open(settings, embedder=embedder) as memory:

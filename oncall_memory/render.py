@@ -8,6 +8,7 @@ is cut and marked with "…", never dropped.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from .ranking import AGE, FIX_KINDS, FIXED, NO_EFFECT, WORSE, Neighbour
@@ -19,6 +20,15 @@ SLACK_SECTION_LIMIT = 3_000  # Block Kit: section text
 SLACK_TEXT_LIMIT = 3_000  # the notification text; Slack itself cuts far later, a phone shows far less
 SLACK_BLOCK_LIMIT = 50
 ELLIPSIS = "…"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One alert (or several alerts that read the same after cleaning) and what the memory found for it."""
+
+    title: str
+    count: int
+    lookup: Lookup
 
 
 def clip(text: str, limit: int) -> str:
@@ -66,8 +76,12 @@ def note_text(title: str, lookup: Lookup, *, limit: int = PAGERDUTY_NOTE_LIMIT) 
     if not lookup.neighbours:
         return clip(f"oncall-memory: nothing similar to \"{title}\" on record.", limit)
     lines = [f"oncall-memory: {len(lookup.neighbours)} similar past incident(s) for \"{title}\""]
-    if lookup.degraded:
-        lines.append(f"(note: {lookup.degraded})")
+    lines += _note_lines(lookup)
+    return clip("\n".join(lines), limit)
+
+
+def _note_lines(lookup: Lookup) -> list[str]:
+    lines = [f"(note: {lookup.degraded})"] if lookup.degraded else []
     for i, n in enumerate(lookup.neighbours, start=1):
         lines.append("")
         lines.append(f"{i}. {n.id} {n.title}" + (f" ({n.age})" if n.age else ""))
@@ -75,6 +89,17 @@ def note_text(title: str, lookup: Lookup, *, limit: int = PAGERDUTY_NOTE_LIMIT) 
         lines.append(f"   why: {_why(n)}")
         if n.url:
             lines.append(f"   {n.url}")
+    return lines
+
+
+def job_note(title: str, answers: list[Answer], *, limit: int = PAGERDUTY_NOTE_LIMIT) -> str:
+    """A note for one alert (as `note_text`) or for a group: each distinct alert and its neighbours."""
+    if len(answers) == 1 and answers[0].count == 1:
+        return note_text(title, answers[0].lookup, limit=limit)
+    lines = [f"oncall-memory: {sum(a.count for a in answers)} firing alerts in \"{title}\""]
+    for a in answers:
+        lines += ["", f"== {a.title}" + (f" (x{a.count})" if a.count > 1 else "")]
+        lines += _note_lines(a.lookup) if a.lookup.neighbours else ["nothing similar on record."]
     return clip("\n".join(lines), limit)
 
 
@@ -113,6 +138,34 @@ def _slack_section(i: int, n: Neighbour) -> dict[str, Any]:
     body.append(f"why: {escape(clip(_why(n), 800))}")
     text = _clip_escaped("\n".join(body), SLACK_SECTION_LIMIT)
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
+    """A Slack message for one alert (as `slack_message`) or for a group: each distinct alert in a context
+    block followed by its neighbours, within Block Kit's 50 blocks; what does not fit is counted at the end."""
+    if len(answers) == 1 and answers[0].count == 1:
+        return slack_message(title, answers[0].lookup)
+    total = sum(a.count for a in answers)
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": clip(f"Seen before? {title}", SLACK_HEADER_LIMIT)}}]
+    shown = 0
+    for a in answers:
+        sections = [_slack_section(i, n) for i, n in enumerate(a.lookup.neighbours, start=1)] or [
+            {"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}]
+        if len(blocks) + 1 + len(sections) > SLACK_BLOCK_LIMIT - 1:  # keep one block for the overflow line
+            break
+        head = f"*{escape(clip(a.title, 300))}*" + (f" ×{a.count}" if a.count > 1 else "")
+        if a.lookup.degraded:
+            head += f"  _{escape(clip(a.lookup.degraded, 500))}_"
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": head}]})
+        blocks += sections
+        shown += 1
+    if shown < len(answers):
+        rest = answers[shown:]
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": (
+            f"… and {len(rest)} more distinct alert(s), {sum(a.count for a in rest)} firing, not shown")}]})
+    text = _clip_escaped(escape(job_note(title, answers)), SLACK_TEXT_LIMIT)
+    return {"text": text if total else "", "blocks": blocks}
 
 
 def slack_message(title: str, lookup: Lookup) -> dict[str, Any]:

@@ -71,8 +71,10 @@ class Settings(BaseSettings):
     pagerduty_url: str = "https://api.pagerduty.com"
     pagerduty_token: SecretStr | None = None
     pagerduty_service_ids: list[str] = []
-    pagerduty_max_retries: int = 4  # 429 (after Retry-After), 5xx and network errors
-    pagerduty_backoff: float = 1.0  # seconds, doubled per retry when there is no Retry-After
+    pagerduty_max_retries: int = 4  # 429 (after ratelimit-reset), 5xx and network errors, per read
+    pagerduty_backoff: float = 1.0  # seconds, doubled per retry when PagerDuty gives no wait
+    pagerduty_requests_per_minute: float = Field(default=900, gt=0, le=960)  # per API key, source and notes together
+    pagerduty_refresh_days: float = 30.0  # a scheduled run re-reads incidents this recent, so late notes arrive
 
     # -- the enrichment service (oncall-memory serve) --
     host: str = "127.0.0.1"
@@ -86,8 +88,13 @@ class Settings(BaseSettings):
     allow_unauthenticated: bool = False  # serve on a non-loopback address with a route left open anyway
     slack_webhook_url: SecretStr | None = None  # an incoming-webhook URL is itself a secret
     notify_limit: int = Field(default=3, ge=1, le=10)  # past incidents per note or message
-    post_max_retries: int = 4
-    post_backoff: float = 1.0
+    post_max_retries: int | None = None  # give up after this many retries even before the deadline (None: deadline only)
+    post_timeout: float = 10.0  # seconds a note or message may take; longer is an uncertain attempt
+    post_backoff: float = 1.0  # first retry after this many seconds, doubled each time ...
+    post_backoff_cap: float = 300.0  # ... up to this
+    retry_after_cap: float = 300.0  # the longest Retry-After / ratelimit-reset we honour
+    delivery_deadline: float = 3600.0  # seconds a note or message is retried before it is marked failed
+    degraded_after: float = 300.0  # a target failing this long makes /readyz report degraded
     # Alertmanager label -> alert fact, first label present wins.
     label_facts: dict[str, list[str]] = {
         "service": ["service", "app", "job"],

@@ -29,6 +29,20 @@ def isolated_env(monkeypatch, tmp_path):
     monkeypatch.setenv("ONCALL_MEMORY_EMBEDDER", "fake")
 
 
+@pytest.fixture(scope="session")
+def make_httpserver():
+    """pytest-httpserver's server, threaded: the fakes of PagerDuty and Slack answer concurrently, as the
+    real ones do (a hung Slack must not hold up a PagerDuty note in a test either)."""
+    from pytest_httpserver import HTTPServer
+
+    server = HTTPServer(host="localhost", port=0, threaded=True)
+    server.start()
+    yield server
+    server.clear()
+    if server.is_running():
+        server.stop()
+
+
 @pytest.fixture
 def settings() -> Settings:
     return Settings(data_dir=":memory:", embedder="fake")

@@ -2,6 +2,7 @@
 
 import json
 import os
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -9,9 +10,9 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
 from conftest import FIXTURES, snapshot  # noqa: E402
+from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident  # noqa: E402
 from prefect.testing.utilities import prefect_test_harness  # noqa: E402
 from pydantic import SecretStr  # noqa: E402
-from test_pagerduty import TOKEN, pd_incident, serve_pagerduty  # noqa: E402
 
 from oncall_memory.embedders.fake import FakeEmbedder  # noqa: E402
 from oncall_memory.flow import ingest_flow  # noqa: E402
@@ -75,8 +76,9 @@ def pd_settings(flow_settings, httpserver):
 
 
 def test_a_pagerduty_run_maps_notes_into_memory(flow_settings, httpserver):
-    notes = {"P00001": [{"created_at": "2026-11-20T04:00:00Z", "content": "clearing stale SAs fixed it"}]}
-    serve_pagerduty(httpserver, {0: ([pd_incident(1)], True), 1: ([pd_incident(2)], False)}, notes)
+    recent = (datetime.now(timezone.utc) - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    fake = FakePagerDuty(incidents=[pd_incident(1, created=recent), pd_incident(2, created=recent)]).install(httpserver)
+    fake.notes["P00001"] = [{"created_at": recent, "content": "clearing stale SAs fixed it"}]
     settings = pd_settings(flow_settings, httpserver)
     counts = ingest_flow("pagerduty", None, 7, settings=settings)
     assert counts["new"] == 2

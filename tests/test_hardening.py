@@ -191,7 +191,7 @@ def test_a_pagerduty_id_that_is_not_an_id_never_reaches_the_rest_path(memory, ht
             pd = {"event": {"event_type": "incident.triggered", "data": {"id": bad, "title": "disk full"}}}
             response = c.post("/webhooks/pagerduty", json=pd)
             assert response.status_code == 422 and "id" in response.json()["detail"], bad
-        c.app.state.enricher.join()
+        c.app.state.dispatcher.join()
     assert httpserver.log == []
 
 

@@ -143,7 +143,7 @@ def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeyp
             ]
             assert [r.status_code for r in responses] == [202, 202, 202, 200, 200]
             outputs += [r.text for r in responses]
-        client.app.state.enricher.join()
+        client.app.state.dispatcher.join()
     posts = [req.get_data(as_text=True) for req, _ in httpserver.log]
     assert len(posts) == 3 * len(SHAPES) + len(SHAPES)  # a Slack message per webhook, a note per PagerDuty one
     outputs += posts

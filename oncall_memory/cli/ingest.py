@@ -1,4 +1,4 @@
-"""`oncall-memory ingest PATH`: store a JSONL backlog."""
+"""`oncall-memory ingest`: store a JSONL backlog, or backfill PagerDuty's history."""
 
 from __future__ import annotations
 
@@ -7,45 +7,83 @@ import json
 import sys
 import time
 from contextlib import nullcontext
+from datetime import datetime, timezone
 from pathlib import Path
 
-from ..backlog import read_jsonl
-from ..ingest import IngestStopped
+from ..backfill import backfill
+from ..errors import InvalidInput
+from ..facts import as_utc
+from ..ingest import IngestReport, IngestStopped
 from ..memory import Memory
+from ..pagerduty import FIRST_YEAR
 from ..settings import Settings
+from ..sources import Window
+from ..sources.factory import make_source
+from ..sources.jsonl import JsonlSource
 from .common import EXIT_FAILED, EXIT_REJECTED, err
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ingest", help="store a JSONL backlog (a file or a folder of *.jsonl)")
-    p.add_argument("path")
+    p = sub.add_parser("ingest", help="store a JSONL backlog (a file or a folder of *.jsonl), or backfill PagerDuty")
+    p.add_argument("path", nargs="?", help="for jsonl: a file or a folder of *.jsonl")
+    p.add_argument("--source", choices=["jsonl", "pagerduty"], default="jsonl")
+    p.add_argument("--since", type=_date, help="only incidents opened from this date (ISO 8601); pagerduty: "
+                                               "the start of the backfill (default: all history)")
+    p.add_argument("--until", type=_date, help="only incidents opened before this date (default: now)")
     p.add_argument("--json", action="store_true", help="print the counts as a JSON object")
     p.set_defaults(func=cmd_ingest)
 
 
-def _progress():
+def _date(value: str) -> datetime:
+    try:
+        return as_utc(datetime.fromisoformat(value))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 date or time: {value!r}") from exc
+
+
+def _progress(what: str):
     """A progress bar and its callback on a terminal; nothing when output is piped."""
     if not sys.stderr.isatty():
         return nullcontext(), None
     from rich.progress import Progress
 
     bar = Progress(transient=True)
-    task = bar.add_task("embedding", total=None)
+    task = bar.add_task(what, total=None)
     return bar, lambda done, total: bar.update(task, completed=done, total=total)
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    bar, on_batch = _progress()
     started = time.perf_counter()
-    with Memory.open(settings) as memory, bar:
+    until = args.until or datetime.now(timezone.utc)
+    with Memory.open(settings) as memory:
         try:
-            report = memory.ingest(read_jsonl(Path(args.path)), on_batch=on_batch)
+            if args.source == "pagerduty":
+                report = _backfill(memory, settings, args.since or FIRST_YEAR, until)
+            else:
+                if not args.path:
+                    raise InvalidInput("give the backlog: oncall-memory ingest PATH (a JSONL file or a folder of them)")
+                bar, on_batch = _progress("embedding")
+                window = Window(args.since or FIRST_YEAR, until) if args.since or args.until else None
+                items = JsonlSource(Path(args.path)).incidents(window)
+                with bar:
+                    report = memory.ingest(items, on_batch=on_batch)
         except IngestStopped as exc:
             err(f"{exc}")
             err(f"stopped: batches before the failure are stored ({exc.report.counts()}); re-run to finish the rest")
             return EXIT_FAILED
         location = memory.store.location
-    elapsed = time.perf_counter() - started
+    _print(report, args, settings, location, time.perf_counter() - started)
+    return EXIT_REJECTED if report.rejected else 0
+
+
+def _backfill(memory: Memory, settings: Settings, since: datetime, until: datetime) -> IngestReport:
+    checkpoint = None if str(settings.data_dir) == ":memory:" else Path(settings.data_dir) / "backfill-pagerduty.json"
+    bar, on_slice = _progress("PagerDuty, 180 days at a time")
+    with make_source(settings, "pagerduty", None, follow_open=False) as source, bar:
+        return backfill(memory, source, since, until, checkpoint=checkpoint, on_slice=on_slice)
+
+
+def _print(report: IngestReport, args: argparse.Namespace, settings: Settings, location: str, elapsed: float) -> None:
     for rejection in report.rejections:
         err(f"rejected {rejection}")
     c = report.counts()
@@ -56,4 +94,3 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             f"{c['new']} new, {c['updated']} updated, {c['unchanged']} unchanged, {c['rejected']} rejected "
             f"({c['embedding_calls']} embedding calls, {elapsed:.1f}s) into {settings.collection!r} at {location}"
         )
-    return EXIT_REJECTED if report.rejected else 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
@@ -11,6 +13,7 @@ from ..memory import Memory
 from ..retrieve import Lookup
 from .auth import api_token
 from .body import documented_body, parse, parse_json, raw_json_body
+from .outbox import Outbox
 
 router = APIRouter(dependencies=[Depends(api_token)], tags=["lookup"])
 probes = APIRouter(tags=["probes"])
@@ -62,9 +65,18 @@ def healthz() -> dict:
 
 
 @probes.get("/readyz")
-def readyz(memory: Memory = Depends(get_memory)) -> JSONResponse:
+def readyz(request: Request, memory: Memory = Depends(get_memory)) -> JSONResponse:
     state = memory.ready()
     body = {"ready": state.ready, "detail": state.detail}
-    if state.degraded:
-        body["degraded"] = state.degraded
+    degraded = [state.degraded] if state.degraded else []
+    degraded += failing_targets(request.app.state.outbox, request.app.state.settings.degraded_after)
+    if degraded:
+        body["degraded"] = "; ".join(degraded)
     return JSONResponse(body, status_code=200 if state.ready else 503)
+
+
+def failing_targets(outbox: Outbox, after: float) -> list[str]:
+    """Targets failing for longer than `after` seconds, in words."""
+    now = time.time()
+    return [f"{h.name} failing for {now - h.failing_since:.0f}s ({h.last_error}); {h.waiting} deliveries waiting"
+            for h in outbox.health() if h.failing_since is not None and now - h.failing_since > after]

@@ -18,12 +18,13 @@ from ..errors import InvalidInput, OncallMemoryError
 from ..logs import redacted_logs
 from ..memory import Memory
 from ..settings import Settings
+from ..sources.factory import pagerduty_api
 from . import api, webhooks
 from .auth import api_token
 from .ingest_timer import IngestTimer
-from .ledger import Ledger
-from .notify import PagerDutyNotes, Poster, SlackWebhook, Target
-from .worker import Enricher
+from .notify import PagerDutyNotes, SlackWebhook, Target
+from .outbox import Outbox
+from .worker import Dispatcher, RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -39,19 +40,24 @@ def openapi_schema(app: FastAPI) -> dict:
     return app.openapi_schema
 
 
-def ledger_path(settings: Settings) -> str:
-    return ":memory:" if str(settings.data_dir) == ":memory:" else str(settings.data_dir / "enrich.sqlite3")
+def outbox_path(settings: Settings) -> str:
+    return ":memory:" if str(settings.data_dir) == ":memory:" else str(settings.data_dir / "outbox.sqlite3")
 
 
-def make_targets(settings: Settings, poster: Poster) -> list[Target]:
+def make_targets(settings: Settings) -> list[Target]:
     """Every target the settings configure: a PagerDuty note needs a token and a From address."""
     targets: list[Target] = []
     if settings.pagerduty_token and settings.pagerduty_from_email:
-        targets.append(PagerDutyNotes(poster, base_url=settings.pagerduty_url, token=settings.pagerduty_token,
-                                      from_email=settings.pagerduty_from_email))
+        targets.append(PagerDutyNotes(pagerduty_api(settings, with_from=True)))
     if settings.slack_webhook_url:
-        targets.append(SlackWebhook(poster, url=settings.slack_webhook_url))
+        targets.append(SlackWebhook(settings.slack_webhook_url, timeout=settings.post_timeout,
+                                    wait_cap=settings.retry_after_cap))
     return targets
+
+
+def retry_policy(settings: Settings) -> RetryPolicy:
+    return RetryPolicy(backoff=settings.post_backoff, backoff_cap=settings.post_backoff_cap,
+                       deadline=settings.delivery_deadline, max_retries=settings.post_max_retries)
 
 
 def secrets_of(settings: Settings) -> list[str]:
@@ -61,24 +67,26 @@ def secrets_of(settings: Settings) -> list[str]:
                                            settings.qdrant_api_key) if s]
 
 
-def create_app(settings: Settings, *, memory: Memory | None = None, ledger: Ledger | None = None) -> FastAPI:
-    """Build the service. `memory` and `ledger` default to the configured store and `<data dir>/enrich.sqlite3`;
+def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outbox | None = None) -> FastAPI:
+    """Build the service. `memory` and `outbox` default to the configured store and `<data dir>/outbox.sqlite3`;
     ones passed in are the caller's to close."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         with ExitStack() as stack:
             mem = memory or stack.enter_context(Memory.open(settings))
-            led = ledger or stack.enter_context(Ledger(ledger_path(settings)))
-            poster = stack.enter_context(Poster(max_retries=settings.post_max_retries, backoff=settings.post_backoff))
+            box = outbox or stack.enter_context(Outbox(outbox_path(settings)))
             stack.enter_context(redacted_logs(secrets_of(settings)))
-            enricher = Enricher(lambda job: mem.similar(job.alert, limit=settings.notify_limit), led,
-                                make_targets(settings, poster))
-            enricher.start()
-            stack.callback(enricher.stop)
+            targets = make_targets(settings)
+            for target in targets:
+                stack.callback(target.close)
+            dispatcher = Dispatcher(box, lambda alert: mem.similar(alert, limit=settings.notify_limit), targets,
+                                    retry_policy(settings))
+            dispatcher.start()
+            stack.callback(dispatcher.stop)
             if settings.ingest_interval > 0:
                 stack.enter_context(IngestTimer(settings, mem))
-            app.state.memory, app.state.enricher = mem, enricher
+            app.state.memory, app.state.dispatcher, app.state.outbox = mem, dispatcher, box
             yield
 
     # The docs describe the whole API: served behind the same token as the lookups.

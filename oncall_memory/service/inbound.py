@@ -1,7 +1,8 @@
 """Inbound webhook payloads (PagerDuty v3, Alertmanager v4, Opsgenie) and the jobs they become.
 
-A job is one lookup to do and where to post it, under a key that identifies the alert across
-redeliveries: that key is what makes posting exactly-once.
+A job is what to look up (one alert, or an Alertmanager group's firing alerts) and where to post the
+answer. Each alert has a key that identifies it across redeliveries (that key makes posting exactly
+once); a group's job key names the alerts it holds.
 """
 
 from __future__ import annotations
@@ -14,11 +15,29 @@ from ..alert import Alert
 from ..facts import Redacted
 
 
-class Job(Redacted):
-    key: str  # e.g. "pagerduty:P1234", "alertmanager:<fingerprint>:<startsAt>", "opsgenie:<alertId>"
+class Item(Redacted):
+    key: str  # "pagerduty:P1234", "alertmanager:<fingerprint>:<startsAt>", "opsgenie:<alertId>"
     alert: Alert
-    pagerduty_incident: str | None = None  # post a note on this incident
     title: str  # how the alert is named in the message
+
+
+class Job(Redacted):
+    key: str  # the alert's key, or for a group, "alertmanager:<groupKey>" (+ "#<hash of its new alerts>")
+    items: list[Item]
+    group: str | None = None  # a group's name (Alertmanager's alertname group label)
+    pagerduty_incident: str | None = None  # post a note on this incident
+
+    @classmethod
+    def single(cls, key: str, alert: Alert, title: str, pagerduty_incident: str | None = None) -> Job:
+        return cls(key=key, items=[Item(key=key, alert=alert, title=title)], pagerduty_incident=pagerduty_incident)
+
+    @property
+    def title(self) -> str:
+        """How the message names what fired: the alert's title, or how many of the group fired."""
+        if len(self.items) == 1:
+            return self.items[0].title
+        names = self.group or ", ".join(dict.fromkeys(i.alert.text.split(" - ")[0] for i in self.items))
+        return f"{len(self.items)} firing: {names}"
 
 
 class _Loose(BaseModel):
@@ -57,12 +76,8 @@ class PagerDutyWebhook(_Loose):
 
 def pagerduty_job(incident: PDIncident) -> Job:
     service = incident.service.summary if incident.service else None
-    return Job(
-        key=f"pagerduty:{incident.id}",
-        alert=Alert(text=incident.title, service=service),
-        pagerduty_incident=incident.id,
-        title=incident.title,
-    )
+    return Job.single(f"pagerduty:{incident.id}", Alert(text=incident.title, service=service), incident.title,
+                      pagerduty_incident=incident.id)
 
 
 # -- Alertmanager webhook (version 4) --------------------------------------------------------
@@ -78,13 +93,15 @@ class AMAlert(_Loose):
 class AlertmanagerWebhook(_Loose):
     version: str | None = None
     status: str | None = None
+    groupKey: str | None = None
+    groupLabels: dict[str, str] = {}
     alerts: list[AMAlert]
 
 
 def alertmanager_jobs(hook: AlertmanagerWebhook, label_facts: dict[str, list[str]]) -> tuple[list[Job], int]:
-    """One job per firing alert, and how many firing alerts had no text to look up (resolved alerts
-    need no lookup)."""
-    jobs, ignored = [], 0
+    """The group as one job holding its firing alerts (one message per group and target), and how many
+    firing alerts had no text to look up. Resolved alerts need no lookup."""
+    items, ignored = [], 0
     for a in hook.alerts:
         if a.status != "firing":
             continue
@@ -99,14 +116,12 @@ def alertmanager_jobs(hook: AlertmanagerWebhook, label_facts: dict[str, list[str
             values = [a.labels[label] for label in labels if a.labels.get(label)]
             if values:
                 facts[fact] = values if fact == "component_tags" else values[0]
-        jobs.append(
-            Job(
-                key=f"alertmanager:{a.fingerprint}:{a.startsAt}",
-                alert=Alert(text=text, **facts),
-                title=parts[1] or name or text,
-            )
-        )
-    return jobs, ignored
+        items.append(Item(key=f"alertmanager:{a.fingerprint}:{a.startsAt}", alert=Alert(text=text, **facts),
+                          title=parts[1] or name or text))
+    if not items:
+        return [], ignored
+    group = hook.groupKey or ",".join(sorted(i.key for i in items))
+    return [Job(key=f"alertmanager:{group}", items=items, group=hook.groupLabels.get("alertname"))], ignored
 
 
 # -- Opsgenie outgoing webhook ---------------------------------------------------------------
@@ -127,4 +142,4 @@ class OpsgenieWebhook(_Loose):
 def opsgenie_job(hook: OpsgenieWebhook) -> Job:
     a = hook.alert
     text = " - ".join(p for p in (a.message, a.description) if p)
-    return Job(key=f"opsgenie:{a.alertId}", alert=Alert(text=text, component_tags=a.tags), title=a.message)
+    return Job.single(f"opsgenie:{a.alertId}", Alert(text=text, component_tags=a.tags), a.message)

@@ -8,7 +8,7 @@ import threading
 
 from ..memory import Memory
 from ..settings import Settings
-from ..sources import default_window_days, window_of
+from ..sources import default_window_days, scheduled_window
 from ..sources.factory import make_source
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class IngestTimer:
         days = s.ingest_window_days if s.ingest_window_days is not None else default_window_days(s.ingest_source)
         # The source is read before the memory is touched: lookups go on while PagerDuty pages.
         with make_source(s, s.ingest_source, s.ingest_path) as source:
-            items = list(source.incidents(window_of(days or None)))
+            items = list(source.incidents(scheduled_window(s.ingest_source, days, s.pagerduty_refresh_days)))
         report = self._memory.ingest(items)
         log.info("scheduled ingest of %s: %s", s.ingest_source, report.counts())
 

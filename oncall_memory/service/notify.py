@@ -1,26 +1,52 @@
-"""Where the answer goes: a PagerDuty note, a Slack message. Each target is one small class with a
-name (the ledger's key for "delivered"), `accepts(job)` and `send(job, lookup)`.
+"""Where the answer goes: a PagerDuty note, a Slack message. A target renders a job's answers once (the
+outbox keeps the words, so every retry posts the same message) and makes one attempt per `send`; the
+outbox decides when to try again.
 
-Every post goes through httpx with a timeout and retries with backoff (429 after Retry-After, 5xx,
-network errors); a 4xx other than 429 is final. Tokens are sent, never logged.
+Delivery semantics: a PagerDuty note carries a marker derived from the job's key, and after an
+ambiguous attempt (a timeout, a 5xx, a crash in flight) the incident's notes are read back before
+posting again: exactly once. A Slack incoming webhook cannot be read back: after an ambiguous attempt
+the message is posted again, so Slack is at-least-once.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import hashlib
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import httpx
 from pydantic import SecretStr
 
-from ..http_retry import Refused, RetriesExhausted, send
-from ..render import note_text, slack_message
-from ..retrieve import Lookup
+from ..pagerduty import PagerDutyAPI, error_message, wait_hint
+from ..render import PAGERDUTY_NOTE_LIMIT, Answer, job_note, job_slack
 from .inbound import Job
 
 
-class PostFailed(Exception):
-    """A target did not take the message after retries (or refused it)."""
+class DeliveryError(Exception):
+    """An attempt that did not deliver. `retry`: trying later may work; `wait`: how long the target asked
+    for; `ambiguous`: the message may have arrived all the same."""
+
+    def __init__(self, error: str, *, retry: bool, wait: float | None = None, ambiguous: bool = False):
+        super().__init__(error)
+        self.retry, self.wait, self.ambiguous = retry, wait, ambiguous
+
+
+def check(response: httpx.Response, what: str, *, wait_cap: float) -> None:
+    """Raise the `DeliveryError` a non-2xx answer means."""
+    status = response.status_code
+    if status < 300:
+        return
+    reason = f"{what}: HTTP {status} {error_message(response)[:200]}".rstrip()
+    if status == 429:
+        raise DeliveryError(reason, retry=True, wait=wait_hint(response, cap=wait_cap))
+    if status >= 500 or status == 408:
+        raise DeliveryError(reason, retry=True, ambiguous=True)  # the server may have acted before failing
+    raise DeliveryError(reason, retry=False)  # refused: the same message will be refused again
+
+
+def transport_failure(exc: httpx.TransportError, what: str) -> DeliveryError:
+    # A connection that never opened delivered nothing; anything later (a timeout) may have.
+    return DeliveryError(f"{what}: {type(exc).__name__}", retry=True, ambiguous=not isinstance(exc, httpx.ConnectError))
 
 
 class Target(Protocol):
@@ -30,68 +56,74 @@ class Target(Protocol):
         """Does this job go to this target at all (a note needs a PagerDuty incident)?"""
         ...
 
-    def send(self, job: Job, lookup: Lookup) -> None:
-        """Post the answer. Raises `PostFailed`."""
+    def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
+        """The request body, fixed once per job."""
+        ...
+
+    def send(self, job: Job, body: dict[str, Any]) -> None:
+        """One attempt. Raises `DeliveryError`."""
         ...
 
 
-class Poster:
-    """HTTP posting with retries, shared by the targets."""
-
-    def __init__(self, *, max_retries: int = 4, backoff: float = 1.0, timeout: float = 10.0):
-        self._http = httpx.Client(timeout=timeout)
-        self._max_retries = max_retries
-        self._backoff = backoff
-
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> Poster:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def post(self, what: str, url: str, *, json: dict, headers: dict | None = None) -> httpx.Response:
-        try:
-            return send(self._http, "POST", url, what=what, max_retries=self._max_retries, backoff=self._backoff,
-                        json=json, headers=headers or {})
-        except Refused as exc:
-            raise PostFailed(f"{what} refused the post: {exc} {exc.response.text[:200]}") from exc
-        except RetriesExhausted as exc:
-            raise PostFailed(f"{what} failed after {self._max_retries} retries ({exc.problem})") from exc
+def marker(job: Job) -> str:
+    return "oncall-memory ref " + hashlib.sha256(job.key.encode()).hexdigest()[:12]
 
 
 class PagerDutyNotes:
     name = "pagerduty-note"
 
-    def __init__(self, poster: Poster, *, base_url: str, token: SecretStr, from_email: str):
-        self._poster, self._base, self._token, self._from = poster, base_url.rstrip("/"), token, from_email
+    def __init__(self, api: PagerDutyAPI):
+        self._api = api
 
     def accepts(self, job: Job) -> bool:
         return job.pagerduty_incident is not None
 
-    def send(self, job: Job, lookup: Lookup) -> None:
-        self._poster.post(
-            f"PagerDuty note on {job.pagerduty_incident}",
-            f"{self._base}/incidents/{quote(job.pagerduty_incident, safe='')}/notes",
-            json={"note": {"content": note_text(job.title, lookup)}},
-            headers={
-                "Authorization": f"Token token={self._token.get_secret_value()}",
-                "From": self._from,
-                "Accept": "application/vnd.pagerduty+json;version=2",
-            },
-        )
+    def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
+        mark = f"\n\n({marker(job)})"
+        return {"note": {"content": job_note(job.title, answers, limit=PAGERDUTY_NOTE_LIMIT - len(mark)) + mark}}
+
+    def send(self, job: Job, body: dict[str, Any]) -> None:
+        what = f"PagerDuty note on {job.pagerduty_incident}"
+        try:
+            response = self._api.send("POST", f"/incidents/{quote(job.pagerduty_incident or '', safe='')}/notes", json=body)
+        except httpx.TransportError as exc:
+            raise transport_failure(exc, what) from exc
+        check(response, what, wait_cap=self._api.max_wait)
+
+    def already_delivered(self, job: Job) -> bool:
+        """Is a note with this job's marker on the incident? Read back after an ambiguous attempt."""
+        mark = marker(job)
+        try:
+            notes = self._api.notes(job.pagerduty_incident or "")
+        except Exception as exc:  # SourceFailed after its own retries: try the whole delivery again later
+            raise DeliveryError(f"reading back the notes of {job.pagerduty_incident}: {exc}", retry=True,
+                                ambiguous=True) from exc
+        return any(mark in (n.get("content") or "") for n in notes)
+
+    def close(self) -> None:
+        self._api.close()
 
 
 class SlackWebhook:
     name = "slack"
 
-    def __init__(self, poster: Poster, *, url: SecretStr):
-        self._poster, self._url = poster, url
+    def __init__(self, url: SecretStr, *, timeout: float = 10.0, wait_cap: float = 300.0):
+        self._url = url
+        self._http = httpx.Client(timeout=timeout)
+        self._wait_cap = wait_cap
 
     def accepts(self, job: Job) -> bool:
         return True
 
-    def send(self, job: Job, lookup: Lookup) -> None:
-        self._poster.post("Slack", self._url.get_secret_value(), json=slack_message(job.title, lookup))
+    def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
+        return job_slack(job.title, answers)
+
+    def send(self, job: Job, body: dict[str, Any]) -> None:
+        try:
+            response = self._http.post(self._url.get_secret_value(), json=body)
+        except httpx.TransportError as exc:
+            raise transport_failure(exc, "Slack") from exc
+        check(response, "Slack", wait_cap=self._wait_cap)
+
+    def close(self) -> None:
+        self._http.close()

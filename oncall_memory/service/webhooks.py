@@ -24,8 +24,8 @@ router = APIRouter(prefix="/webhooks", tags=["webhooks"])
 
 
 def accept(request: Request, jobs: list[Job], ignored: int = 0) -> dict[str, Any]:
-    queued = [j.key for j in jobs if request.app.state.enricher.submit(j)]
-    answer: dict[str, Any] = {"accepted": len(queued), "duplicates": len(jobs) - len(queued)}
+    accepted, duplicates = request.app.state.dispatcher.submit(jobs)
+    answer: dict[str, Any] = {"accepted": accepted, "duplicates": duplicates}
     if ignored:
         answer["ignored"] = ignored
     return answer

@@ -1,90 +1,168 @@
-"""The background side of the service: look up each accepted alert and post the answer, once.
+"""The background side of the service: look up each claimed job, then deliver it to every target.
 
-Webhooks return as soon as the job is claimed; this worker does the slow part. A pager outage is
-retried and logged, never raised into the service.
+One thread does the lookups (alerts that read the same after cleaning are looked up once), and each
+target has its own thread and its own queue in the outbox, so a slow or rate-limited target never holds
+up another. A failed attempt is retried with capped exponential backoff (or after the wait the target
+asked for, capped) until the delivery's deadline; it survives restarts because the outbox is on disk.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from ..alert import Alert
+from ..distill import distill_alert
+from ..render import Answer
 from ..retrieve import Lookup
 from .inbound import Job
-from .ledger import Ledger
-from .notify import PostFailed, Target
+from .notify import DeliveryError, Target
+from .outbox import Delivery, Outbox
 
 log = logging.getLogger(__name__)
 
+LOOKUP_RETRY = 30.0  # seconds before a job whose lookup failed (store unavailable) is tried again
 
-class Enricher:
-    def __init__(
-        self,
-        lookup: Callable[[Job], Lookup],
-        ledger: Ledger,
-        targets: list[Target],
-    ):
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    backoff: float = 1.0  # first retry after this many seconds, doubled each time ...
+    backoff_cap: float = 300.0  # ... up to this
+    deadline: float = 3600.0  # a delivery still failing this long after its claim is given up
+    max_retries: int | None = None  # and, when set, after this many retries
+
+    def delay(self, attempts: int) -> float:
+        return min(self.backoff_cap, self.backoff * 2 ** (attempts - 1))
+
+
+class Dispatcher:
+    def __init__(self, outbox: Outbox, lookup: Callable[[Alert], Lookup], targets: list[Target], policy: RetryPolicy):
+        self._outbox = outbox
         self._lookup = lookup
-        self._ledger = ledger
         self._targets = targets
-        self._queue: queue.Queue[Job | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self.processed = 0  # jobs finished, posted or not: for tests and benchmarks
+        self._policy = policy
+        self._wake = threading.Condition()
+        self._stopping = False
+        self._threads: list[threading.Thread] = []
 
-    def submit(self, job: Job) -> bool:
-        """Queue `job` unless this alert was already handled. True if it was queued."""
-        if not self._ledger.claim(job):
-            log.info("duplicate delivery of %s: nothing to do", job.key)
-            return False
-        self._queue.put(job)
-        return True
+    # -- the webhook side ------------------------------------------------------------------------
+
+    def submit(self, jobs: list[Job]) -> tuple[int, int]:
+        """Claim the jobs (one transaction) for every target that takes them. Returns (accepted, duplicates)."""
+        targets_of = {job.key: [t.name for t in self._targets if t.accepts(job)] for job in jobs}
+        if not self._targets:
+            log.info("no target configured (PagerDuty notes or Slack): alerts are acknowledged, nothing is posted")
+        recorded, duplicates = self._outbox.claim(jobs, targets_of, deadline=self._policy.deadline)
+        self.wake()
+        return len(recorded), duplicates
+
+    def wake(self) -> None:
+        with self._wake:
+            self._wake.notify_all()
+
+    # -- running -----------------------------------------------------------------------------------
 
     def start(self) -> None:
-        for job in self._ledger.pending():  # claimed before a restart, never finished
-            self._queue.put(job)
-        self._thread = threading.Thread(target=self._run, name="enricher", daemon=True)
-        self._thread.start()
+        if recovered := self._outbox.recover():
+            log.warning("%d deliveries were in flight at the last stop: retrying, reading back where possible", recovered)
+        loops = [("lookups", self._lookups)] + [(f"deliver-{t.name}", lambda t=t: self._deliveries(t)) for t in self._targets]
+        for name, loop in loops:
+            thread = threading.Thread(target=self._guarded(loop), name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
 
     def stop(self, timeout: float = 30.0) -> None:
-        if self._thread:
-            self._queue.put(None)
-            self._thread.join(timeout)
+        with self._wake:
+            self._stopping = True
+            self._wake.notify_all()
+        for thread in self._threads:
+            thread.join(timeout)
 
-    def join(self) -> None:
-        """Block until every queued job is finished."""
-        self._queue.join()
+    def join(self, timeout: float = 30.0) -> bool:
+        """Wait until nothing is waiting for a lookup, due or in flight (for tests and benchmarks)."""
+        deadline = time.monotonic() + timeout
+        while not self._outbox.idle():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
-    def _run(self) -> None:
-        while True:
-            job = self._queue.get()
+    def _sleep(self, until: float | None) -> None:
+        with self._wake:
+            if not self._stopping:
+                self._wake.wait(timeout=max(0.01, min(1.0, (until or time.time() + 1.0) - time.time())))
+
+    def _guarded(self, loop: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            while not self._stopping:
+                try:
+                    loop()
+                except Exception:  # one bad job or a broken disk must not kill the thread
+                    log.exception("delivery loop failed; continuing")
+                    time.sleep(1.0)
+        return run
+
+    # -- lookups -----------------------------------------------------------------------------------
+
+    def _lookups(self) -> None:
+        jobs = self._outbox.awaiting_lookup()
+        if not jobs:
+            self._sleep(self._outbox.next_lookup_due())
+            return
+        for job in jobs:
             try:
-                if job is None:
-                    return
-                self._process(job)
-            except Exception:  # one bad job must not kill the worker
-                log.exception("enriching %s failed", job.key if job else "?")
-                if job is not None:
-                    self._ledger.finish(job.key, ok=False, detail="unexpected error")
-            finally:
-                self.processed += job is not None
-                self._queue.task_done()
+                answers = self.answers(job)
+            except Exception as exc:  # the store is down: the job waits, nothing is lost
+                log.error("%s: lookup failed (%s); trying again in %.0fs", job.key, exc, LOOKUP_RETRY)
+                self._outbox.lookup_failed(job.key, str(exc), time.time() + LOOKUP_RETRY)
+                continue
+            self._outbox.rendered(job.key, {t.name: t.render(job, answers) for t in self._targets if t.accepts(job)})
+            ids = ", ".join(dict.fromkeys(n.id for a in answers for n in a.lookup.neighbours)) or "none"
+            log.info("%s: neighbours %s", job.key, ids)
+        self.wake()
 
-    def _process(self, job: Job) -> None:
-        lookup = self._lookup(job)
-        targets = [t for t in self._targets if t.accepts(job)]
-        failures = []
-        for target in targets:
-            if self._ledger.delivered(job.key, target.name):
-                continue
-            try:
-                target.send(job, lookup)
-            except PostFailed as exc:
-                failures.append(str(exc))
-                log.error("%s: %s", job.key, exc)
-                continue
-            self._ledger.deliver(job.key, target.name)
-        ids = ", ".join(n.id for n in lookup.neighbours) or "none"
-        self._ledger.finish(job.key, ok=not failures, detail="; ".join(failures) or f"neighbours: {ids}")
-        log.info("%s: neighbours %s, posted to %s", job.key, ids, [t.name for t in targets] or "nowhere (no target set)")
+    def answers(self, job: Job) -> list[Answer]:
+        """One lookup per distinct alert: a thousand pods crash looping read the same once cleaned."""
+        groups: dict[tuple, list] = {}
+        for item in job.items:
+            a = item.alert
+            key = (distill_alert(a.text), a.service, a.env, a.flavor, tuple(a.component_tags), a.signature)
+            groups.setdefault(key, []).append(item)
+        return [Answer(items[0].title, len(items), self._lookup(items[0].alert)) for items in groups.values()]
+
+    # -- deliveries --------------------------------------------------------------------------------
+
+    def _deliveries(self, target: Target) -> None:
+        delivery = self._outbox.take(target.name)
+        if delivery is None:
+            self._sleep(self._outbox.next_due(target.name))
+            return
+        self._deliver(target, delivery)
+
+    def _deliver(self, target: Target, d: Delivery) -> None:
+        try:
+            read_back = getattr(target, "already_delivered", None)
+            if d.ambiguous and read_back and read_back(d.job):
+                log.info("%s: already on %s (read back after an uncertain attempt): not posting again", d.job.key, target.name)
+            else:
+                target.send(d.job, d.body)
+        except DeliveryError as exc:
+            self._failed(d, exc)
+            return
+        self._outbox.delivered(d)
+        log.info("%s: delivered to %s", d.job.key, target.name)
+
+    def _failed(self, d: Delivery, exc: DeliveryError) -> None:
+        policy = self._policy
+        at = time.time() + (exc.wait if exc.wait is not None else policy.delay(d.attempts))
+        over = policy.max_retries is not None and d.attempts > policy.max_retries
+        if not exc.retry or at > d.deadline or over:
+            why = "refused" if not exc.retry else "gave up"
+            log.error("%s: %s %s after %d attempt(s): %s", d.job.key, why, d.target, d.attempts, exc)
+            self._outbox.give_up(d, str(exc))
+            return
+        log.warning("%s: %s failed (%s), attempt %d; next in %.1fs", d.job.key, d.target, exc, d.attempts, at - time.time())
+        self._outbox.retry(d, at=at, error=str(exc), ambiguous=exc.ambiguous)

@@ -41,6 +41,14 @@ def window_of(days: float | None) -> Window | None:
     return None if days is None else Window.last(days)
 
 
+def scheduled_window(source: str, days: float | None, refresh_days: float) -> Window | None:
+    """A scheduled run's window: PagerDuty's reaches back at least `refresh_days`, so notes added after an
+    incident left the shorter window still arrive (an unchanged incident costs no embedding)."""
+    if days is None or not days:
+        return None
+    return Window.last(max(days, refresh_days) if source == "pagerduty" else days)
+
+
 class Source:
     """Anything that yields incidents for a window. Use as a context manager: some hold a connection."""
 

@@ -1,4 +1,4 @@
-"""PagerDuty REST API v2 as an incident source, through httpx.
+"""PagerDuty REST API v2 as an incident source (the client, its limits and slicing: `oncall_memory/pagerduty.py`).
 
 Field mapping (PagerDuty -> Incident):
     id                       <- incident.id            (source "pagerduty": point id uuid5("pagerduty:<id>"))
@@ -7,8 +7,8 @@ Field mapping (PagerDuty -> Incident):
     url                      <- incident.html_url
     status, severity         <- incident.status, incident.priority.summary (else incident.urgency)
     opened_at, resolved_at   <- incident.created_at, incident.resolved_at (else last_status_change_at once resolved)
-    error_signature          <- first alert's summary, plus body.details when it is text
-    signature                <- first alert's alert_key (the grouping key), when present
+    error_signature          <- oldest alert's summary, plus body.details when it is text
+    signature                <- oldest alert's alert_key (the grouping key), when present
     root_cause               <- note lines starting "Root cause:"
     fixes_attempted          <- note lines "Fix: <action> => <resolved|mitigated|no-op|worsened>"
     oncall_note              <- every other note line, oldest first
@@ -17,87 +17,83 @@ Field mapping (PagerDuty -> Incident):
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
-import httpx
-from pydantic import SecretStr, ValidationError
+from pydantic import ValidationError
 
 from ..backlog import Rejected, validation_message
-from ..errors import SourceFailed
-from ..http_retry import Refused, RetriesExhausted, send
 from ..incident import Incident, Outcome
+from ..pagerduty import FIRST_YEAR, PagerDutyAPI
 from . import Source, Window
 
-_ACCEPT = "application/vnd.pagerduty+json;version=2"
 _FIX = re.compile(r"^fix:\s*(?P<action>.+?)\s*=>\s*(?P<outcome>[\w-]+)\s*$", re.I)
 _OUTCOMES = {o.value for o in Outcome}  # a "Fix:" line with another outcome stays free text, not lost
 _FACT = re.compile(r"^(?P<key>root cause|env|flavor|tags):\s*(?P<value>.+)$", re.I)
 
 
 class PagerDutySource(Source):
-    name = "pagerduty"
-    PAGE = 100
+    """Resolved incidents from PagerDuty, with their notes and oldest alert.
 
-    def __init__(
-        self,
-        token: SecretStr,
-        *,
-        base_url: str = "https://api.pagerduty.com",
-        service_ids: list[str] | None = None,
-        max_retries: int = 4,
-        backoff: float = 1.0,
-        timeout: float = 30.0,
-        transport: httpx.BaseTransport | None = None,
-    ):
-        self._token = token
+    With a `state_file`, incidents seen open are remembered and looked at again on every later run until
+    they resolve, so one open longer than the window is not missed.
+    """
+
+    name = "pagerduty"
+
+    def __init__(self, api: PagerDutyAPI, *, service_ids: list[str] | None = None, state_file: Path | None = None):
+        self._api = api
         self._service_ids = service_ids or []
-        self._max_retries = max_retries
-        self._backoff = backoff
-        self._http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport)
+        self._state_file = state_file
 
     def close(self) -> None:
-        self._http.close()
+        self._api.close()
 
     def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
-        """Resolved incidents in `window`, with notes and first alert. Raises `SourceFailed` after retries."""
-        params: dict[str, Any] = {"statuses[]": "resolved", "limit": self.PAGE, "time_zone": "UTC"}
-        if window:
-            params.update(since=window.since.isoformat(), until=window.until.isoformat())
-        if self._service_ids:
-            params["service_ids[]"] = self._service_ids
-        offset = 0
-        while True:
-            page = self._get("/incidents", {**params, "offset": offset})
-            for raw in page.get("incidents", []):
+        """Resolved incidents created in `window` (None: all history), then the ones remembered open that
+        have resolved since. Raises `SourceFailed` after retries."""
+        since = window.since if window else FIRST_YEAR
+        until = window.until if window else datetime.now(timezone.utc)
+        seen: set[str] = set()
+        for raw in self._api.incidents(since, until, statuses=["resolved"], service_ids=self._service_ids):
+            seen.add(raw["id"])
+            yield self._incident(raw)
+        if self._state_file is None:
+            return
+        still_open = set()
+        for incident_id in sorted(self._remembered() - seen):
+            raw = self._api.incident(incident_id)
+            if raw.get("status") == "resolved":
                 yield self._incident(raw)
-            if not page.get("more"):
-                return
-            offset += len(page.get("incidents", [])) or self.PAGE
+            elif raw:
+                still_open.add(incident_id)
+        for raw in self._api.incidents(since, until, statuses=["triggered", "acknowledged"], service_ids=self._service_ids):
+            still_open.add(raw["id"])
+        self._remember(still_open)
 
     def _incident(self, raw: dict) -> Incident | Rejected:
         where = f"pagerduty incident {raw.get('id', '?')}"
-        notes = self._get(f"/incidents/{raw['id']}/notes", {}).get("notes", [])
-        alerts = self._get(f"/incidents/{raw['id']}/alerts", {"limit": 1}).get("alerts", [])
+        notes = self._api.notes(raw["id"])
         try:
-            return to_incident(raw, notes, alerts[0] if alerts else None)
+            return to_incident(raw, notes, self._api.oldest_alert(raw["id"]))
         except ValidationError as exc:
             return Rejected(where, validation_message(exc))
 
-    def _get(self, path: str, params: dict) -> dict:
-        headers = {"Authorization": f"Token token={self._token.get_secret_value()}", "Accept": _ACCEPT}
+    def _remembered(self) -> set[str]:
         try:
-            response = send(self._http, "GET", path, what=f"PagerDuty GET {path}", max_retries=self._max_retries,
-                            backoff=self._backoff, params=params, headers=headers)
-        except Refused as exc:
-            raise SourceFailed(
-                f"PagerDuty GET {path} answered {exc.response.status_code}: {exc.response.text[:200]} "
-                "(check ONCALL_MEMORY_PAGERDUTY_TOKEN and its permissions)"
-            ) from exc
-        except RetriesExhausted as exc:
-            raise SourceFailed(f"PagerDuty GET {path} failed after {self._max_retries} retries ({exc.problem})") from exc
-        return response.json()
+            return set(json.loads(self._state_file.read_text()).get("open", []))
+        except (OSError, ValueError):
+            return set()
+
+    def _remember(self, open_ids: set[str]) -> None:
+        self._state_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"open": sorted(open_ids)}))
+        tmp.replace(self._state_file)
 
 
 def to_incident(raw: dict, notes: list[dict], first_alert: dict | None) -> Incident:

@@ -1,0 +1,247 @@
+"""The outbox: every alert claimed, every note and message to deliver, kept in the data dir so nothing
+is lost to an outage, a slow target or a restart.
+
+A webhook claims its alerts in one transaction (a redelivered alert is a duplicate, also after a
+restart) and records one delivery per target. A delivery is `new` until its lookup is done and its
+message rendered (the message is fixed then, so every retry posts the same words), then `pending` until
+due, `sending` while in flight, and ends `done` or `failed` (refused, or still failing at its deadline).
+A delivery found `sending` at start-up was interrupted in flight: it is retried, marked `ambiguous` so a
+target that can read back (PagerDuty notes) checks before posting again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .inbound import Job
+
+NEW, PENDING, SENDING, DONE, FAILED = "new", "pending", "sending", "done", "failed"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS claims (alert TEXT PRIMARY KEY, job TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (key TEXT PRIMARY KEY, job TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS deliveries (
+    job TEXT NOT NULL, target TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+    next_at REAL NOT NULL, deadline REAL NOT NULL, ambiguous INTEGER NOT NULL DEFAULT 0, body TEXT,
+    last_error TEXT, updated_at REAL NOT NULL, PRIMARY KEY (job, target));
+CREATE INDEX IF NOT EXISTS due ON deliveries (target, state, next_at);
+CREATE TABLE IF NOT EXISTS targets (name TEXT PRIMARY KEY, failing_since REAL, last_error TEXT, last_ok REAL);
+"""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    job: Job
+    target: str
+    attempts: int  # including the one now being made
+    deadline: float
+    ambiguous: bool
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TargetHealth:
+    name: str
+    failing_since: float | None
+    last_error: str | None
+    waiting: int  # deliveries not yet done
+
+
+def group_key(base: str, alert_keys: list[str]) -> str:
+    """The key of a job made of these newly claimed alerts (an Alertmanager group's new firing alerts)."""
+    digest = hashlib.sha256("\n".join([base, *sorted(alert_keys)]).encode()).hexdigest()[:16]
+    return f"{base}#{digest}"
+
+
+class Outbox:
+    def __init__(self, path: Path | str):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode=WAL")  # the CLI reads while the service writes
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Outbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- claiming -------------------------------------------------------------------------------
+
+    def claim(self, jobs: list[Job], targets_of: dict[str, list[str]], *, deadline: float) -> tuple[list[Job], int]:
+        """Claim every job's alerts in one transaction. A job keeps only alerts never claimed before and is
+        recorded with a delivery per target in `targets_of[job.key]`; a job left with no alert is a
+        duplicate. A duplicate whose delivery failed for good is revived (the pager's redelivery is a retry).
+        Returns the jobs recorded and the number of duplicates."""
+        now = time.time()
+        recorded, duplicates = [], 0
+        with self._lock, self._transaction():
+            for job in jobs:
+                targets = targets_of.get(job.key, [])
+                fresh = [i for i in job.items if self._db.execute(
+                    "INSERT OR IGNORE INTO claims (alert, job) VALUES (?, ?)", (i.key, job.key)).rowcount]
+                if not fresh:
+                    duplicates += 1
+                    self._revive([i.key for i in job.items], now, deadline)
+                    continue
+                if [i.key for i in job.items] != [job.key]:  # a group: its key names the alerts it now holds
+                    job = job.model_copy(update={"items": fresh, "key": group_key(job.key, [i.key for i in fresh])})
+                    self._db.executemany("UPDATE claims SET job=? WHERE alert=?", [(job.key, i.key) for i in fresh])
+                self._db.execute("INSERT OR REPLACE INTO jobs (key, job, created_at) VALUES (?, ?, ?)",
+                                 (job.key, job.model_dump_json(), now))
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO deliveries (job, target, state, next_at, deadline, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [(job.key, target, NEW, now, now + deadline, now) for target in targets])
+                recorded.append(job)
+        return recorded, duplicates
+
+    def _revive(self, alert_keys: list[str], now: float, deadline: float) -> None:
+        marks = ",".join("?" * len(alert_keys))
+        self._db.execute(
+            f"UPDATE deliveries SET state=CASE WHEN body IS NULL THEN '{NEW}' ELSE '{PENDING}' END, attempts=0, "
+            f"next_at=?, deadline=?, updated_at=? WHERE state='{FAILED}' AND job IN "
+            f"(SELECT job FROM claims WHERE alert IN ({marks}))",
+            (now, now + deadline, now, *alert_keys))
+
+    # -- the lookup step ------------------------------------------------------------------------
+
+    def awaiting_lookup(self, limit: int = 20) -> list[Job]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT DISTINCT j.job, j.created_at FROM jobs j JOIN deliveries d ON d.job = j.key "
+                f"WHERE d.state='{NEW}' AND d.next_at <= ? ORDER BY j.created_at LIMIT ?", (time.time(), limit)).fetchall()
+        return [Job.model_validate_json(r[0]) for r in rows]
+
+    def rendered(self, job_key: str, bodies: dict[str, dict[str, Any]]) -> None:
+        """The job's lookup is done: fix each target's message and make it due now."""
+        now = time.time()
+        with self._lock, self._transaction():
+            self._db.executemany(
+                f"UPDATE deliveries SET state='{PENDING}', body=?, next_at=?, updated_at=? WHERE job=? AND target=? "
+                f"AND state='{NEW}'",
+                [(json.dumps(body), now, now, job_key, target) for target, body in bodies.items()])
+
+    def lookup_failed(self, job_key: str, error: str, retry_at: float) -> None:
+        with self._lock:
+            self._db.execute(f"UPDATE deliveries SET next_at=?, last_error=?, updated_at=? WHERE job=? AND state='{NEW}'",
+                             (retry_at, f"lookup: {error}", time.time(), job_key))
+
+    # -- delivering -----------------------------------------------------------------------------
+
+    def take(self, target: str) -> Delivery | None:
+        """The next due delivery for `target`, marked in flight (its attempt counted), or None."""
+        now = time.time()
+        with self._lock:
+            row = self._db.execute(
+                f"UPDATE deliveries SET state='{SENDING}', attempts=attempts+1, updated_at=? WHERE rowid = ("
+                f"SELECT rowid FROM deliveries WHERE target=? AND state='{PENDING}' AND next_at <= ? "
+                f"ORDER BY next_at LIMIT 1) RETURNING job, attempts, deadline, ambiguous, body",
+                (now, target, now)).fetchone()
+            if row is None:
+                return None
+            job = self._db.execute("SELECT job FROM jobs WHERE key=?", (row[0],)).fetchone()
+        return Delivery(Job.model_validate_json(job[0]), target, row[1], row[2], bool(row[3]), json.loads(row[4]))
+
+    def next_due(self, target: str) -> float | None:
+        with self._lock:
+            row = self._db.execute(f"SELECT MIN(next_at) FROM deliveries WHERE target=? AND state='{PENDING}'",
+                                   (target,)).fetchone()
+        return row[0]
+
+    def next_lookup_due(self) -> float | None:
+        with self._lock:
+            return self._db.execute(f"SELECT MIN(next_at) FROM deliveries WHERE state='{NEW}'").fetchone()[0]
+
+    def delivered(self, d: Delivery) -> None:
+        now = time.time()
+        with self._lock, self._transaction():
+            self._db.execute(f"UPDATE deliveries SET state='{DONE}', last_error=NULL, updated_at=? WHERE job=? AND target=?",
+                             (now, d.job.key, d.target))
+            self._db.execute("INSERT INTO targets (name, failing_since, last_error, last_ok) VALUES (?, NULL, NULL, ?) "
+                             "ON CONFLICT(name) DO UPDATE SET failing_since=NULL, last_error=NULL, last_ok=?",
+                             (d.target, now, now))
+
+    def retry(self, d: Delivery, *, at: float, error: str, ambiguous: bool) -> None:
+        self._failed(d, PENDING, error, at=at, ambiguous=ambiguous)
+
+    def give_up(self, d: Delivery, error: str) -> None:
+        self._failed(d, FAILED, error, at=time.time(), ambiguous=d.ambiguous)
+
+    def _failed(self, d: Delivery, state: str, error: str, *, at: float, ambiguous: bool) -> None:
+        now = time.time()
+        with self._lock, self._transaction():
+            self._db.execute(
+                "UPDATE deliveries SET state=?, next_at=?, last_error=?, ambiguous=?, updated_at=? WHERE job=? AND target=?",
+                (state, at, error, int(ambiguous or d.ambiguous), now, d.job.key, d.target))
+            self._db.execute("INSERT INTO targets (name, failing_since, last_error) VALUES (?, ?, ?) "
+                             "ON CONFLICT(name) DO UPDATE SET failing_since=COALESCE(failing_since, ?), last_error=?",
+                             (d.target, now, error, now, error))
+
+    def recover(self) -> int:
+        """At start-up: deliveries left in flight by a crash are due again, and may have arrived."""
+        with self._lock:
+            return self._db.execute(f"UPDATE deliveries SET state='{PENDING}', ambiguous=1, next_at=? "
+                                    f"WHERE state='{SENDING}'", (time.time(),)).rowcount
+
+    # -- what is there --------------------------------------------------------------------------
+
+    def idle(self) -> bool:
+        """Nothing is waiting for a lookup, due, or in flight."""
+        with self._lock:
+            return self._db.execute(f"SELECT 1 FROM deliveries WHERE state IN ('{NEW}', '{PENDING}', '{SENDING}') "
+                                    "LIMIT 1").fetchone() is None
+
+    def health(self) -> list[TargetHealth]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT t.name, t.failing_since, t.last_error, (SELECT COUNT(*) FROM deliveries d WHERE d.target=t.name "
+                f"AND d.state IN ('{NEW}', '{PENDING}', '{SENDING}')) FROM targets t").fetchall()
+        return [TargetHealth(*r) for r in rows]
+
+    def deliveries(self, *, failed_only: bool = False) -> list[dict[str, Any]]:
+        """Every delivery, newest first: job, target, state, attempts, last error, next attempt, updated."""
+        where = f"WHERE state='{FAILED}'" if failed_only else ""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT job, target, state, attempts, last_error, next_at, updated_at, deadline FROM deliveries {where} "
+                "ORDER BY updated_at DESC").fetchall()
+        keys = ("job", "target", "state", "attempts", "last_error", "next_at", "updated_at", "deadline")
+        return [dict(zip(keys, r)) for r in rows]
+
+    def states(self, job_key: str) -> dict[str, str]:
+        """Each target's state for the job holding this alert (or job) key."""
+        with self._lock:
+            row = self._db.execute("SELECT job FROM claims WHERE alert=?", (job_key,)).fetchone()
+            key = row[0] if row else job_key
+            return dict(self._db.execute("SELECT target, state FROM deliveries WHERE job=?", (key,)).fetchall())
+
+    def _transaction(self):
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on an error): a group of writes lands whole or not at all."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
