@@ -29,5 +29,9 @@ class StoreUnavailable(OncallMemoryError):
     """The vector store cannot be opened (locked by another process, unreachable server, no collection)."""
 
 
+class StoreDamaged(StoreUnavailable):
+    """The store's files could not be read (truncated, overwritten, a disk fault)."""
+
+
 class SourceFailed(OncallMemoryError):
     """An incident source (PagerDuty, ...) could not be read after retries."""

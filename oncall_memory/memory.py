@@ -18,20 +18,23 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from .alert import Alert, Filters
 from .backlog import Rejected
+from .backup import Verification, backup, read_manifest, restore_into, verify
 from .embedders import Embedder, make_embedder
 from .errors import InvalidInput, OncallMemoryError
 from .incident import Incident
-from .ingest import Embed, IngestReport, ingest
+from .ingest import Embed, IngestReport, IngestStopped, ingest
 from .payload import incident_from_payload
 from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
 from .stores import IncidentStore, Mode, copy_points, open_edge, open_local, open_store
 
 REINDEX_SUFFIX = "__reindex"
+RESTORE_SUFFIX = "__restore"
 EMBEDDER_TRUST_SECONDS = 30.0  # how long a readiness probe's verdict on the embedder stands
 
 
@@ -112,8 +115,25 @@ class Memory:
         on_batch: Callable[[int, int], None] | None = None,
     ) -> IngestReport:
         """Store a backlog (see `ingest.ingest`). Raises `IngestStopped` when a batch cannot be embedded."""
-        return ingest(items, self.store, self.embedder, embed=embed, batch_size=self.settings.embed_batch_size,
-                      lock=self._lock, on_batch=on_batch)
+        try:
+            report = ingest(items, self.store, self.embedder, embed=embed, batch_size=self.settings.embed_batch_size,
+                            lock=self._lock, on_batch=on_batch)
+        except IngestStopped as exc:
+            self._record_written(exc.report.new)
+            raise
+        self._record_written(report.new)
+        return report
+
+    def _record_written(self, new: int) -> None:
+        """Keep the count of points written beside the engine's files: `verify` compares the engine with it."""
+        with self._lock:
+            if not self.store.exists():
+                return
+            before = self.store.expected_count()
+            if before is None:
+                self.store.record_count(self.store.count())
+            elif new:
+                self.store.record_count(before + new)
 
     # -- what the memory holds ------------------------------------------------------------------
 
@@ -173,8 +193,40 @@ class Memory:
             raise
         with self._lock:
             self.store.swap_in(temp)
+            self.store.record_count(self.store.count())
             self._contract_checked = False
         return report
+
+    def verify(self) -> Verification:
+        """Read every point and check it against the contract (see `backup.verify`)."""
+        with self._lock:
+            return verify(self.store)
+
+    def backup(self, path: Path) -> dict[str, Any]:
+        """A consistent copy of every point into the new directory `path` (writes wait meanwhile)."""
+        with self._lock:
+            return backup(self.store, path)
+
+    @staticmethod
+    def restore(settings: Settings, path: Path) -> int:
+        """Put the backup at `path` in place of the collection, even one too damaged to open: built beside,
+        checked against the backup's count, then swapped in. Returns the points restored."""
+        manifest = read_manifest(path)
+        with open_store(settings, load=False) as store:
+            temp = store.sibling(store.collection + RESTORE_SUFFIX)
+            try:
+                if temp.exists():
+                    temp.drop()
+                written = restore_into(temp, path, manifest)
+                if written != manifest["count"] or temp.count() != manifest["count"]:
+                    raise OncallMemoryError(f"restored {temp.count()} points, the backup holds {manifest['count']}")
+            except BaseException:
+                temp.drop()
+                temp.close()
+                raise
+            store.swap_in(temp)
+            store.record_count(manifest["count"])
+            return written
 
     @staticmethod
     def migrate(settings: Settings) -> int:
@@ -194,4 +246,5 @@ class Memory:
             copied = copy_points(source, target)
             if target.count() != source.count():
                 raise OncallMemoryError(f"copied {copied} points but the edge store holds {target.count()}")
+            target.record_count(copied)
             return copied

@@ -122,6 +122,7 @@ class PagerDutyAPI:
         max_retries: int = 4,
         backoff: float = 1.0,
         max_wait: float = 60.0,
+        max_throttle: float = 600.0,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ):
@@ -133,6 +134,7 @@ class PagerDutyAPI:
         self._max_retries = max_retries
         self._backoff = backoff
         self.max_wait = max_wait
+        self.max_throttle = max_throttle
 
     def close(self) -> None:
         self._http.close()
@@ -154,8 +156,8 @@ class PagerDutyAPI:
         """GET `path` as JSON, retrying 429 (after the wait PagerDuty asks for), 5xx and network errors.
 
         Raises `SourceFailed` with PagerDuty's reason for anything else, or after the retries."""
-        problem = ""
-        for attempt in range(self._max_retries + 1):
+        problem, attempt, throttled = "", 0, 0.0
+        while True:
             delay = self._backoff * 2**attempt
             try:
                 response = self.send("GET", path, params=params)
@@ -166,16 +168,27 @@ class PagerDutyAPI:
                     return response.json()
                 problem = f"HTTP {response.status_code}"
                 if response.status_code == 429:
-                    delay = wait_hint(response, cap=self.max_wait) or delay
-                elif response.status_code in (401, 403):
+                    # Being told to wait is not a failure: a 429 storm is waited out (up to `max_throttle`
+                    # in all) without using up the retries meant for errors.
+                    wait = wait_hint(response, cap=self.max_wait)
+                    wait = delay if wait is None else wait
+                    throttled += wait
+                    if throttled > self.max_throttle:
+                        raise SourceFailed(f"PagerDuty kept answering 429 to GET {path} for {throttled:.0f}s: "
+                                           "another tool may be using up this API key's 960 requests a minute")
+                    log.warning("PagerDuty GET %s: rate limited, waiting %.1fs as asked", path, wait)
+                    time.sleep(wait)
+                    continue
+                if response.status_code in (401, 403):
                     raise SourceFailed(f"PagerDuty GET {path} answered {response.status_code} ({error_message(response)}): "
                                        "check ONCALL_MEMORY_PAGERDUTY_TOKEN and its permissions")
                 elif response.status_code < 500:
                     raise SourceFailed(f"PagerDuty refused GET {path} ({response.status_code}): {error_message(response)}")
-            if attempt < self._max_retries:
-                log.warning("PagerDuty GET %s: %s, retrying in %.1fs", path, problem, delay)
-                time.sleep(delay)
-        raise SourceFailed(f"PagerDuty GET {path} failed after {self._max_retries} retries ({problem})")
+            if attempt >= self._max_retries:
+                raise SourceFailed(f"PagerDuty GET {path} failed after {self._max_retries} retries ({problem})")
+            log.warning("PagerDuty GET %s: %s, retrying in %.1fs", path, problem, delay)
+            time.sleep(delay)
+            attempt += 1
 
     # -- what the source reads ----------------------------------------------------------------------
 

@@ -1,11 +1,14 @@
-"""Moving the memory between engines and models: `migrate`, `reindex`."""
+"""Keeping the memory whole: `migrate`, `reindex`, `verify`, `backup`, `restore`."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 from ..memory import Memory
 from ..settings import Settings
+from .common import EXIT_FAILED
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,6 +17,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("reindex", help="rebuild the collection with the configured embedder; swapped in when complete")
     p.set_defaults(func=cmd_reindex)
+
+    p = sub.add_parser("verify", help="read every stored point and check it against the collection's contract")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("backup", help="a consistent copy of the collection into a new directory")
+    p.add_argument("path", type=Path)
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser("restore", help="put a backup in place of the collection (built beside, swapped in when complete)")
+    p.add_argument("path", type=Path)
+    p.set_defaults(func=cmd_restore)
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
@@ -29,4 +44,36 @@ def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
         model, dimension = memory.embedder.model, memory.embedder.dimension
     print(f"reindexed {report.new} incidents with {model} ({dimension} dims, "
           f"{report.embedding_calls} embedding calls) into {settings.collection!r}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
+    with Memory.open(settings) as memory:
+        result = memory.verify()
+    if args.json:
+        print(json.dumps({"healthy": result.healthy, "checked": result.checked, "count": result.count,
+                          "expected": result.expected, "problems": result.problems}))
+    elif result.healthy:
+        print(f"healthy: {result.checked} incidents read and checked"
+              + (f", as many as were written ({result.expected})" if result.expected is not None else ""))
+    else:
+        print(f"DAMAGED: {result.checked} incidents read; the engine counts {result.count}"
+              + (f", {result.expected} were written" if result.expected is not None else ""))
+        for problem in result.problems:
+            print(f"  - {problem}")
+        print("put a backup back with `oncall-memory restore BACKUP`, or rebuild from the backlog "
+              "(`oncall-memory ingest ...` into a fresh data dir)")
+    return 0 if result.healthy else EXIT_FAILED
+
+
+def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
+    with Memory.open(settings) as memory:
+        manifest = memory.backup(args.path)
+    print(f"backed up {manifest['count']} incidents of {manifest['collection']!r} to {args.path}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
+    restored = Memory.restore(settings, args.path)
+    print(f"restored {restored} incidents into {settings.collection!r} from {args.path}")
     return 0

@@ -18,9 +18,10 @@ __all__ = ["DENSE", "SPARSE", "Hit", "IncidentStore", "Mode", "QueryPlan", "Stor
            "open_store", "open_local"]
 
 
-def open_store(settings: Settings) -> IncidentStore:
+def open_store(settings: Settings, *, load: bool = True) -> IncidentStore:
     """A Qdrant server when `QDRANT_URL` is set; else the embedded engine `ONCALL_MEMORY_STORE`
-    (`edge` by default, `local` for qdrant-client's local mode; a `:memory:` data dir means local)."""
+    (`edge` by default, `local` for qdrant-client's local mode; a `:memory:` data dir means local).
+    `load=False`: lock an Edge store without reading it (to restore over a damaged one)."""
     if settings.qdrant_url:
         from .qdrant import QdrantStore
 
@@ -30,7 +31,7 @@ def open_store(settings: Settings) -> IncidentStore:
         return open_local(settings)
     from .edge import EdgeStore
 
-    return EdgeStore(Path(settings.data_dir) / "edge", settings.collection)
+    return EdgeStore(Path(settings.data_dir) / "edge", settings.collection, load=load)
 
 
 def open_local(settings: Settings) -> IncidentStore:

@@ -202,6 +202,14 @@ class IncidentStore(ABC):
         new.drop()
         new.close()
 
+    def expected_count(self) -> int | None:
+        """How many points were written, as recorded beside the engine's own files; None where the engine
+        is the only record (a server)."""
+        return None
+
+    def record_count(self, count: int) -> None:  # noqa: B027 - most engines keep no record beside their own
+        """Record how many points were written (see `expected_count`)."""
+
     def optimize(self) -> bool:
         """Build the engine's vector index now, where the engine builds it on request. False: nothing to do."""
         return False

@@ -7,23 +7,45 @@ of its own. Payload indexes are real here, so filters and exact signature look-u
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import portalocker
 import qdrant_edge as E
 
 from ..conditions import HasId, Match, Range, Where
-from ..errors import StoreUnavailable
+from ..errors import OncallMemoryError, StoreDamaged, StoreUnavailable
 from ..lexical import Sparse
 from .base import DENSE, INDEXES, RRF_K, SPARSE, Hit, IncidentStore, QueryPlan, StoredPoint, hit
 
 _INDEX_TYPES = {"keyword": E.PayloadSchemaType.Keyword, "datetime": E.PayloadSchemaType.Datetime,
                 "bool": E.PayloadSchemaType.Bool}
+F = TypeVar("F", bound=Callable[..., Any])
+RECOVERY = ("run `oncall-memory verify` to see what is damaged, and `oncall-memory restore BACKUP` to put a "
+            "backup back (`oncall-memory backup PATH` makes one)")
+
+
+def _engine_errors(method: F) -> F:
+    """An engine failure on read or write (a truncated page, an unreadable vector) as a `StoreDamaged`
+    naming the store's path and what to do, not a traceback."""
+
+    @functools.wraps(method)
+    def call(self: EdgeStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except OncallMemoryError:
+            raise
+        except Exception as exc:  # the engine raises a plain Exception with its own message
+            raise StoreDamaged(f"the embedded store at {self.location} failed ({exc}): {RECOVERY}") from exc
+
+    return call  # type: ignore[return-value]
+
+
 _IN_USE = (
     "the embedded store at {path} is open in another process. Stop that process, "
     "or run both against a Qdrant server (QDRANT_URL)"
@@ -31,7 +53,9 @@ _IN_USE = (
 
 
 class EdgeStore(IncidentStore):
-    def __init__(self, root: Path, collection: str):
+    def __init__(self, root: Path, collection: str, *, load: bool = True):
+        """Open (and lock) the collection. `load=False` holds the lock without reading the shard: enough to
+        restore a backup over a store too damaged to load."""
         self.collection = collection
         self._root = root
         self._path = root / collection
@@ -40,7 +64,7 @@ class EdgeStore(IncidentStore):
         self._shard: E.EdgeShard | None = None
         self._lock = _hold_lock(root / f"{collection}.lock", self._path)
         try:
-            if self.exists():
+            if load and self.exists():
                 self._shard = _load(self._path)
         except BaseException:
             self._lock.close()
@@ -76,6 +100,15 @@ class EdgeStore(IncidentStore):
         tmp.replace(self._contract_file)
         self._shard = shard
 
+    def expected_count(self) -> int | None:
+        return self.contract().get("count") if self.exists() else None
+
+    def record_count(self, count: int) -> None:
+        contract = {**self.contract(), "count": count}
+        tmp = self._contract_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(contract))
+        tmp.replace(self._contract_file)
+
     def _close_shard(self) -> None:
         if self._shard is not None:
             self._shard.flush()
@@ -98,7 +131,8 @@ class EdgeStore(IncidentStore):
         new._close_shard()
         retired = self._root / f"{self.collection}.retired"
         shutil.rmtree(retired, ignore_errors=True)
-        self._path.rename(retired)
+        if self._path.exists():
+            self._path.rename(retired)
         new._path.rename(self._path)
         new._contract_file.replace(self._contract_file)
         shutil.rmtree(retired, ignore_errors=True)
@@ -114,6 +148,7 @@ class EdgeStore(IncidentStore):
 
     # -- writes -------------------------------------------------------------------------------
 
+    @_engine_errors
     def write(self, points: Sequence[StoredPoint]) -> None:
         if not points:
             return
@@ -123,25 +158,28 @@ class EdgeStore(IncidentStore):
             )
         )
 
+    @_engine_errors
     def replace_payloads(self, payloads: dict[str, dict[str, Any]]) -> None:
         for point_id, payload in payloads.items():
             self.shard.update(E.UpdateOperation.overwrite_payload([point_id], payload))
 
     # -- reads --------------------------------------------------------------------------------
 
+    @_engine_errors
     def retrieve(self, point_ids: Sequence[str], fields: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
         if not point_ids:
             return {}
         records = self.shard.retrieve(list(point_ids), with_payload=_with_payload(fields), with_vector=False)
         return {str(r.id): r.payload or {} for r in records}
 
+    @_engine_errors
     def count(self) -> int:
         return self.shard.count(E.CountRequest(exact=True))
 
     def points(self, *, with_vectors: bool = False, batch: int = 256) -> Iterator[tuple[str, dict, dict | None]]:
         offset = None
         while True:
-            records, offset = self.shard.scroll(
+            records, offset = self._scroll(
                 E.ScrollRequest(offset=offset, limit=batch, with_payload=True, with_vector=[DENSE, SPARSE] if with_vectors else False)
             )
             for r in records:
@@ -149,6 +187,7 @@ class EdgeStore(IncidentStore):
             if offset is None:
                 return
 
+    @_engine_errors
     def query(
         self,
         plan: QueryPlan,
@@ -184,12 +223,18 @@ class EdgeStore(IncidentStore):
             request = E.QueryRequest(query=searches[0], filter=flt, **common)
         return [hit(p.id, p.score, p.payload, _sparse_of(p.vector)) for p in self.shard.query(request)]
 
+    @_engine_errors
+    def _scroll(self, request: E.ScrollRequest) -> tuple[list, Any]:
+        return self.shard.scroll(request)
+
+    @_engine_errors
     def find(self, where: Where, *, limit: int) -> list[Hit]:
         records, _ = self.shard.scroll(
             E.ScrollRequest(limit=limit, filter=to_filter(where), with_payload=True, with_vector=[SPARSE])
         )
         return [hit(r.id, 0.0, r.payload, _sparse_of(r.vector)) for r in records]
 
+    @_engine_errors
     def optimize(self) -> bool:
         """Build the HNSW index (blocks). Exact search is fast at the sizes measured; see the README."""
         return self.shard.optimize()
@@ -213,7 +258,7 @@ def _load(path: Path) -> E.EdgeShard:
     except Exception as exc:  # the engine reports a held WAL lock as a runtime error
         if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
             raise StoreUnavailable(_IN_USE.format(path=path)) from exc
-        raise StoreUnavailable(f"cannot open the embedded store at {path}: {exc}") from exc
+        raise StoreDamaged(f"cannot open the embedded store at {path} ({exc}): {RECOVERY}") from exc
 
 
 def _with_payload(fields: Sequence[str] | None) -> bool | list[str]:

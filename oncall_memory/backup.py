@@ -1,0 +1,174 @@
+"""Backups a team can trust: a consistent copy of every point, checked before it is put back, and a
+check of a live store against its own contract.
+
+Format (engine-neutral, so a backup of one engine restores into another): a directory holding
+`points.jsonl.gz` (one point per line: id, whole payload, sparse vector, dense vector as base64 float32)
+and `manifest.json` (collection, contract, count, SHA-256 of the points file, when). Qdrant Edge can
+load a server's snapshot but cannot make one, hence a format of our own.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import math
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import payload as P
+from .distill import content_hash
+from .errors import InvalidInput, StoreDamaged
+from .incident import point_id
+from .lexical import Sparse
+from .stores import DENSE, SPARSE, IncidentStore, StoredPoint
+
+FORMAT = 1
+POINTS = "points.jsonl.gz"
+MANIFEST = "manifest.json"
+REQUIRED = (P.INCIDENT_ID, "title", P.SOURCE, P.TEXT, P.TEXT_HASH, P.RECORD_HASH)
+
+
+@dataclass
+class Verification:
+    checked: int = 0  # points read
+    count: int | None = None  # what the engine says it holds
+    expected: int | None = None  # what was written, as recorded beside the engine
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+
+def verify(store: IncidentStore, *, max_listed: int = 20) -> Verification:
+    """Read every point and check it against the contract: both vectors there, the dense one of the
+    contract's dimension and finite, the payload whole, its text matching its hash, its id derived from
+    the incident's; and the count against what was written."""
+    result = Verification()
+    if not store.exists():
+        result.problems.append(f"no collection {store.collection!r} at {store.location}")
+        return result
+    dimension = store.contract().get("dimension")
+    bad: list[str] = []
+    try:
+        for pid, payload, vectors in store.points(with_vectors=True):
+            result.checked += 1
+            problem = _point_problem(pid, payload, vectors or {}, dimension)
+            if problem:
+                bad.append(problem)
+    except StoreDamaged as exc:
+        result.problems.append(f"reading stopped after {result.checked} points: {exc}")
+    if bad:
+        result.problems.append(f"{len(bad)} damaged point(s): " + "; ".join(bad[:max_listed])
+                               + (" ..." if len(bad) > max_listed else ""))
+    try:
+        result.count = store.count()
+    except StoreDamaged as exc:
+        result.problems.append(f"cannot count: {exc}")
+    result.expected = store.expected_count()
+    if result.count is not None and result.count != result.checked and not any("reading stopped" in p for p in result.problems):
+        result.problems.append(f"the engine counts {result.count} points but {result.checked} could be read")
+    if result.expected is not None and result.count is not None and result.count < result.expected:
+        result.problems.append(f"{result.expected} incidents were written but the engine holds {result.count}: "
+                               f"{result.expected - result.count} lost (its id tracker is likely damaged)")
+    return result
+
+
+def _point_problem(pid: str, payload: dict[str, Any], vectors: dict[str, Any], dimension: int | None) -> str | None:
+    missing = [f for f in REQUIRED if not payload.get(f)]
+    if missing:
+        return f"{pid}: payload lacks {', '.join(missing)}"
+    name = f"{payload[P.INCIDENT_ID]} ({pid})"
+    dense = vectors.get(DENSE)
+    if dense is None or len(dense) != dimension:
+        return f"{name}: dense vector {'missing' if dense is None else f'of {len(dense)} dims, not {dimension}'}"
+    if not all(math.isfinite(x) for x in dense):
+        return f"{name}: dense vector holds a non-number"
+    if vectors.get(SPARSE) is None:
+        return f"{name}: sparse vector missing"
+    if content_hash(payload[P.TEXT]) != payload[P.TEXT_HASH]:
+        return f"{name}: text does not match its hash"
+    if point_id(payload[P.SOURCE], payload[P.INCIDENT_ID]) != pid:
+        return f"{name}: point id is not the one derived from the incident"
+    return None
+
+
+# -- backup and restore -----------------------------------------------------------------------------
+
+def backup(store: IncidentStore, path: Path) -> dict[str, Any]:
+    """Copy every point of `store` into the directory `path` (created; must not exist). Written beside
+    and renamed into place, so a half-written backup never looks complete. Returns the manifest."""
+    if path.exists():
+        raise InvalidInput(f"{path} exists: give a new directory for the backup")
+    if not store.exists():
+        raise InvalidInput(f"no collection {store.collection!r} at {store.location} to back up")
+    partial = path.with_name(path.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    count = 0
+    with gzip.open(partial / POINTS, "wt", encoding="utf-8") as out:
+        for pid, payload, vectors in store.points(with_vectors=True):
+            dense = np.asarray(vectors[DENSE], dtype="<f4")
+            sparse: Sparse = vectors[SPARSE]
+            out.write(json.dumps({"id": pid, "payload": payload, "dense": base64.b64encode(dense.tobytes()).decode(),
+                                  "sparse": [list(sparse.indices), list(sparse.values)]}) + "\n")
+            count += 1
+    manifest = {"format": FORMAT, "collection": store.collection, "contract": store.contract(), "count": count,
+                "sha256": _sha256(partial / POINTS), "created_at": datetime.now(timezone.utc).isoformat()}
+    (partial / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    partial.rename(path)
+    return manifest
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The backup's manifest, after checking its points file is the one it describes."""
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"{path} is not an oncall-memory backup (no readable {MANIFEST}: {exc})") from exc
+    if manifest.get("format") != FORMAT:
+        raise InvalidInput(f"{path}: backup format {manifest.get('format')}, this oncall-memory reads {FORMAT}")
+    if not (path / POINTS).exists() or _sha256(path / POINTS) != manifest.get("sha256"):
+        raise InvalidInput(f"{path}: {POINTS} is missing or does not match its manifest (damaged or incomplete)")
+    return manifest
+
+
+def backed_up_points(path: Path, *, batch: int = 256) -> Iterator[list[StoredPoint]]:
+    pending: list[StoredPoint] = []
+    with gzip.open(path / POINTS, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            dense = np.frombuffer(base64.b64decode(row["dense"]), dtype="<f4").tolist()
+            pending.append(StoredPoint(row["id"], dense, Sparse(*row["sparse"]), row["payload"]))
+            if len(pending) >= batch:
+                yield pending
+                pending = []
+    if pending:
+        yield pending
+
+
+def restore_into(target: IncidentStore, path: Path, manifest: dict[str, Any]) -> int:
+    """Write the backup's points into the empty collection `target`. Returns the points written."""
+    contract = manifest["contract"]
+    target.ensure_collection(contract["embed_model"], contract["dimension"])
+    written = 0
+    for points in backed_up_points(path):
+        target.write(points)
+        written += len(points)
+    return written
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
