@@ -7,6 +7,7 @@ import shutil
 import pytest
 from conftest import snapshot
 
+from bench.synth import synthetic_incidents  # noqa: I001  (the repository root is on sys.path under pytest)
 from oncall_memory.alert import Alert
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
@@ -14,8 +15,6 @@ from oncall_memory.errors import InvalidInput, StoreDamaged
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.stores import open_store
-
-from bench.synth import synthetic_incidents  # noqa: I001  (the repository root is on sys.path under pytest)
 
 
 @pytest.fixture

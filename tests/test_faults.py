@@ -20,6 +20,7 @@ from conftest import ROOT, snapshot, write_jsonl
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
 from pydantic import SecretStr
 
+from bench.synth import synthetic_rows  # noqa: I001
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
 from oncall_memory.schedule import free_port
@@ -27,8 +28,6 @@ from oncall_memory.settings import Settings
 from oncall_memory.sources import Window
 from oncall_memory.sources.pagerduty import PagerDutySource
 from oncall_memory.stores import open_store
-
-from bench.synth import synthetic_rows  # noqa: I001
 
 pytestmark = pytest.mark.fault
 DIM = 256

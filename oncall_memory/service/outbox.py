@@ -26,7 +26,8 @@ NEW, PENDING, SENDING, DONE, FAILED = "new", "pending", "sending", "done", "fail
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims (alert TEXT PRIMARY KEY, job TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS jobs (key TEXT PRIMARY KEY, job TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (key TEXT PRIMARY KEY, job TEXT NOT NULL, created_at REAL NOT NULL,
+    size INTEGER NOT NULL DEFAULT 1);
 CREATE TABLE IF NOT EXISTS deliveries (
     job TEXT NOT NULL, target TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
     next_at REAL NOT NULL, deadline REAL NOT NULL, ambiguous INTEGER NOT NULL DEFAULT 0, body TEXT,
@@ -101,8 +102,8 @@ class Outbox:
                 if [i.key for i in job.items] != [job.key]:  # a group: its key names the alerts it now holds
                     job = job.model_copy(update={"items": fresh, "key": group_key(job.key, [i.key for i in fresh])})
                     self._db.executemany("UPDATE claims SET job=? WHERE alert=?", [(job.key, i.key) for i in fresh])
-                self._db.execute("INSERT OR REPLACE INTO jobs (key, job, created_at) VALUES (?, ?, ?)",
-                                 (job.key, job.model_dump_json(), now))
+                self._db.execute("INSERT OR REPLACE INTO jobs (key, job, created_at, size) VALUES (?, ?, ?, ?)",
+                                 (job.key, job.model_dump_json(), now, len(job.items)))
                 self._db.executemany(
                     "INSERT OR IGNORE INTO deliveries (job, target, state, next_at, deadline, updated_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
@@ -120,11 +121,13 @@ class Outbox:
 
     # -- the lookup step ------------------------------------------------------------------------
 
-    def awaiting_lookup(self, limit: int = 20) -> list[Job]:
+    def awaiting_lookup(self, *, sizes: tuple[int, int] = (1, 1 << 30), limit: int = 20) -> list[Job]:
+        """Jobs due for their lookup holding between `sizes` alerts, oldest first."""
         with self._lock:
             rows = self._db.execute(
                 f"SELECT DISTINCT j.job, j.created_at FROM jobs j JOIN deliveries d ON d.job = j.key "
-                f"WHERE d.state='{NEW}' AND d.next_at <= ? ORDER BY j.created_at LIMIT ?", (time.time(), limit)).fetchall()
+                f"WHERE d.state='{NEW}' AND d.next_at <= ? AND j.size BETWEEN ? AND ? ORDER BY j.created_at LIMIT ?",
+                (time.time(), *sizes, limit)).fetchall()
         return [Job.model_validate_json(r[0]) for r in rows]
 
     def rendered(self, job_key: str, bodies: dict[str, dict[str, Any]]) -> None:

@@ -25,6 +25,9 @@ from .outbox import Delivery, Outbox
 log = logging.getLogger(__name__)
 
 LOOKUP_RETRY = 30.0  # seconds before a job whose lookup failed (store unavailable) is tried again
+# Jobs of up to this many alerts are looked up by their own thread: a page is never queued behind a
+# large Alertmanager group's lookups.
+SMALL_JOB = 10
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,9 @@ class Dispatcher:
     def start(self) -> None:
         if recovered := self._outbox.recover():
             log.warning("%d deliveries were in flight at the last stop: retrying, reading back where possible", recovered)
-        loops = [("lookups", self._lookups)] + [(f"deliver-{t.name}", lambda t=t: self._deliveries(t)) for t in self._targets]
+        loops = [("lookups", lambda: self._lookups((1, SMALL_JOB))),
+                 ("lookups-large", lambda: self._lookups((SMALL_JOB + 1, 1 << 30)))]
+        loops += [(f"deliver-{t.name}", lambda t=t: self._deliveries(t)) for t in self._targets]
         for name, loop in loops:
             thread = threading.Thread(target=self._guarded(loop), name=name, daemon=True)
             thread.start()
@@ -107,8 +112,8 @@ class Dispatcher:
 
     # -- lookups -----------------------------------------------------------------------------------
 
-    def _lookups(self) -> None:
-        jobs = self._outbox.awaiting_lookup()
+    def _lookups(self, sizes: tuple[int, int]) -> None:
+        jobs = self._outbox.awaiting_lookup(sizes=sizes)
         if not jobs:
             self._sleep(self._outbox.next_lookup_due())
             return
