@@ -14,6 +14,7 @@ class Alert(Facts):
 
     text: str
     signature: str | None = None  # the pager's own grouping key, if it has one
+    fact_sources: dict[str, str] = {}  # where a fact was found ("container label"), for the reasons
 
     @field_validator("text")
     @classmethod

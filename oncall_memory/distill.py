@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from .incident import Incident
-from .noise import strip_noise
+from .noise import strip_ceremony, strip_noise
 
 # The fields whose words carry the meaning of an incident, in the order they are glued.
 SIGNAL_FIELDS = ("title", "root_cause", "error_signature", "oncall_note")
@@ -21,7 +21,7 @@ def distill(incident: Incident) -> str:
     for field in SIGNAL_FIELDS:
         value = getattr(incident, field)
         if value:
-            line = strip_noise(value)
+            line = strip_noise(strip_ceremony(value))
             if line:
                 lines.append(line)
     return "\n".join(lines)
@@ -29,7 +29,7 @@ def distill(incident: Incident) -> str:
 
 def distill_alert(text: str) -> str:
     """An alert goes through the same cleaning as an incident, so both land in the same space."""
-    return strip_noise(text)
+    return strip_noise(strip_ceremony(text))
 
 
 def content_hash(text: str) -> str:

@@ -18,7 +18,6 @@ from .distill import distill
 from .embedders import Embedder, truncate
 from .errors import EmbeddingFailed
 from .incident import Incident
-from .lexical import sparse_vector
 from .stores import IncidentStore, StoredPoint
 
 log = logging.getLogger(__name__)
@@ -214,8 +213,10 @@ def ingest(
         plan.report.rejected += len(refused)
         plan.report.rejections.extend(refused)
         with lock:
-            store.write([StoredPoint(p.point_id, list(v), sparse_vector(p.text), p.payload) for p, v in embedded])
-            store.replace_payloads(plan.payload_only)
+            store.write([StoredPoint(p.point_id, list(v), P.sparse_of(p.payload), p.payload) for p, v in embedded])
+            # Facts changed, not the text: no embedding, but the sparse vector follows the payload (its
+            # symptom terms may be new).
+            store.replace_payloads(plan.payload_only, {pid: P.sparse_of(pl) for pid, pl in plan.payload_only.items()})
         report.add(plan.report)
         if on_batch:
             on_batch(min(start + batch_size, len(prepared)), len(prepared))

@@ -43,8 +43,9 @@ def _index(term: str) -> int:
     return zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
 
 
-def sparse_vector(text: str) -> Sparse:
-    """Term-frequency sparse vector (1 + log tf) for `text`; IDF is applied by Qdrant at query time."""
-    counts: Counter[int] = Counter(_index(t) for t in terms(text))
+def sparse_vector(text: str, extra: list[str] = ()) -> Sparse:
+    """Term-frequency sparse vector (1 + log tf) for `text` and the `extra` terms taken as they are (the
+    ops vocabulary's canonical symptoms); IDF is applied by Qdrant at query time."""
+    counts: Counter[int] = Counter(_index(t) for t in [*terms(text), *extra])
     indices = sorted(counts)
     return Sparse(indices=indices, values=[1.0 + math.log(counts[i]) for i in indices])

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from . import payload as P
 from .alert import Alert, Filters
 from .backlog import Rejected
 from .backup import Verification, backup, read_manifest, restore_into, verify
@@ -54,6 +55,7 @@ class Memory:
         self._lock = threading.RLock()
         self._retriever = Retriever(store, weights=settings.weights, candidates=settings.candidates)
         self._contract_checked = False
+        self._known: dict[str, set[str]] | None = None
         self._embedder_verdict: tuple[float, str | None] = (0.0, None)  # (valid until, problem)
 
     @classmethod
@@ -100,6 +102,15 @@ class Memory:
         with self._lock:
             return self._retriever.search(query, filters=filters, limit=limit, rank=rank, now=now)
 
+    def known_values(self) -> dict[str, set[str]]:
+        """The services, envs and flavors the memory has incidents of (to recognise them in an alert's
+        text); read from the payload indexes, cached until the next ingest."""
+        with self._lock:
+            if self._known is None:
+                fields = (P.SERVICE, P.ENV, P.FLAVOR)
+                self._known = {f: set(self.store.values(f)) for f in fields} if self.store.exists() else {}
+            return self._known
+
     def _check_contract(self) -> None:
         if not self._contract_checked:
             self.store.check_contract(self.embedder.model, self.embedder.dimension)
@@ -127,6 +138,7 @@ class Memory:
     def _record_written(self, new: int) -> None:
         """Keep the count of points written beside the engine's files: `verify` compares the engine with it."""
         with self._lock:
+            self._known = None
             if not self.store.exists():
                 return
             before = self.store.expected_count()

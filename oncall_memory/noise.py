@@ -54,3 +54,24 @@ def strip_noise(text: str) -> str:
     text = _LONG_HEX.sub("", text)
     text = _DANGLING.sub(r"\1", text)
     return _SPACES.sub(" ", text).strip()
+
+
+# -- pager ceremony ----------------------------------------------------------------------------------
+# What pagers wrap around an alert: Alertmanager's subject "[FIRING:2] Name (label values ...)" (also the
+# title its PagerDuty receiver gives an incident) and the Labels/Annotations/Source blocks of its default
+# templates. Not signal: two tellings of one problem differ in exactly these.
+_SUBJECT = re.compile(r"^\s*\[(?:FIRING(?::\d+)?|RESOLVED)\]\s*(?P<names>[^()\n]*?)\s*(?:\([^()\n]*\))?\s*$", re.I | re.M)
+_TEMPLATE_LINES = re.compile(
+    r"^\s*(?:(?:Labels|Annotations|Details|Alerts (?:Firing|Resolved)):\s*$|-\s*[\w.]+\s*=\s.*$|"
+    r"(?:Source|runbook_url|dashboard|GeneratorURL):\s*\S+\s*$|For more information,? see .*$)",
+    re.I | re.M,
+)
+
+
+def strip_ceremony(text: str) -> str:
+    """`text` without pager ceremony: Alertmanager's subject prefix and label list, its template lines."""
+    if "[" not in text and ":" not in text:
+        return text
+    text = _SUBJECT.sub(lambda m: m["names"], text)
+    text = _TEMPLATE_LINES.sub("", text)
+    return re.sub(r"\n{2,}", "\n", text).strip()

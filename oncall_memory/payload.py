@@ -7,7 +7,9 @@ from typing import Any
 
 from .distill import content_hash
 from .incident import Incident
+from .lexical import Sparse, sparse_vector
 from .signature import canonical_signature
+from .vocabulary import symptoms, terms
 
 # Field names the store indexes and the retriever filters on.
 SOURCE = "source"
@@ -25,11 +27,13 @@ HAS_WORKING_FIX = "has_working_fix"
 TEXT = "text"
 TEXT_HASH = "text_hash"
 RECORD_HASH = "record_hash"
+SYMPTOMS = "symptoms"  # canonical symptom keys from the ops vocabulary (vocabulary.py)
 EMBEDDED_CUT = "embedded_cut"  # set when the text was longer than the model takes; only the start was embedded
 
 KEYWORD_FIELDS = (SOURCE, INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, STATUS, SEVERITY, SIGNATURE_KEY)
 # What ranking reads from every candidate; the full payload is fetched only for the neighbours shown.
-RANKING_FIELDS = (INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, "fixes_attempted", OPENED_AT, "resolved_at", SIGNATURE_KEY)
+RANKING_FIELDS = (INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, "fixes_attempted", OPENED_AT, "resolved_at", SIGNATURE_KEY,
+                  SYMPTOMS)
 
 
 def build_payload(incident: Incident, text: str) -> dict[str, Any]:
@@ -40,6 +44,7 @@ def build_payload(incident: Incident, text: str) -> dict[str, Any]:
     payload = incident.model_dump(mode="json")
     payload[HAS_WORKING_FIX] = bool(incident.fixes_worked)
     payload[SIGNATURE_KEY] = canonical_signature(incident.signature, [incident.env])
+    payload[SYMPTOMS] = symptoms(text)
     payload[TEXT] = text
     payload[TEXT_HASH] = content_hash(text)
     payload[RECORD_HASH] = content_hash(json.dumps(payload, sort_keys=True, ensure_ascii=False))
@@ -50,3 +55,8 @@ def incident_from_payload(payload: dict[str, Any]) -> Incident:
     """Rebuild the incident from a stored payload (for reindex and migrate: no source needed)."""
     fields = set(Incident.model_fields)
     return Incident.model_validate({k: v for k, v in payload.items() if k in fields})
+
+
+def sparse_of(payload: dict[str, Any]) -> Sparse:
+    """The sparse vector of a stored incident: the words of its text and its canonical symptoms."""
+    return sparse_vector(payload[TEXT], terms(payload.get(SYMPTOMS) or []))

@@ -7,7 +7,7 @@ the order and its explanation cannot drift apart. Kinds with weight 0 only expla
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -17,10 +17,11 @@ from . import payload as P
 from .facts import Facts
 from .incident import worked
 from .settings import RankingWeights
+from .vocabulary import BY_KEY
 
 # Boost kinds, in the order their reasons are read.
-SIGNATURE, MEANING, FLAVOR, ENV, SERVICE, TAGS, FIXED, NO_EFFECT, WORSE, AGE = (
-    "signature", "meaning", "flavor", "env", "service", "tags", "fixed", "no_effect", "worse", "age")
+SIGNATURE, MEANING, SYMPTOM, FLAVOR, ENV, SERVICE, TAGS, FIXED, NO_EFFECT, WORSE, AGE = (
+    "signature", "meaning", "symptom", "flavor", "env", "service", "tags", "fixed", "no_effect", "worse", "age")
 FIX_KINDS = frozenset({FIXED, NO_EFFECT, WORSE})
 
 
@@ -38,12 +39,20 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
 
+def _same(kind: str) -> Callable[[tuple[str, str | None]], str]:
+    def words(detail: tuple[str, str | None]) -> str:
+        value, source = detail
+        return f"same {kind} ({value})" + (f", from the {source}" if source else "")
+    return words
+
+
 _WORDS = {
     SIGNATURE: lambda _: "exact signature match",
     MEANING: lambda similarity: f"meaning {similarity:.2f} similar",
-    FLAVOR: lambda value: f"same flavor ({value})",
-    ENV: lambda value: f"same env ({value})",
-    SERVICE: lambda value: f"same service ({value})",
+    SYMPTOM: lambda keys: "both are " + " and ".join(BY_KEY[k].plural for k in keys),
+    FLAVOR: _same("flavor"),
+    ENV: _same("env"),
+    SERVICE: _same("service"),
     TAGS: lambda tags: f"{_plural(len(tags), 'shared component')}: {', '.join(tags)}",
     FIXED: lambda actions: "fixed by: " + "; ".join(actions),
     NO_EFFECT: lambda actions: "tried before without effect: " + "; ".join(actions),
@@ -115,6 +124,7 @@ def boosts(
     similarity: float | None,
     signature_key: str | None,
     now: datetime,
+    symptoms: Iterable[str] = (),
 ) -> list[Boost]:
     """Every fact that moves (or explains) this candidate, in reading order."""
     out: list[Boost] = []
@@ -122,12 +132,15 @@ def boosts(
         out.append(Boost(SIGNATURE, 0.0, None))  # pinned first, not weighted
     if similarity is not None:
         out.append(Boost(MEANING, 0.0, similarity))
+    shared_symptoms = [k for k in symptoms if k in (payload.get(P.SYMPTOMS) or ())]
+    if shared_symptoms:
+        out.append(Boost(SYMPTOM, weights.same_symptom * len(shared_symptoms), shared_symptoms))
     for kind, field, mine, weight in ((FLAVOR, P.FLAVOR, facts.flavor, weights.same_flavor),
                                       (ENV, P.ENV, facts.env, weights.same_env),
                                       (SERVICE, P.SERVICE, facts.service, weights.same_service)):
         theirs = payload.get(field)
         if mine and theirs and mine.lower() == theirs.lower():
-            out.append(Boost(kind, weight, theirs))
+            out.append(Boost(kind, weight, (theirs, getattr(facts, "fact_sources", {}).get(field))))
     tags = payload.get(P.TAGS) or []
     shared = [t for t in facts.component_tags if t in tags]
     if shared:
@@ -170,6 +183,7 @@ def rank(
     signature_key: str | None,
     now: datetime,
     by_facts: bool = True,
+    symptoms: Iterable[str] = (),
 ) -> list[Ranked]:
     """Candidates best first. With `by_facts`, the score is relevance plus every boost's weight and an exact
     signature match (when `weights.signature_pin`) goes first whatever its score; without, the search's
@@ -178,7 +192,7 @@ def rank(
     ranked = []
     for c in candidates:
         why = boosts(c.payload, facts=facts, weights=weights, similarity=c.similarity, signature_key=signature_key,
-                     now=now)
+                     now=now, symptoms=symptoms)
         score = c.relevance + (sum(b.weight for b in why) if by_facts else 0.0)
         ranked.append(Ranked(c, why, score, pin and is_signature_match(c.payload, signature_key)))
     ranked.sort(key=lambda r: (not r.pinned, -r.score))

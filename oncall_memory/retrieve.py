@@ -25,6 +25,7 @@ from .ranking import Neighbour
 from .settings import RankingWeights
 from .signature import canonical_signature
 from .stores import Hit, IncidentStore, Mode, QueryPlan
+from .vocabulary import symptoms, terms
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class Query:
     """An alert made ready to search: cleaned text, its two vectors, and how the search will run."""
 
     alert: Alert
+    symptoms: list[str]  # canonical symptoms the alert tells of (ops vocabulary)
     sparse: Sparse
     dense: list[float] | None
     mode: Mode
@@ -73,7 +75,8 @@ def make_query(alert: Alert, embedder: Embedder, mode: Mode) -> Query:
             log.warning(degraded)
             mode = "lexical"
     signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
-    return Query(alert, sparse_vector(text), dense, mode, degraded, signature_key)
+    told = symptoms(text)
+    return Query(alert, told, sparse_vector(text, terms(told)), dense, mode, degraded, signature_key)
 
 
 class Retriever:
@@ -117,7 +120,7 @@ class Retriever:
             relevance = self._relevance(h, plan, mode, similarity, query_terms, top_lexical)
             candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity))
         shown = ranking.rank(candidates, facts=query.alert, weights=self._weights, signature_key=key, now=now,
-                             by_facts=rank)[:limit]
+                             by_facts=rank, symptoms=query.symptoms)[:limit]
         full = self._store.retrieve([r.candidate.key for r in shown])
         # The boosts were computed from the ranking fields, which hold everything they read.
         neighbours = [

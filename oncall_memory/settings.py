@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .pagers import LABEL_FACTS
+
 
 class RankingWeights(BaseSettings):
     """How much each payload fact moves a neighbour, on the same 0..1 scale as relevance.
@@ -26,6 +28,7 @@ class RankingWeights(BaseSettings):
     same_flavor: float = 0.06
     same_env: float = 0.04
     same_service: float = 0.05
+    same_symptom: float = 0.05  # per symptom both tell of (ops vocabulary: "exit code 137" is an OOM kill) ...
     shared_tag: float = 0.03  # per shared component tag ...
     max_shared_tags: int = 3  # ... counted up to this many
     worked_fix: float = 0.03  # a recorded fix that resolved or mitigated it
@@ -95,13 +98,9 @@ class Settings(BaseSettings):
     retry_after_cap: float = 300.0  # the longest Retry-After / ratelimit-reset we honour
     delivery_deadline: float = 3600.0  # seconds a note or message is retried before it is marked failed
     degraded_after: float = 300.0  # a target failing this long makes /readyz report degraded
-    # Alertmanager label -> alert fact, first label present wins.
-    label_facts: dict[str, list[str]] = {
-        "service": ["service", "app", "job"],
-        "env": ["env", "environment", "cluster"],
-        "flavor": ["flavor", "platform"],
-        "component_tags": ["component", "namespace"],
-    }
+    # Alertmanager label (and Opsgenie detail) -> alert fact, first label giving one wins; exporters'
+    # names are skipped, "pod" means the workload behind the pod, "node" gives the flavor (see pagers.py).
+    label_facts: dict[str, list[str]] = Field(default_factory=lambda: {k: list(v) for k, v in LABEL_FACTS.items()})
     # In-process schedule of the service (one owner of the embedded store): seconds between ingests, 0 = off.
     ingest_interval: float = 0.0
     ingest_source: Literal["jsonl", "pagerduty"] = "jsonl"

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from .noise import strip_noise
 
+_OPAQUE = re.compile(r"[0-9a-f]{8}(?:-?[0-9a-f]{4}){3}-?[0-9a-f]{12}|[0-9a-f]{16,}")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _SPACES = re.compile(r"\s+")
 
@@ -21,7 +22,9 @@ def canonical_signature(text: str | None, envs: Iterable[str | None] = ()) -> st
     """
     if not text or not text.strip():
         return None
-    out = text.lower()
+    out = text.strip().lower()
+    if _OPAQUE.fullmatch(out):
+        return out  # a pager's dedup key (hex, a UUID): an identity, not words; noise stripping would erase it
     for env in sorted({e.lower() for e in envs if e}, key=len, reverse=True):
         out = re.sub(rf"(?<![\w-]){re.escape(env)}(?![\w-])", "<env>", out)
     out = strip_noise(out)

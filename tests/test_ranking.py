@@ -37,6 +37,7 @@ SCENARIOS = {
     "same_flavor": ({"flavor": "eks"}, {"flavor": "eks"}, {"flavor": "aks"}, {}),
     "same_env": ({"env": "shop-prod"}, {"env": "shop-prod"}, {"env": "data-prod"}, {}),
     "same_service": ({"service": "checkout"}, {"service": "checkout"}, {"service": "search"}, {}),
+    "same_symptom": ({}, {"symptoms": ["oom_kill"]}, {"symptoms": ["crash_loop"]}, {"told": ["oom_kill"]}),
     "shared_tag": ({"component_tags": ["dns"]}, {"component_tags": ["dns"]}, {"component_tags": ["disk"]}, {}),
     "max_shared_tags": ({"component_tags": ["dns"]}, {"component_tags": ["dns"]}, {"component_tags": ["disk"]}, {}),
     "worked_fix": ({}, {"fixes_attempted": [{"action": "scale coredns", "outcome": "resolved"}]},
@@ -53,9 +54,11 @@ OFF = {"signature_pin": False, "recency_half_life_days": 36525.0}
 
 def order(name: str, weights: RankingWeights) -> list[str]:
     facts, winner, runner_up, extra = SCENARIOS[name]
+    extra = dict(extra)
+    told = extra.pop("told", [])  # the symptoms the alert tells of
     alert = Alert(text="queue lag", **facts)
     ranked = rank(candidates(winner, runner_up, weights, **extra), facts=alert, weights=weights,
-                  signature_key=SIGNATURE if "signature" in facts else None, now=NOW)
+                  signature_key=SIGNATURE if "signature" in facts else None, now=NOW, symptoms=told)
     return [r.candidate.key for r in ranked]
 
 

@@ -7,12 +7,22 @@ once); a group's job key names the alerts it holds.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
+from collections.abc import Iterable, Mapping
 
 from ..alert import Alert
 from ..facts import Redacted
+from ..pagers import (
+    AlertmanagerWebhook,
+    OpsgenieWebhook,
+    PagerDutyWebhook,
+    PDIncident,
+    alertmanager_alert,
+    opsgenie_alert,
+    pagerduty_alert,
+)
+
+__all__ = ["AlertmanagerWebhook", "Item", "Job", "OpsgenieWebhook", "PagerDutyWebhook", "PDIncident",
+           "alertmanager_jobs", "opsgenie_job", "pagerduty_job"]
 
 
 class Item(Redacted):
@@ -40,106 +50,29 @@ class Job(Redacted):
         return f"{len(self.items)} firing: {names}"
 
 
-class _Loose(BaseModel):
-    # Pagers add fields over time; we read what we need. Blank text is no text.
-    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
-
-
-# PagerDuty object ids: upper-case letters and digits ("PGR0VU2", "Q0RIJJZL24RC6W"). Checked because the
-# id goes into a REST path carrying the API token.
-PAGERDUTY_ID = r"^[A-Z0-9]{1,32}$"
-
-
-# -- PagerDuty Webhooks v3 -------------------------------------------------------------------
-
-class PDService(_Loose):
-    summary: str | None = None
-
-
-class PDIncident(_Loose):
-    id: str = Field(pattern=PAGERDUTY_ID)
-    title: str = Field(min_length=1)
-    html_url: str | None = None
-    service: PDService | None = None
-    incident_key: str | None = None
-
-
-class PDEvent(_Loose):
-    event_type: str
-    resource_type: str | None = None
-    data: dict[str, Any]
-
-
-class PagerDutyWebhook(_Loose):
-    event: PDEvent
-
-
-def pagerduty_job(incident: PDIncident) -> Job:
-    service = incident.service.summary if incident.service else None
-    return Job.single(f"pagerduty:{incident.id}", Alert(text=incident.title, service=service), incident.title,
+def pagerduty_job(incident: PDIncident, known: Mapping[str, Iterable[str]] | None = None) -> Job:
+    return Job.single(f"pagerduty:{incident.id}", pagerduty_alert(incident, known), incident.title,
                       pagerduty_incident=incident.id)
 
 
-# -- Alertmanager webhook (version 4) --------------------------------------------------------
-
-class AMAlert(_Loose):
-    status: str
-    labels: dict[str, str] = {}
-    annotations: dict[str, str] = {}
-    startsAt: str
-    fingerprint: str
-
-
-class AlertmanagerWebhook(_Loose):
-    version: str | None = None
-    status: str | None = None
-    groupKey: str | None = None
-    groupLabels: dict[str, str] = {}
-    alerts: list[AMAlert]
-
-
-def alertmanager_jobs(hook: AlertmanagerWebhook, label_facts: dict[str, list[str]]) -> tuple[list[Job], int]:
+def alertmanager_jobs(hook: AlertmanagerWebhook, label_facts: Mapping[str, list[str]] | None = None) -> tuple[list[Job], int]:
     """The group as one job holding its firing alerts (one message per group and target), and how many
     firing alerts had no text to look up. Resolved alerts need no lookup."""
     items, ignored = [], 0
     for a in hook.alerts:
         if a.status != "firing":
             continue
-        name = a.labels.get("alertname", "").strip()
-        parts = [name, a.annotations.get("summary", "").strip(), a.annotations.get("description", "").strip()]
-        text = " - ".join(p for p in parts if p)
-        if not text:
+        alert = alertmanager_alert(a, label_facts)
+        if alert is None:
             ignored += 1
             continue
-        facts: dict[str, Any] = {}
-        for fact, labels in label_facts.items():
-            values = [a.labels[label] for label in labels if a.labels.get(label)]
-            if values:
-                facts[fact] = values if fact == "component_tags" else values[0]
-        items.append(Item(key=f"alertmanager:{a.fingerprint}:{a.startsAt}", alert=Alert(text=text, **facts),
-                          title=parts[1] or name or text))
+        title = a.annotations.get("summary", "").strip() or a.labels.get("alertname", "").strip() or alert.text
+        items.append(Item(key=f"alertmanager:{a.fingerprint}:{a.startsAt}", alert=alert, title=title))
     if not items:
         return [], ignored
     group = hook.groupKey or ",".join(sorted(i.key for i in items))
     return [Job(key=f"alertmanager:{group}", items=items, group=hook.groupLabels.get("alertname"))], ignored
 
 
-# -- Opsgenie outgoing webhook ---------------------------------------------------------------
-
-class OGAlert(_Loose):
-    alertId: str
-    message: str = Field(min_length=1)
-    description: str | None = None
-    tags: list[str] = []
-    alias: str | None = None
-
-
-class OpsgenieWebhook(_Loose):
-    action: str
-    alert: OGAlert
-
-
-def opsgenie_job(hook: OpsgenieWebhook) -> Job:
-    a = hook.alert
-    text = " - ".join(p for p in (a.message, a.description) if p)
-    return Job.single(f"opsgenie:{a.alertId}", Alert(text=text, component_tags=a.tags), a.message)
+def opsgenie_job(hook: OpsgenieWebhook, label_facts: Mapping[str, list[str]] | None = None) -> Job:
+    return Job.single(f"opsgenie:{hook.alert.alertId}", opsgenie_alert(hook.alert, label_facts), hook.alert.message)

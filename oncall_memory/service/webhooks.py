@@ -41,7 +41,8 @@ def pagerduty(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
     hook = parse(PagerDutyWebhook, parse_json(raw))
     if hook.event.event_type != "incident.triggered":
         return {"accepted": 0, "duplicates": 0, "ignored": hook.event.event_type}
-    return accept(request, [pagerduty_job(parse(PDIncident, hook.event.data))])
+    known = request.app.state.memory.known_values()
+    return accept(request, [pagerduty_job(parse(PDIncident, hook.event.data), known)])
 
 
 @router.post("/alertmanager", status_code=202, dependencies=[Depends(alertmanager_token)],
@@ -58,4 +59,4 @@ def opsgenie(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
     hook = parse(OpsgenieWebhook, parse_json(raw))
     if hook.action != "Create":
         return {"accepted": 0, "duplicates": 0, "ignored": hook.action}
-    return accept(request, [opsgenie_job(hook)])
+    return accept(request, [opsgenie_job(hook, request.app.state.settings.label_facts)])

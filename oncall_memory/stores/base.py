@@ -136,8 +136,9 @@ class IncidentStore(ABC):
         """Upsert whole points: both vectors and the whole payload, always together."""
 
     @abstractmethod
-    def replace_payloads(self, payloads: dict[str, dict[str, Any]]) -> None:
-        """Replace the payload of points whose text (and so vectors) did not change."""
+    def replace_payloads(self, payloads: dict[str, dict[str, Any]], sparse: dict[str, Sparse] | None = None) -> None:
+        """Replace the payload of points whose text (and so dense vector) did not change, and their sparse
+        vector where `sparse` gives one."""
 
     @abstractmethod
     def count(self) -> int: ...
@@ -163,6 +164,10 @@ class IncidentStore(ABC):
     @abstractmethod
     def find(self, where: Where, *, limit: int) -> list[Hit]:
         """Points meeting `where` exactly, without a vector search (score 0), from the payload indexes."""
+
+    @abstractmethod
+    def values(self, field: str, *, limit: int = 1000) -> list[str]:
+        """The distinct values of a keyword payload field, most frequent first (from its index)."""
 
     @abstractmethod
     def drop(self) -> None:

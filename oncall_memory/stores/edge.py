@@ -159,9 +159,12 @@ class EdgeStore(IncidentStore):
         )
 
     @_engine_errors
-    def replace_payloads(self, payloads: dict[str, dict[str, Any]]) -> None:
+    def replace_payloads(self, payloads: dict[str, dict[str, Any]], sparse: dict[str, Sparse] | None = None) -> None:
         for point_id, payload in payloads.items():
             self.shard.update(E.UpdateOperation.overwrite_payload([point_id], payload))
+        if sparse:
+            self.shard.update(E.UpdateOperation.update_vectors(
+                [E.PointVectors(pid, {SPARSE: _sparse(vector)}) for pid, vector in sparse.items()]))
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -233,6 +236,11 @@ class EdgeStore(IncidentStore):
             E.ScrollRequest(limit=limit, filter=to_filter(where), with_payload=True, with_vector=[SPARSE])
         )
         return [hit(r.id, 0.0, r.payload, _sparse_of(r.vector)) for r in records]
+
+    @_engine_errors
+    def values(self, field: str, *, limit: int = 1000) -> list[str]:
+        response = self.shard.facet(E.FacetRequest(key=field, limit=limit))
+        return [str(hit.value) for hit in response.hits]
 
     @_engine_errors
     def optimize(self) -> bool:

@@ -96,17 +96,17 @@ class QdrantStore(IncidentStore):
             wait=True,
         )
 
-    def replace_payloads(self, payloads: dict[str, dict[str, Any]]) -> None:
+    def replace_payloads(self, payloads: dict[str, dict[str, Any]], sparse: dict[str, Sparse] | None = None) -> None:
         if not payloads:
             return
-        self._client.batch_update_points(
-            self.collection,
-            [
-                models.OverwritePayloadOperation(overwrite_payload=models.SetPayload(payload=payload, points=[point_id]))
-                for point_id, payload in payloads.items()
-            ],
-            wait=True,
-        )
+        operations: list[Any] = [
+            models.OverwritePayloadOperation(overwrite_payload=models.SetPayload(payload=payload, points=[point_id]))
+            for point_id, payload in payloads.items()
+        ]
+        if sparse:
+            operations.append(models.UpdateVectorsOperation(update_vectors=models.UpdateVectors(points=[
+                models.PointVectors(id=pid, vector={SPARSE: _sparse(vector)}) for pid, vector in sparse.items()])))
+        self._client.batch_update_points(self.collection, operations, wait=True)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -167,6 +167,9 @@ class QdrantStore(IncidentStore):
                 **common,
             )
         return [hit(p.id, p.score, p.payload, _sparse_of(p.vector)) for p in response.points]
+
+    def values(self, field: str, *, limit: int = 1000) -> list[str]:
+        return [str(hit.value) for hit in self._client.facet(self.collection, key=field, limit=limit).hits]
 
     def find(self, where: Where, *, limit: int) -> list[Hit]:
         records, _ = self._client.scroll(
