@@ -1,7 +1,10 @@
 """Evaluation harness: how well does the memory answer labelled queries, per retrieval configuration?
 
 A team runs it on its own history to choose an embedding model and ranking weights with figures,
-not feelings.
+not feelings. Two kinds of labelled query: an alert written out (text and the facts a pager would carry,
+`fixtures/eval/labels.jsonl`), and an alert exactly as a pager sends it (`{"pager": "alertmanager" |
+"pagerduty" | "opsgenie", "payload": ...}`, `fixtures/eval/alerts.jsonl`), whose facts must be found the
+way the service finds them.
 """
 
 from __future__ import annotations
@@ -11,13 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from . import pagers
 from .alert import Alert, Filters
 from .backlog import validation_message
 from .errors import InvalidInput
-from .facts import Facts
+from .facts import Facts, Redacted
 from .memory import Memory
 from .stores import Mode
 
@@ -32,9 +37,32 @@ class LabelledQuery(Facts):
     filters: Filters | None = None
     relevant: list[str]
 
-    def alert(self, *, with_facts: bool = True) -> Alert:
+    def alert(self, memory: Memory, *, with_facts: bool = True) -> Alert:
         fields = set(Alert.model_fields) if with_facts else {"text"}
         return Alert.model_validate(self.model_dump(include=fields))
+
+
+class PagerQuery(Redacted):
+    """An alert as a pager sends it, and the incidents a responder would want."""
+
+    pager: Literal["alertmanager", "pagerduty", "opsgenie"]
+    payload: dict[str, Any]
+    filters: Filters | None = None
+    relevant: list[str]
+
+    def alert(self, memory: Memory, *, with_facts: bool = True) -> Alert:
+        """The alert the service would look up for this payload (the first firing alert of a group)."""
+        if self.pager == "alertmanager":
+            hook = pagers.AlertmanagerWebhook.model_validate(self.payload)
+            alert = next(a for a in (pagers.alertmanager_alert(x, memory.settings.label_facts, memory.known_values())
+                                     for x in hook.alerts if x.status == "firing") if a)
+        elif self.pager == "pagerduty":
+            incident = pagers.PDIncident.model_validate(pagers.PagerDutyWebhook.model_validate(self.payload).event.data)
+            alert = pagers.pagerduty_alert(incident, memory.known_values())
+        else:
+            alert = pagers.opsgenie_alert(pagers.OpsgenieWebhook.model_validate(self.payload).alert,
+                                          memory.settings.label_facts, memory.known_values())
+        return alert if with_facts else Alert(text=alert.text)
 
 
 @dataclass(frozen=True)
@@ -60,7 +88,10 @@ class Scores:
     mrr: float
 
 
-def read_labels(path: Path) -> list[LabelledQuery]:
+Query = LabelledQuery | PagerQuery
+
+
+def read_labels(path: Path) -> list[Query]:
     """Every labelled query in `path`. Raises `InvalidInput` naming the first bad line."""
     queries = []
     try:
@@ -71,7 +102,10 @@ def read_labels(path: Path) -> list[LabelledQuery]:
         if not line.strip():
             continue
         try:
-            query = LabelledQuery.model_validate_json(line)
+            data = json.loads(line)
+            query = (PagerQuery if isinstance(data, dict) and "pager" in data else LabelledQuery).model_validate(data)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
         except ValidationError as exc:
             raise InvalidInput(f"{path}:{number}: {validation_message(exc)}") from exc
         if not query.relevant:
@@ -113,7 +147,7 @@ def evaluate(
             [
                 n.id
                 for n in memory.similar(
-                    q.alert(with_facts=with_facts), filters=q.filters, limit=DEPTH, mode=config.mode, rank=config.rank, now=now
+                    q.alert(memory, with_facts=with_facts), filters=q.filters, limit=DEPTH, mode=config.mode, rank=config.rank, now=now
                 ).neighbours
             ]
             for q in queries

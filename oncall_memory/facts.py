@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator, model_validator
 
-from .redact import holds_secret, redact_each, secret_spans
+from .redact import holds_secret, redact, redact_each, secret_spans
 
 
 def as_utc(value: datetime) -> datetime:
@@ -33,6 +33,9 @@ class Redacted(BaseModel):
     refused instead: redacting an identifier would merge two records into one."""
 
     SECRET_FREE: ClassVar[tuple[str, ...]] = ()
+    # Identifiers random by design (a pager's dedup key looks like a secret): redacted with a marker keyed by
+    # what it replaced, so two keys do not all become the same "[REDACTED]" and match each other.
+    IDENTIFIERS: ClassVar[tuple[str, ...]] = ("signature",)
 
     @model_validator(mode="before")
     @classmethod
@@ -44,7 +47,8 @@ class Redacted(BaseModel):
             found = secret_spans(value) if isinstance(value, str) else []
             if found:
                 raise ValueError(f"{field} holds a secret ({found[0][1]}); give the record an id without one")
-        return redact_each(data)
+        return {k: redact(v, keyed=True) if k in cls.IDENTIFIERS and isinstance(v, str) else redact_each(v)
+                for k, v in data.items()}
 
 
 class Facts(Redacted):

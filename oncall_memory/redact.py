@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -289,8 +290,13 @@ def might_hold_secret(text: str) -> bool:
     return bool(secret_spans(text))
 
 
-def redact(text: str) -> str:
-    """Return `text` with every secret found replaced by `[REDACTED]` (overlapping finds merged)."""
+def redact(text: str, *, keyed: bool = False) -> str:
+    """Return `text` with every secret found replaced by `[REDACTED]` (overlapping finds merged).
+
+    `keyed`: replace each by `[REDACTED:<letters>]` instead, derived from a hash of what it replaced, for an
+    identifier (a pager's random dedup key looks like a secret): equal keys stay equal, distinct ones
+    distinct, and the key itself is gone.
+    """
     merged: list[list[int]] = []
     for (start, end), _ in secret_spans(text):
         if merged and start <= merged[-1][1]:  # overlapping or touching finds are one secret
@@ -302,10 +308,18 @@ def redact(text: str) -> str:
     out, last = [], 0
     for start, end in merged:
         out.append(text[last:start])
-        out.append(MARKER)
+        out.append(_keyed_marker(text[start:end]) if keyed else MARKER)
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+_AS_LETTERS = str.maketrans("0123456789", "ghijklmnop")
+
+
+def _keyed_marker(secret: str) -> str:
+    # Letters only: noise stripping removes long hex and numbers, and must not make two markers equal.
+    return f"[REDACTED:{hashlib.sha256(secret.encode()).hexdigest()[:12].translate(_AS_LETTERS)}]"
 
 
 def redact_all(value: Any) -> Any:

@@ -75,7 +75,7 @@ def make_query(alert: Alert, embedder: Embedder, mode: Mode) -> Query:
             log.warning(degraded)
             mode = "lexical"
     signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
-    told = symptoms(text)
+    told = symptoms(f"{alert.text}\n{text}")  # the raw text too: a rule's name before it became words
     return Query(alert, told, sparse_vector(text, terms(told)), dense, mode, degraded, signature_key)
 
 

@@ -36,3 +36,38 @@ def test_crashing_pods_find_the_never_ready_deployment_before_the_expired_certif
     assert ids == ["READY", "CERT"]
     ready, cert = lookup.neighbours
     assert ready.similarity > cert.similarity + 0.15
+
+
+@pytest.fixture(scope="module")
+def fixture_memory(local_embedder, tmp_path_factory):
+    from conftest import FIXTURES
+
+    from oncall_memory.backlog import read_jsonl
+
+    settings = Settings(data_dir=tmp_path_factory.mktemp("local-memory"))
+    with Memory.open(settings, embedder=local_embedder) as memory:
+        memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+        yield memory
+
+
+def test_a_crash_looping_pod_alert_finds_the_same_service_crash_loop_first(fixture_memory):
+    from oncall_memory.pagers import AMAlert, alertmanager_alert
+
+    labels = {"alertname": "KubePodCrashLooping", "pod": "checkout-6c9d7f-abcde", "container": "checkout",
+              "namespace": "shop", "cluster": "shop-prod", "job": "kube-state-metrics", "service": "kube-state-metrics",
+              "severity": "warning"}
+    raw = AMAlert(status="firing", labels=labels, startsAt="2026-11-29T03:10:00Z", fingerprint="f",
+                  annotations={"summary": "Pod is crash looping.", "description": 'Pod shop/checkout-6c9d7f-abcde '
+                               '(checkout) is in waiting state (reason: "CrashLoopBackOff").'})
+    alert = alertmanager_alert(raw, known=fixture_memory.known_values())
+    first = fixture_memory.similar(alert).neighbours[0]
+    assert first.id == "INC-1001"  # checkout crash loop in shop-prod
+    assert "same service (checkout), from the container label" in first.reasons
+    assert "both are crash loops" in first.reasons
+
+
+def test_killed_for_going_over_its_memory_allowance_is_an_oom_kill(fixture_memory):
+    text = "Container resizer keeps getting killed for going over its memory allowance, exit code 137"
+    first = fixture_memory.similar(Alert(text=text)).neighbours[0]
+    assert first.id in {"INC-1010", "INC-1011", "INC-1012", "INC-1013", "INC-1014"}  # the OOM-kill incidents
+    assert "both are OOM kills" in first.reasons

@@ -18,6 +18,9 @@ from ..render import terminal
 from ..settings import Settings
 from .common import err
 
+_FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures" / "eval"
+SHIPPED_SETS = (_FIXTURES / "labels.jsonl", _FIXTURES / "alerts.jsonl")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("similar", help="past incidents like an alert, with what fixed them")
@@ -40,7 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("eval", help="recall@3/5, hit@1 and MRR on labelled queries, per retrieval configuration")
-    p.add_argument("labels", help='JSONL: {"text": ..., facts..., "relevant": [incident ids]} per line')
+    p.add_argument("labels", nargs="*", type=Path, default=list(SHIPPED_SETS),
+                   help='JSONL files: {"text": ..., facts..., "relevant": [ids]} or {"pager": ..., "payload": ..., '
+                        '"relevant": [ids]} per line (default: both shipped sets)')
     p.add_argument("--text-only", action="store_true", help="drop the queries' facts: ranking without pager labels")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
@@ -101,8 +106,15 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    queries = read_labels(Path(args.labels))
+    sets = {path: read_labels(path) for path in args.labels}
+    reports = {}
     with Memory.open(settings) as memory:
-        results = evaluate(memory, queries, with_facts=not args.text_only)
-    print(as_json(results) if args.json else format_table(results, len(queries)))
+        for path, queries in sets.items():
+            reports[path] = evaluate(memory, queries, with_facts=not args.text_only)
+    if args.json:
+        single = len(reports) == 1
+        print(as_json(next(iter(reports.values()))) if single else
+              "{" + ",\n".join(f"{json.dumps(str(p))}: {as_json(r)}" for p, r in reports.items()) + "}")
+    else:
+        print("\n\n".join(f"{path}\n{format_table(r, len(sets[path]))}" for path, r in reports.items()))
     return 0

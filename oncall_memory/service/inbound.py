@@ -55,14 +55,18 @@ def pagerduty_job(incident: PDIncident, known: Mapping[str, Iterable[str]] | Non
                       pagerduty_incident=incident.id)
 
 
-def alertmanager_jobs(hook: AlertmanagerWebhook, label_facts: Mapping[str, list[str]] | None = None) -> tuple[list[Job], int]:
+def alertmanager_jobs(
+    hook: AlertmanagerWebhook,
+    label_facts: Mapping[str, list[str]] | None = None,
+    known: Mapping[str, Iterable[str]] | None = None,
+) -> tuple[list[Job], int]:
     """The group as one job holding its firing alerts (one message per group and target), and how many
     firing alerts had no text to look up. Resolved alerts need no lookup."""
     items, ignored = [], 0
     for a in hook.alerts:
         if a.status != "firing":
             continue
-        alert = alertmanager_alert(a, label_facts)
+        alert = alertmanager_alert(a, label_facts, known)
         if alert is None:
             ignored += 1
             continue
@@ -74,5 +78,9 @@ def alertmanager_jobs(hook: AlertmanagerWebhook, label_facts: Mapping[str, list[
     return [Job(key=f"alertmanager:{group}", items=items, group=hook.groupLabels.get("alertname"))], ignored
 
 
-def opsgenie_job(hook: OpsgenieWebhook, label_facts: Mapping[str, list[str]] | None = None) -> Job:
-    return Job.single(f"opsgenie:{hook.alert.alertId}", opsgenie_alert(hook.alert, label_facts), hook.alert.message)
+def opsgenie_job(
+    hook: OpsgenieWebhook, label_facts: Mapping[str, list[str]] | None = None,
+    known: Mapping[str, Iterable[str]] | None = None,
+) -> Job:
+    return Job.single(f"opsgenie:{hook.alert.alertId}", opsgenie_alert(hook.alert, label_facts, known),
+                      hook.alert.message)

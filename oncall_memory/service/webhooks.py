@@ -49,7 +49,7 @@ def pagerduty(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
              openapi_extra=documented_body(AlertmanagerWebhook))
 def alertmanager(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
     hook = parse(AlertmanagerWebhook, parse_json(raw))
-    jobs, ignored = alertmanager_jobs(hook, request.app.state.settings.label_facts)
+    jobs, ignored = alertmanager_jobs(hook, request.app.state.settings.label_facts, request.app.state.memory.known_values())
     return accept(request, jobs, ignored)
 
 
@@ -59,4 +59,5 @@ def opsgenie(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
     hook = parse(OpsgenieWebhook, parse_json(raw))
     if hook.action != "Create":
         return {"accepted": 0, "duplicates": 0, "ignored": hook.action}
-    return accept(request, [opsgenie_job(hook, request.app.state.settings.label_facts)])
+    return accept(request, [opsgenie_job(hook, request.app.state.settings.label_facts,
+                                         request.app.state.memory.known_values())])

@@ -1,0 +1,85 @@
+"""What each change of issue 12 does to retrieval, measured with `eval` on both labelled sets, one run.
+
+    python -m bench.eval_variants
+
+Variants, cumulative: the memory before (labels read as service<-service|app|job, env<-env|environment|
+cluster, no vocabulary, no ceremony stripping, PagerDuty and Opsgenie alerts as plain text), then facts
+from what the pager sends, then pager ceremony stripped, then the ops vocabulary as sparse terms, then
+as a ranking boost too (everything, as shipped). Each variant ingests the fixtures into its own store with
+the local model (all-MiniLM-L6-v2) and runs both sets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+from oncall_memory import Alert, Memory, Settings, distill, pagers, payload, retrieve
+from oncall_memory.backlog import read_jsonl
+from oncall_memory.embedders.local import LocalEmbedder
+from oncall_memory.evaluate import CONFIGURATIONS, evaluate, read_labels
+from oncall_memory.settings import RankingWeights
+
+ROOT = Path(__file__).resolve().parent.parent
+OLD_LABELS = {"service": ["service", "app", "job"], "env": ["env", "environment", "cluster"],
+              "flavor": ["flavor", "platform"], "component_tags": ["component", "namespace"]}
+
+
+def old_facts():
+    """The label mapping and pager reading from before: first label present wins, nothing skipped."""
+    def pd(incident, known=None):
+        service = incident.service.summary if incident.service else None
+        return Alert(text=incident.title, service=service)
+
+    def og(a, mapping=None, known=None):
+        return Alert(text=" - ".join(p for p in (a.message, a.description) if p), component_tags=a.tags)
+
+    return [mock.patch.object(pagers, "_value_for", lambda fact, label, value: value.strip() or None),
+            mock.patch.object(Memory, "known_values", lambda self: {}),
+            mock.patch.object(pagers, "pagerduty_alert", pd), mock.patch.object(pagers, "opsgenie_alert", og)]
+
+
+def no_ceremony():
+    return [mock.patch.object(distill, "strip_ceremony", lambda text: text)]
+
+
+def no_terms():
+    return [mock.patch.object(retrieve, "terms", lambda keys: []), mock.patch.object(payload, "terms", lambda keys: [])]
+
+
+VARIANTS = [
+    ("before issue 12", old_facts() + no_ceremony() + no_terms(), {"same_symptom": 0.0}, OLD_LABELS),
+    ("+ facts from labels", no_ceremony() + no_terms(), {"same_symptom": 0.0}, None),
+    ("+ ceremony stripped", no_terms(), {"same_symptom": 0.0}, None),
+    ("+ vocabulary terms", [], {"same_symptom": 0.0}, None),
+    ("+ vocabulary boost (shipped)", [], {}, None),
+    ("vocabulary boost, no terms", no_terms(), {}, None),
+]
+
+
+def main() -> None:
+    embedder = LocalEmbedder()
+    embedder.load()
+    sets = {name: read_labels(ROOT / "fixtures" / "eval" / f"{name}.jsonl") for name in ("alerts", "labels")}
+    print("MRR / hit@1 per configuration; all-MiniLM-L6-v2, 64 fixture incidents, Edge")
+    header = " | ".join(f"{s} {c.name}" for s in sets for c in CONFIGURATIONS)
+    print(f"{'variant':<30} | {header}")
+    for name, patches, weights, labels in VARIANTS:
+        with contextlib.ExitStack() as stack:
+            for patch in patches:
+                stack.enter_context(patch)
+            settings = Settings(data_dir=Path(tempfile.mkdtemp()), weights=RankingWeights(**weights),
+                                **({"label_facts": labels} if labels else {}))
+            with Memory.open(settings, embedder=embedder) as memory:
+                memory.ingest(read_jsonl(ROOT / "fixtures" / "incidents.jsonl"))
+                cells = []
+                for queries in sets.values():
+                    results = evaluate(memory, queries)
+                    cells += [f"{r.mrr:.3f}/{r.hit_at_1:.3f}" for r in results.values()]
+        print(f"{name:<30} | " + " | ".join(cells), flush=True)
+
+
+if __name__ == "__main__":
+    main()
