@@ -56,9 +56,9 @@ def backlog_files(path: Path) -> list[Path]:
     return [path]
 
 
-def read_jsonl(path: Path) -> Iterator[Incident | Rejected]:
+def read_jsonl(path: Path | str) -> Iterator[Incident | Rejected]:
     """Every incident in the backlog at `path`, with a `Rejected` in place of each bad line."""
-    for file in backlog_files(path):
+    for file in backlog_files(Path(path)):
         with file.open(encoding="utf-8") as fh:
             for number, line in enumerate(fh, start=1):
                 if not line.strip():

@@ -23,6 +23,7 @@ from .alert import Alert, Filters
 from .backlog import validation_message
 from .errors import InvalidInput
 from .facts import Facts, Redacted
+from .feedback import FeedbackStore
 from .memory import Memory
 from .stores import Mode
 
@@ -168,3 +169,56 @@ def format_table(results: dict[str, Scores], queries: int) -> str:
 
 def as_json(results: dict[str, Scores]) -> str:
     return json.dumps({name: vars(s) for name, s in results.items()}, indent=2)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What responders' feedback does: feedback is given on half the queries (a simulated responder marks
+    the relevant incidents in the top 5 "helped" and the irrelevant ones above them "not related"), then
+    hybrid+ranking is scored on the other half (new alerts) and on the same half again (the same alerts
+    firing again), before and after."""
+
+    held_out_before: Scores
+    held_out_after: Scores
+    repeated_before: Scores
+    repeated_after: Scores
+    verdicts: int
+
+
+def replay_feedback(memory: Memory, queries: Sequence[Query], *, now: datetime | None = None) -> Replay:
+    """Run the replay on a scratch feedback store: the memory's own feedback is left as it was."""
+    given, held = list(queries[0::2]), list(queries[1::2])
+    ranked = Configuration("hybrid+ranking", "hybrid", True)
+
+    def score_of(qs: Sequence[Query]) -> Scores:
+        return evaluate(memory, qs, configurations=[ranked], now=now)[ranked.name]
+
+    real = memory.feedback
+    memory.feedback = FeedbackStore(":memory:")
+    try:
+        held_before, repeated_before = score_of(held), score_of(given)
+        verdicts = 0
+        for q in given:
+            alert = q.alert(memory)
+            shown = memory.similar(alert, filters=q.filters, limit=5, now=now).neighbours
+            first_relevant = next((i for i, n in enumerate(shown) if n.id in q.relevant), len(shown))
+            for i, n in enumerate(shown):
+                verdict = "helped" if n.id in q.relevant else ("not related" if i < first_relevant else None)
+                if verdict:
+                    memory.record_feedback(alert, n.id, verdict, who="replay", ref="eval")
+                    verdicts += 1
+        return Replay(held_before, score_of(held), repeated_before, score_of(given), verdicts)
+    finally:
+        memory.feedback.close()
+        memory.feedback = real
+
+
+def format_replay(replay: Replay) -> str:
+    rows = [("new alerts (held out)", replay.held_out_before, replay.held_out_after),
+            ("the same alerts again", replay.repeated_before, replay.repeated_after)]
+    lines = [f"feedback replay: {replay.verdicts} verdicts given; hybrid+ranking before -> after",
+             f"{'queries':<24} {'recall@3':>17} {'hit@1':>15} {'MRR':>15}"]
+    for name, before, after in rows:
+        lines.append(f"{name:<24} {before.recall_at_3:>7.3f} -> {after.recall_at_3:.3f} {before.hit_at_1:>5.3f} -> "
+                     f"{after.hit_at_1:.3f} {before.mrr:>5.3f} -> {after.mrr:.3f}")
+    return "\n".join(lines)

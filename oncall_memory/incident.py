@@ -40,6 +40,9 @@ class Fix(BaseModel):
 
     action: str = Field(min_length=1)
     outcome: Outcome
+    # When it was tried: the same action can stop working later. Left out of the payload when unknown, so
+    # records written before it existed keep their hash.
+    at: UtcDatetime | None = Field(default=None, exclude_if=lambda at: at is None)
 
 
 class Incident(Facts):

@@ -25,14 +25,22 @@ from . import payload as P
 from .alert import Alert, Filters
 from .backlog import Rejected
 from .backup import Verification, backup, read_manifest, restore_into, verify
+from .conditions import Match
 from .embedders import Embedder, make_embedder
 from .errors import InvalidInput, OncallMemoryError
+from .feedback import FeedbackStore, Verdict
 from .incident import Incident
 from .ingest import Embed, IngestReport, IngestStopped, ingest
 from .payload import incident_from_payload
 from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
+from .signature import canonical_signature
 from .stores import IncidentStore, Mode, copy_points, open_edge, open_local, open_store
+
+
+def feedback_path(settings: Settings) -> str:
+    return ":memory:" if str(settings.data_dir) == ":memory:" else str(Path(settings.data_dir) / "feedback.sqlite3")
+
 
 REINDEX_SUFFIX = "__reindex"
 RESTORE_SUFFIX = "__restore"
@@ -47,8 +55,10 @@ class Readiness:
 
 
 class Memory:
-    def __init__(self, store: IncidentStore, embedder: Embedder, settings: Settings, *, owns_embedder: bool = False):
+    def __init__(self, store: IncidentStore, embedder: Embedder, settings: Settings, *, owns_embedder: bool = False,
+                 feedback: FeedbackStore | None = None):
         self.store = store
+        self.feedback = feedback or FeedbackStore(feedback_path(settings))
         self.embedder = embedder
         self.settings = settings
         self._owns_embedder = owns_embedder  # built by `open`: closed with the memory
@@ -74,6 +84,7 @@ class Memory:
     def close(self) -> None:
         with self._lock:
             self.store.close()
+            self.feedback.close()
         close_embedder = getattr(self.embedder, "close", None) if self._owns_embedder else None
         if close_embedder:
             close_embedder()
@@ -99,8 +110,37 @@ class Memory:
         with self._lock:
             self._check_contract()
         query = make_query(alert, self.embedder, mode)  # the embedding call, outside the lock
+        tallies = self.feedback.tallies(query.signature_key) if rank else {}
         with self._lock:
-            return self._retriever.search(query, filters=filters, limit=limit, rank=rank, now=now)
+            return self._retriever.search(query, filters=filters, limit=limit, rank=rank, now=now, feedback=tallies)
+
+    def record_feedback(self, alert: Alert, suggested: str, verdict: Verdict, *, who: str,
+                        at: datetime | None = None, ref: str | None = None) -> bool:
+        """Store a responder's verdict on `suggested` for this alert (see `feedback.py`). Raises `InvalidInput`
+        for an alert with no text or an unknown verdict."""
+        key = canonical_signature(alert.signature or alert.text, [alert.env])
+        if key is None:
+            raise InvalidInput("feedback needs the alert it was about: its text or its signature")
+        try:
+            return self.feedback.record(key, suggested, verdict, who=who, at=at, ref=ref)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from exc
+
+    def incident(self, incident_id: str) -> dict[str, Any] | None:
+        """Everything stored about one incident (by its id), or None."""
+        with self._lock:
+            if not self.store.exists():
+                return None
+            hits = self.store.find([Match(P.INCIDENT_ID, incident_id)], limit=1)
+        return hits[0].payload if hits else None
+
+    def neighbours_of(self, incident: dict[str, Any], *, limit: int = 5) -> Lookup:
+        """The incidents most like this stored one (itself left out), as if it fired again."""
+        alert = Alert(text=incident.get(P.TEXT) or incident["title"], service=incident.get(P.SERVICE),
+                      env=incident.get(P.ENV), flavor=incident.get(P.FLAVOR), component_tags=incident.get(P.TAGS) or [])
+        lookup = self.similar(alert, limit=min(limit + 1, 100))
+        lookup.neighbours = [n for n in lookup.neighbours if n.id != incident.get(P.INCIDENT_ID)][:limit]
+        return lookup
 
     def known_values(self) -> dict[str, set[str]]:
         """The services, envs and flavors the memory has incidents of (to recognise them in an alert's

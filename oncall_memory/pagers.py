@@ -41,7 +41,12 @@ class PDIncident(_Loose):
     incident_key: str | None = None
 
 
+class IncidentRef(_Loose):
+    id: str = Field(pattern=PAGERDUTY_ID)
+
+
 class PDEvent(_Loose):
+    id: str | None = None
     event_type: str
     resource_type: str | None = None
     data: dict[str, Any]

@@ -7,7 +7,7 @@ the order and its explanation cannot drift apart. Kinds with weight 0 only expla
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -15,14 +15,17 @@ from pydantic import BaseModel, Field
 
 from . import payload as P
 from .facts import Facts
-from .incident import worked
+from .feedback import Tally
+from .fixes import stories
 from .settings import RankingWeights
 from .vocabulary import BY_KEY
 
 # Boost kinds, in the order their reasons are read.
-SIGNATURE, MEANING, SYMPTOM, FLAVOR, ENV, SERVICE, TAGS, FIXED, NO_EFFECT, WORSE, AGE = (
-    "signature", "meaning", "symptom", "flavor", "env", "service", "tags", "fixed", "no_effect", "worse", "age")
-FIX_KINDS = frozenset({FIXED, NO_EFFECT, WORSE})
+SIGNATURE, MEANING, SYMPTOM, FLAVOR, ENV, SERVICE, TAGS, FIXED, NO_EFFECT, WORSE, CHANGED, AGE = (
+    "signature", "meaning", "symptom", "flavor", "env", "service", "tags", "fixed", "no_effect", "worse", "changed",
+    "age")
+HELPED, NOT_RELATED = "helped", "not_related"
+FIX_KINDS = frozenset({FIXED, NO_EFFECT, WORSE, CHANGED})
 
 
 class Boost(NamedTuple):  # a tuple: ranking makes one per fact per candidate
@@ -37,6 +40,10 @@ class Boost(NamedTuple):  # a tuple: ranking makes one per fact per candidate
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
 def _same(kind: str) -> Callable[[tuple[str, str | None]], str]:
@@ -57,8 +64,18 @@ _WORDS = {
     FIXED: lambda actions: "fixed by: " + "; ".join(actions),
     NO_EFFECT: lambda actions: "tried before without effect: " + "; ".join(actions),
     WORSE: lambda actions: "made it worse last time: " + "; ".join(actions),
+    CHANGED: lambda stories: "; ".join(s.told() for s in stories),
+    HELPED: lambda n: f"helped {_times(n)} on similar alerts",
+    NOT_RELATED: lambda n: f"marked not related {_times(n)} for similar alerts",
     AGE: lambda days: human_age(days),
 }
+
+
+class FixView(BaseModel):
+    action: str
+    outcome: str  # the latest
+    at: str | None = None
+    history: str | None = None  # "no effect since 2026-05-20; worked until 2026-05-02"
 
 
 class Neighbour(BaseModel):
@@ -71,8 +88,9 @@ class Neighbour(BaseModel):
     similarity: float | None  # cosine similarity of meaning; None when the embedder was not used
     age_days: float | None
     age: str | None
-    fixes_worked: list[str]
+    fixes_worked: list[str]  # by each action's latest outcome
     fixes_failed: list[str]
+    fixes: list[FixView] = []  # every action, most recent first, with its history when its outcome changed
     url: str | None
     service: str | None = None
     env: str | None = None
@@ -125,6 +143,7 @@ def boosts(
     signature_key: str | None,
     now: datetime,
     symptoms: Iterable[str] = (),
+    tally: Tally | None = None,
 ) -> list[Boost]:
     """Every fact that moves (or explains) this candidate, in reading order."""
     out: list[Boost] = []
@@ -145,14 +164,23 @@ def boosts(
     shared = [t for t in facts.component_tags if t in tags]
     if shared:
         out.append(Boost(TAGS, weights.shared_tag * min(len(shared), weights.max_shared_tags), shared))
-    fixes = payload.get("fixes_attempted") or []
-    fixed = [f["action"] for f in fixes if worked(f["outcome"])]
+    # Each action counts by its latest outcome: a fix that stopped working is not a fix that works.
+    latest = stories(payload.get("fixes_attempted") or [])
+    fixed = [s.action for s in latest if s.worked]
     if fixed:
         out.append(Boost(FIXED, weights.worked_fix, fixed))
     for kind, outcome in ((NO_EFFECT, "no-op"), (WORSE, "worsened")):
-        actions = [f["action"] for f in fixes if f["outcome"] == outcome]
+        actions = [s.action for s in latest if s.outcome == outcome]
         if actions:
             out.append(Boost(kind, 0.0, actions))
+    changed = [s for s in latest if s.changed]
+    if changed:
+        out.append(Boost(CHANGED, 0.0, changed))
+    if tally and tally.helped:
+        out.append(Boost(HELPED, weights.feedback_helped * min(tally.helped, weights.max_feedback), tally.helped))
+    if tally and tally.not_related:
+        out.append(Boost(NOT_RELATED, -weights.feedback_not_related * min(tally.not_related, weights.max_feedback),
+                         tally.not_related))
     days = age_days(payload, now)
     if days is not None:
         out.append(Boost(AGE, weights.recency * 0.5 ** (days / weights.recency_half_life_days), days))
@@ -184,6 +212,7 @@ def rank(
     now: datetime,
     by_facts: bool = True,
     symptoms: Iterable[str] = (),
+    feedback: Mapping[str, Tally] | None = None,
 ) -> list[Ranked]:
     """Candidates best first. With `by_facts`, the score is relevance plus every boost's weight and an exact
     signature match (when `weights.signature_pin`) goes first whatever its score; without, the search's
@@ -192,7 +221,7 @@ def rank(
     ranked = []
     for c in candidates:
         why = boosts(c.payload, facts=facts, weights=weights, similarity=c.similarity, signature_key=signature_key,
-                     now=now, symptoms=symptoms)
+                     now=now, symptoms=symptoms, tally=(feedback or {}).get(c.payload.get(P.INCIDENT_ID)))
         score = c.relevance + (sum(b.weight for b in why) if by_facts else 0.0)
         ranked.append(Ranked(c, why, score, pin and is_signature_match(c.payload, signature_key)))
     ranked.sort(key=lambda r: (not r.pinned, -r.score))
@@ -209,7 +238,7 @@ def neighbour(
     now: datetime,
 ) -> Neighbour:
     """The neighbour as the responder sees it. Run on the few shown, with their whole payload."""
-    fixes = payload.get("fixes_attempted") or []
+    latest = stories(payload.get("fixes_attempted") or [])
     days = age_days(payload, now)
     return Neighbour(
         id=payload.get(P.INCIDENT_ID, "?"),
@@ -219,8 +248,10 @@ def neighbour(
         similarity=None if similarity is None else round(similarity, 6),
         age_days=None if days is None else round(days, 2),
         age=None if days is None else human_age(days),
-        fixes_worked=[f["action"] for f in fixes if worked(f["outcome"])],
-        fixes_failed=[f["action"] for f in fixes if not worked(f["outcome"])],
+        fixes_worked=[s.action for s in latest if s.worked],
+        fixes_failed=[s.action for s in latest if not s.worked],
+        fixes=[FixView(action=s.action, outcome=s.outcome, at=s.at, history=s.told() if s.changed else None)
+               for s in latest],
         url=payload.get("url"),
         service=payload.get(P.SERVICE),
         env=payload.get(P.ENV),

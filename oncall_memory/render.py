@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .ranking import AGE, FIX_KINDS, FIXED, NO_EFFECT, WORSE, Neighbour
+from .ranking import AGE, CHANGED, FIX_KINDS, FIXED, NO_EFFECT, WORSE, Neighbour
 from .retrieve import Lookup
 
 PAGERDUTY_NOTE_LIMIT = 25_000  # characters PagerDuty takes in a note
@@ -38,8 +38,8 @@ def clip(text: str, limit: int) -> str:
 
 def _fix_lines(n: Neighbour) -> list[tuple[str, str]]:
     """(label, actions) for each kind of fix outcome this neighbour has, in a fixed order."""
-    labels = {FIXED: "fixed by", NO_EFFECT: "tried without effect", WORSE: "made it worse"}
-    return [(labels[b.kind], "; ".join(b.detail)) for b in n.boosts if b.kind in labels]
+    labels = {FIXED: "fixed by", NO_EFFECT: "tried without effect", WORSE: "made it worse", CHANGED: "changed over time"}
+    return [(labels[b.kind], b.text if b.kind == CHANGED else "; ".join(b.detail)) for b in n.boosts if b.kind in labels]
 
 
 def _why(n: Neighbour) -> str:
@@ -133,7 +133,8 @@ def _clip_escaped(text: str, limit: int) -> str:
 def _slack_section(i: int, n: Neighbour) -> dict[str, Any]:
     head = f"*{i}. {_link(n.url, n.id)}* {escape(clip(n.title, 300))}" + (f"  _{escape(n.age)}_" if n.age else "")
     body = [head]
-    marks = {"fixed by": ":white_check_mark:", "tried without effect": ":x:", "made it worse": ":warning:"}
+    marks = {"fixed by": ":white_check_mark:", "tried without effect": ":x:", "made it worse": ":warning:",
+             "changed over time": ":hourglass:"}
     body += [f"{marks[label]} {label}: {escape(clip(actions, 800))}" for label, actions in _fix_lines(n)]
     body.append(f"why: {escape(clip(_why(n), 800))}")
     text = _clip_escaped("\n".join(body), SLACK_SECTION_LIMIT)

@@ -7,6 +7,7 @@ cleaning and the embedding call (no store), `Retriever.search` does the store ca
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Literal
@@ -20,6 +21,7 @@ from .conditions import holds
 from .distill import distill_alert
 from .embedders import Embedder
 from .errors import EmbeddingFailed, InvalidInput
+from .feedback import Tally
 from .lexical import Sparse, sparse_vector
 from .ranking import Neighbour
 from .settings import RankingWeights
@@ -87,7 +89,7 @@ class Retriever:
 
     def search(
         self, query: Query, *, filters: Filters | None = None, limit: int = 5, rank: bool = True,
-        now: datetime | None = None,
+        now: datetime | None = None, feedback: Mapping[str, Tally] | None = None,
     ) -> Lookup:
         """The `limit` past incidents most like the query's alert, under `filters`.
 
@@ -120,7 +122,7 @@ class Retriever:
             relevance = self._relevance(h, plan, mode, similarity, query_terms, top_lexical)
             candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity))
         shown = ranking.rank(candidates, facts=query.alert, weights=self._weights, signature_key=key, now=now,
-                             by_facts=rank, symptoms=query.symptoms)[:limit]
+                             by_facts=rank, symptoms=query.symptoms, feedback=feedback)[:limit]
         full = self._store.retrieve([r.candidate.key for r in shown])
         # The boosts were computed from the ranking fields, which hold everything they read.
         neighbours = [

@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from oncall_memory.alert import Alert
+from oncall_memory.feedback import Tally
 from oncall_memory.ranking import Candidate, rank, relevance
 from oncall_memory.settings import RankingWeights
 
@@ -38,6 +39,9 @@ SCENARIOS = {
     "same_env": ({"env": "shop-prod"}, {"env": "shop-prod"}, {"env": "data-prod"}, {}),
     "same_service": ({"service": "checkout"}, {"service": "checkout"}, {"service": "search"}, {}),
     "same_symptom": ({}, {"symptoms": ["oom_kill"]}, {"symptoms": ["crash_loop"]}, {"told": ["oom_kill"]}),
+    "feedback_helped": ({}, {}, {}, {"feedback": {"WINNER": Tally(helped=1)}}),
+    "feedback_not_related": ({}, {}, {}, {"feedback": {"RUNNER_UP": Tally(not_related=1)}}),
+    "max_feedback": ({}, {}, {}, {"feedback": {"WINNER": Tally(helped=1)}}),
     "shared_tag": ({"component_tags": ["dns"]}, {"component_tags": ["dns"]}, {"component_tags": ["disk"]}, {}),
     "max_shared_tags": ({"component_tags": ["dns"]}, {"component_tags": ["dns"]}, {"component_tags": ["disk"]}, {}),
     "worked_fix": ({}, {"fixes_attempted": [{"action": "scale coredns", "outcome": "resolved"}]},
@@ -56,9 +60,10 @@ def order(name: str, weights: RankingWeights) -> list[str]:
     facts, winner, runner_up, extra = SCENARIOS[name]
     extra = dict(extra)
     told = extra.pop("told", [])  # the symptoms the alert tells of
+    feedback = extra.pop("feedback", {})  # responders' verdicts on alerts like this one
     alert = Alert(text="queue lag", **facts)
     ranked = rank(candidates(winner, runner_up, weights, **extra), facts=alert, weights=weights,
-                  signature_key=SIGNATURE if "signature" in facts else None, now=NOW, symptoms=told)
+                  signature_key=SIGNATURE if "signature" in facts else None, now=NOW, symptoms=told, feedback=feedback)
     return [r.candidate.key for r in ranked]
 
 

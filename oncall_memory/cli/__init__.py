@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from ..backlog import validation_message
 from ..errors import InvalidInput, OncallMemoryError
 from ..settings import Settings
-from . import deliveries, ingest, lookup, maintenance, run
+from . import agents, deliveries, ingest, lookup, maintenance, run
 from .common import EXIT_FAILED, EXIT_USAGE, err
 
 
@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="oncall-memory", description="Have we seen this alert before, and what fixed it?")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (ingest, lookup, maintenance, run, deliveries):
+    for module in (ingest, lookup, maintenance, run, deliveries, agents):
         module.register(sub)
     return parser
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from ..alert import Alert, Filters
 from ..backlog import validation_message
 from ..errors import InvalidInput
-from ..evaluate import as_json, evaluate, format_table, read_labels
+from ..evaluate import as_json, evaluate, format_replay, format_table, read_labels, replay_feedback
 from ..memory import Memory
 from ..render import terminal
 from ..settings import Settings
@@ -47,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help='JSONL files: {"text": ..., facts..., "relevant": [ids]} or {"pager": ..., "payload": ..., '
                         '"relevant": [ids]} per line (default: both shipped sets)')
     p.add_argument("--text-only", action="store_true", help="drop the queries' facts: ranking without pager labels")
+    p.add_argument("--feedback-replay", action="store_true",
+                   help="give simulated feedback on half the queries and score the rest before and after")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
 
@@ -108,13 +110,18 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     sets = {path: read_labels(path) for path in args.labels}
     reports = {}
+    replays = {}
     with Memory.open(settings) as memory:
         for path, queries in sets.items():
             reports[path] = evaluate(memory, queries, with_facts=not args.text_only)
+            if args.feedback_replay:
+                replays[path] = replay_feedback(memory, queries)
     if args.json:
         single = len(reports) == 1
         print(as_json(next(iter(reports.values()))) if single else
               "{" + ",\n".join(f"{json.dumps(str(p))}: {as_json(r)}" for p, r in reports.items()) + "}")
     else:
-        print("\n\n".join(f"{path}\n{format_table(r, len(sets[path]))}" for path, r in reports.items()))
+        print("\n\n".join(f"{path}\n{format_table(r, len(sets[path]))}"
+                          + (f"\n\n{format_replay(replays[path])}" if path in replays else "")
+                          for path, r in reports.items()))
     return 0

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
+from typing import Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..alert import Alert, Filters
 from ..memory import Memory
+from ..pagers import PAGERDUTY_ID
 from ..retrieve import Lookup
 from .auth import api_token
 from .body import documented_body, parse, parse_json, raw_json_body
@@ -57,6 +59,33 @@ def similar_get(
 def similar_post(raw: bytes = Depends(raw_json_body), memory: Memory = Depends(get_memory)) -> list[dict]:
     req = parse(SimilarRequest, parse_json(raw))
     return neighbours_json(memory.similar(req.alert, filters=req.filters, limit=req.limit))
+
+
+class FeedbackRequest(BaseModel):
+    """POST /feedback: a responder's verdict on a suggestion, for the alert it was made for (the alert
+    itself, or the PagerDuty incident it came in as)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    alert: Alert | None = None
+    alert_incident: str | None = Field(default=None, pattern=PAGERDUTY_ID)
+    suggested: str = Field(min_length=1, max_length=200)
+    verdict: Literal["helped", "not related", "not-related"]
+    who: str = Field(default="api", max_length=200)
+
+
+@router.post("/feedback", openapi_extra=documented_body(FeedbackRequest))
+def feedback(request: Request, raw: bytes = Depends(raw_json_body), memory: Memory = Depends(get_memory)) -> dict:
+    req = parse(FeedbackRequest, parse_json(raw))
+    alert = req.alert
+    if alert is None and req.alert_incident:
+        job = request.app.state.outbox.job_of(f"pagerduty:{req.alert_incident}")
+        alert = job.items[0].alert if job else None
+    if alert is None:
+        raise HTTPException(422, "give the alert (its text) or alert_incident (a PagerDuty incident this service saw)")
+    verdict = "not related" if req.verdict == "not-related" else req.verdict
+    recorded = memory.record_feedback(alert, req.suggested, verdict, who=req.who, ref="api")
+    return {"recorded": recorded, "suggested": req.suggested, "verdict": verdict}
 
 
 @probes.get("/healthz")

@@ -8,11 +8,12 @@ slow lookup never stalls the event loop, and the memory's lock covers store call
 from __future__ import annotations
 
 import logging
-from contextlib import ExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
+from starlette.routing import Route
 
 from ..errors import InvalidInput, OncallMemoryError
 from ..logs import redacted_logs
@@ -22,6 +23,8 @@ from ..sources.factory import pagerduty_api
 from . import api, webhooks
 from .auth import api_token
 from .ingest_timer import IngestTimer
+from .learn import Learner
+from .mcp_http import McpEndpoint, mcp_app
 from .notify import PagerDutyNotes, SlackWebhook, Target
 from .outbox import Outbox
 from .worker import Dispatcher, RetryPolicy
@@ -73,11 +76,14 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        with ExitStack() as stack:
+        async with AsyncExitStack() as stack:
             mem = memory or stack.enter_context(Memory.open(settings))
             box = outbox or stack.enter_context(Outbox(outbox_path(settings)))
             stack.enter_context(redacted_logs(secrets_of(settings)))
             targets = make_targets(settings)
+            if settings.pagerduty_token:  # reading resolved incidents needs the REST API
+                targets.append(Learner(pagerduty_api(settings), mem))
+            app.state.learning = bool(settings.pagerduty_token)
             for target in targets:
                 stack.callback(target.close)
             dispatcher = Dispatcher(box, lambda alert: mem.similar(alert, limit=settings.notify_limit), targets,
@@ -87,6 +93,7 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
             if settings.ingest_interval > 0:
                 stack.enter_context(IngestTimer(settings, mem))
             app.state.memory, app.state.dispatcher, app.state.outbox = mem, dispatcher, box
+            app.state.mcp = await stack.enter_async_context(mcp_app(mem))
             yield
 
     # The docs describe the whole API: served behind the same token as the lookups.
@@ -95,6 +102,7 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
     app.include_router(webhooks.router)
     app.include_router(api.router)
     app.include_router(api.probes)
+    app.router.routes.append(Route("/mcp", endpoint=McpEndpoint(settings), methods=["GET", "POST", "DELETE"]))
     docs = dict(dependencies=[Depends(api_token)], include_in_schema=False)
 
     @app.get("/openapi.json", **docs)

@@ -8,11 +8,13 @@ once); a group's job key names the alerts it holds.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Literal
 
 from ..alert import Alert
 from ..facts import Redacted
 from ..pagers import (
     AlertmanagerWebhook,
+    IncidentRef,
     OpsgenieWebhook,
     PagerDutyWebhook,
     PDIncident,
@@ -21,8 +23,8 @@ from ..pagers import (
     pagerduty_alert,
 )
 
-__all__ = ["AlertmanagerWebhook", "Item", "Job", "OpsgenieWebhook", "PagerDutyWebhook", "PDIncident",
-           "alertmanager_jobs", "opsgenie_job", "pagerduty_job"]
+__all__ = ["AlertmanagerWebhook", "IncidentRef", "Item", "Job", "OpsgenieWebhook", "PagerDutyWebhook", "PDIncident",
+           "alertmanager_jobs", "learn_job", "opsgenie_job", "pagerduty_job"]
 
 
 class Item(Redacted):
@@ -34,6 +36,7 @@ class Item(Redacted):
 class Job(Redacted):
     key: str  # the alert's key, or for a group, "alertmanager:<groupKey>" (+ "#<hash of its new alerts>")
     items: list[Item]
+    kind: Literal["lookup", "learn"] = "lookup"  # learn: a resolved or annotated incident to remember
     group: str | None = None  # a group's name (Alertmanager's alertname group label)
     pagerduty_incident: str | None = None  # post a note on this incident
 
@@ -53,6 +56,14 @@ class Job(Redacted):
 def pagerduty_job(incident: PDIncident, known: Mapping[str, Iterable[str]] | None = None) -> Job:
     return Job.single(f"pagerduty:{incident.id}", pagerduty_alert(incident, known), incident.title,
                       pagerduty_incident=incident.id)
+
+
+def learn_job(incident_id: str, event_id: str | None, event_type: str) -> Job:
+    """Remember this incident now (resolved) or again (annotated). Keyed by PagerDuty's event id: each
+    event once."""
+    key = f"pagerduty-learn:{incident_id}:{event_id or event_type}"
+    return Job(key=key, kind="learn", items=[Item(key=key, alert=Alert(text=event_type), title=event_type)],
+               pagerduty_incident=incident_id)
 
 
 def alertmanager_jobs(

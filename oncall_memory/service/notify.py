@@ -76,7 +76,7 @@ class PagerDutyNotes:
         self._api = api
 
     def accepts(self, job: Job) -> bool:
-        return job.pagerduty_incident is not None
+        return job.kind == "lookup" and job.pagerduty_incident is not None
 
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
         mark = f"\n\n({marker(job)})"
@@ -113,7 +113,7 @@ class SlackWebhook:
         self._wait_cap = wait_cap
 
     def accepts(self, job: Job) -> bool:
-        return True
+        return job.kind == "lookup"
 
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
         return job_slack(job.title, answers)

@@ -226,6 +226,13 @@ class Outbox:
         keys = ("job", "target", "state", "attempts", "last_error", "next_at", "updated_at", "deadline")
         return [dict(zip(keys, r)) for r in rows]
 
+    def job_of(self, alert_key: str) -> Job | None:
+        """The job that claimed this alert (e.g. "pagerduty:PGR0VU2"), if any."""
+        with self._lock:
+            row = self._db.execute("SELECT j.job FROM claims c JOIN jobs j ON j.key = c.job WHERE c.alert=?",
+                                   (alert_key,)).fetchone()
+        return Job.model_validate_json(row[0]) if row else None
+
     def states(self, job_key: str) -> dict[str, str]:
         """Each target's state for the job holding this alert (or job) key."""
         with self._lock:

@@ -11,16 +11,19 @@ from .auth import alertmanager_token, opsgenie_token, verify_pagerduty_signature
 from .body import documented_body, parse, parse_json, raw_json_body
 from .inbound import (
     AlertmanagerWebhook,
+    IncidentRef,
     Job,
     OpsgenieWebhook,
     PagerDutyWebhook,
     PDIncident,
     alertmanager_jobs,
+    learn_job,
     opsgenie_job,
     pagerduty_job,
 )
 
 router = APIRouter(prefix="/webhooks", tags=["webhooks"])
+LEARN_EVENTS = ("incident.resolved", "incident.annotated")
 
 
 def accept(request: Request, jobs: list[Job], ignored: int = 0) -> dict[str, Any]:
@@ -39,10 +42,16 @@ def pagerduty(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
         if not verify_pagerduty_signature(secret, raw, request.headers.get("x-pagerduty-signature")):
             raise HTTPException(401, "missing or wrong X-PagerDuty-Signature")
     hook = parse(PagerDutyWebhook, parse_json(raw))
-    if hook.event.event_type != "incident.triggered":
-        return {"accepted": 0, "duplicates": 0, "ignored": hook.event.event_type}
-    known = request.app.state.memory.known_values()
-    return accept(request, [pagerduty_job(parse(PDIncident, hook.event.data), known)])
+    event = hook.event
+    if event.event_type == "incident.triggered":
+        known = request.app.state.memory.known_values()
+        return accept(request, [pagerduty_job(parse(PDIncident, event.data), known)])
+    if event.event_type in LEARN_EVENTS and request.app.state.learning:
+        # incident.resolved carries the incident; incident.annotated an incident_note, whose incident it is.
+        data = event.data.get("incident") if event.event_type == "incident.annotated" else event.data
+        incident = parse(IncidentRef, data if isinstance(data, dict) else {})
+        return accept(request, [learn_job(incident.id, event.id, event.event_type)])
+    return {"accepted": 0, "duplicates": 0, "ignored": event.event_type}
 
 
 @router.post("/alertmanager", status_code=202, dependencies=[Depends(alertmanager_token)],

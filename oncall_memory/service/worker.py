@@ -119,7 +119,7 @@ class Dispatcher:
             return
         for job in jobs:
             try:
-                answers = self.answers(job)
+                answers = self.answers(job) if job.kind == "lookup" else []
             except Exception as exc:  # the store is down: the job waits, nothing is lost
                 log.error("%s: lookup failed (%s); trying again in %.0fs", job.key, exc, LOOKUP_RETRY)
                 self._outbox.lookup_failed(job.key, str(exc), time.time() + LOOKUP_RETRY)

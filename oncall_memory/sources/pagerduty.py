@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -34,6 +34,29 @@ from . import Source, Window
 _FIX = re.compile(r"^fix:\s*(?P<action>.+?)\s*=>\s*(?P<outcome>[\w-]+)\s*$", re.I)
 _OUTCOMES = {o.value for o in Outcome}  # a "Fix:" line with another outcome stays free text, not lost
 _FACT = re.compile(r"^(?P<key>root cause|env|flavor|tags):\s*(?P<value>.+)$", re.I)
+# A responder's verdict on a suggestion: "oncall-memory: INC-1042 helped", "oncall-memory: INC-1042 not related".
+_VERDICT = re.compile(r"^oncall-memory:\s*(?P<id>\S+)\s+(?P<verdict>helped|not[ -]related)\s*\.?$", re.I)
+OWN_NOTE = re.compile(r"\(oncall-memory ref [0-9a-f]+\)\s*$")  # the marker on the notes the service posts
+
+
+class Verdict(NamedTuple):
+    suggested: str
+    verdict: str  # "helped" | "not related"
+    who: str
+    at: str | None
+    note: str  # the note's id: the same note read twice counts once
+
+
+def verdicts(notes: list[dict]) -> list[Verdict]:
+    """Responders' feedback lines in an incident's notes."""
+    out = []
+    for note in notes:
+        for line in (note.get("content") or "").splitlines():
+            if match := _VERDICT.match(line.strip()):
+                who = (note.get("user") or {}).get("summary") or "pagerduty"
+                out.append(Verdict(match["id"], "helped" if match["verdict"].lower() == "helped" else "not related",
+                                   who, note.get("created_at"), str(note.get("id") or "")))
+    return out
 
 
 class PagerDutySource(Source):
@@ -116,13 +139,15 @@ def to_incident(raw: dict, notes: list[dict], first_alert: dict | None) -> Incid
         fields["signature"] = first_alert.get("alert_key")
     free_lines, root_causes, fixes = [], [], []
     for note in sorted(notes, key=lambda n: n.get("created_at") or ""):
+        if OWN_NOTE.search(note.get("content") or ""):
+            continue  # what the service posted: suggestions, not this incident's story
         for line in (note.get("content") or "").splitlines():
             line = line.strip()
-            if not line:
-                continue
+            if not line or _VERDICT.match(line):
+                continue  # feedback is read by `verdicts`
             fix = _FIX.match(line)
             if fix and fix["outcome"].lower() in _OUTCOMES:
-                fixes.append({"action": fix["action"], "outcome": fix["outcome"].lower()})
+                fixes.append({"action": fix["action"], "outcome": fix["outcome"].lower(), "at": note.get("created_at")})
             elif fact := _FACT.match(line):
                 key, value = fact["key"].lower(), fact["value"].strip()
                 if key == "root cause":

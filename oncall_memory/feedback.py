@@ -1,0 +1,81 @@
+"""Responders' feedback on suggestions: "INC-1042 helped", "INC-1042 not related".
+
+Kept apart from the vector store (`<data dir>/feedback.sqlite3`), so it survives a reindex, a restore
+and an engine migration. A verdict is about a suggestion *for alerts with the same canonical signature*:
+it moves that suggestion for the next alert that reads the same, not for every alert.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+Verdict = Literal["helped", "not related"]
+VERDICTS: tuple[Verdict, ...] = ("helped", "not related")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS feedback (
+    alert_key TEXT NOT NULL,      -- canonical signature of the alert the suggestion was made for
+    suggested TEXT NOT NULL,      -- the incident id suggested
+    verdict TEXT NOT NULL,
+    who TEXT NOT NULL,
+    at TEXT NOT NULL,
+    ref TEXT,                     -- where it came from: a PagerDuty note id, "api", "cli"
+    UNIQUE (alert_key, suggested, who, ref));  -- one verdict per person and place: a changed mind replaces it
+CREATE INDEX IF NOT EXISTS by_alert ON feedback (alert_key);
+"""
+
+
+@dataclass(frozen=True)
+class Tally:
+    helped: int = 0
+    not_related: int = 0
+
+
+class FeedbackStore:
+    def __init__(self, path: Path | str):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def record(self, alert_key: str, suggested: str, verdict: Verdict, *, who: str, at: datetime | None = None,
+               ref: str | None = None) -> bool:
+        """Store one verdict. The same person's verdict from the same place counts once (a note read twice)
+        and a later one replaces it (a changed mind). Returns False when nothing changed."""
+        if verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+        stamp = (at or datetime.now(timezone.utc)).isoformat()
+        with self._lock:
+            return bool(self._db.execute(
+                "INSERT INTO feedback (alert_key, suggested, verdict, who, at, ref) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (alert_key, suggested, who, ref) DO UPDATE SET verdict=excluded.verdict, at=excluded.at "
+                "WHERE verdict != excluded.verdict",
+                (alert_key, suggested, verdict, who, stamp, ref or "")).rowcount)
+
+    def tallies(self, alert_key: str | None) -> dict[str, Tally]:
+        """Per suggested incident id: how often it helped, how often it was marked not related, for alerts
+        with this canonical signature."""
+        if not alert_key:
+            return {}
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT suggested, SUM(verdict = 'helped'), SUM(verdict = 'not related') FROM feedback "
+                "WHERE alert_key = ? GROUP BY suggested", (alert_key,)).fetchall()
+        return {suggested: Tally(helped, not_related) for suggested, helped, not_related in rows}
+
+    def all(self) -> list[dict[str, str]]:
+        with self._lock:
+            rows = self._db.execute("SELECT alert_key, suggested, verdict, who, at, ref FROM feedback ORDER BY at").fetchall()
+        return [dict(zip(("alert_key", "suggested", "verdict", "who", "at", "ref"), r)) for r in rows]

@@ -1,0 +1,60 @@
+"""The memory learns as incidents close: a PagerDuty `incident.resolved` or `incident.annotated` webhook
+becomes a delivery to this target, which reads the incident, its notes and its oldest alert (the same
+mapping as the PagerDuty source) and ingests it at once through the service's memory, and records the
+responders' feedback lines it finds in the notes. Through the outbox, so exactly once and retried while
+PagerDuty is down, and through `Memory.ingest`, so with the same redaction and poison rules as any ingest.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from ..errors import OncallMemoryError
+from ..memory import Memory
+from ..pagerduty import PagerDutyAPI
+from ..pagers import PDIncident, pagerduty_alert
+from ..render import Answer
+from ..sources.pagerduty import to_incident, verdicts
+from .inbound import Job
+from .notify import DeliveryError
+
+log = logging.getLogger(__name__)
+
+
+class Learner:
+    name = "memory"
+
+    def __init__(self, api: PagerDutyAPI, memory: Memory):
+        self._api = api
+        self._memory = memory
+
+    def accepts(self, job: Job) -> bool:
+        return job.kind == "learn"
+
+    def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
+        return {"incident": job.pagerduty_incident}
+
+    def send(self, job: Job, body: dict[str, Any]) -> None:
+        incident_id = job.pagerduty_incident or ""
+        try:
+            raw = self._api.incident(incident_id)
+            notes = self._api.notes(incident_id)
+            oldest = self._api.oldest_alert(incident_id) if raw.get("status") == "resolved" else None
+        except OncallMemoryError as exc:  # PagerDuty down or refusing: the outbox tries again
+            raise DeliveryError(f"reading PagerDuty incident {incident_id}: {exc}", retry=True) from exc
+        alert = pagerduty_alert(PDIncident.model_validate({**raw, "title": raw.get("title") or incident_id}))
+        for v in verdicts(notes):
+            self._memory.record_feedback(alert, v.suggested, v.verdict, who=v.who,
+                                         at=datetime.fromisoformat(v.at) if v.at else None, ref=f"pagerduty-note:{v.note}")
+        if raw.get("status") != "resolved":
+            return  # the incident is remembered when it resolves; its feedback counts already
+        try:
+            report = self._memory.ingest([to_incident(raw, notes, oldest)])
+        except OncallMemoryError as exc:
+            raise DeliveryError(f"learning {incident_id}: {exc}", retry=True) from exc
+        log.info("learnt PagerDuty incident %s: %s", incident_id, report.counts())
+
+    def close(self) -> None:
+        self._api.close()

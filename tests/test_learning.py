@@ -1,0 +1,273 @@
+"""A memory that learns as incidents close, takes responders' feedback, tells fixes that stopped working,
+and answers AI agents over MCP (the official SDK's own client: in process, over stdio, over HTTP)."""
+
+import hashlib
+import hmac
+import json
+import os
+import sys
+import threading
+import time
+
+import anyio
+import pytest
+import uvicorn
+from conftest import FIXTURES, ROOT, make_incident
+from fastapi.testclient import TestClient
+from mcp import Client, StdioServerParameters
+from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
+from pydantic import SecretStr
+
+from oncall_memory.alert import Alert
+from oncall_memory.backlog import read_jsonl
+from oncall_memory.cli import main
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.mcp_server import build_server
+from oncall_memory.memory import Memory
+from oncall_memory.schedule import free_port
+from oncall_memory.service import create_app
+from oncall_memory.settings import Settings
+
+SECRET = "whsec-learning"
+NOTES = [
+    {"id": "N1", "created_at": "2026-11-28T03:20:00Z", "user": {"summary": "Ana"},
+     "content": "Root cause: the session cache node ran out of file descriptors\nFix: restart session cache => no-op"},
+    {"id": "N2", "created_at": "2026-11-28T03:40:00Z", "user": {"summary": "Ana"},
+     "content": "Fix: raise ulimit nofile on cache nodes => resolved\nenv: shop-prod"},
+]
+
+
+def signed(body: dict) -> tuple[bytes, dict]:
+    raw = json.dumps(body).encode()
+    return raw, {"Content-Type": "application/json",
+                 "X-PagerDuty-Signature": "v1=" + hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()}
+
+
+def event(event_type: str, data: dict, event_id: str) -> dict:
+    return {"event": {"id": event_id, "event_type": event_type, "resource_type": "incident", "data": data}}
+
+
+@pytest.fixture
+def embedder():
+    return FakeEmbedder()
+
+
+@pytest.fixture
+def setup(httpserver, tmp_path, embedder):
+    pagerduty = FakePagerDuty(incidents=[pd_incident(77, id="PLEARN1", title="Session cache refusing connections: too many open files",
+                                                     created="2026-11-28T03:10:00Z")]).install(httpserver)
+    pagerduty.notes["PLEARN1"] = list(NOTES)
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake", pagerduty_url=httpserver.url_for(""),
+                        pagerduty_token=SecretStr(TOKEN), pagerduty_webhook_secret=SecretStr(SECRET),
+                        pagerduty_from_email="oncall@acme.example", post_backoff=0.01)
+    memory = Memory.open(settings, embedder=embedder)
+    memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    with TestClient(create_app(settings, memory=memory)) as client:
+        yield client, pagerduty, memory
+    memory.close()
+
+
+def find(client, text: str, incident_id: str) -> dict | None:
+    return next((n for n in client.get("/similar", params={"text": text, "limit": 10}).json() if n["id"] == incident_id), None)
+
+
+def test_a_resolved_incident_is_findable_within_two_seconds_with_its_notes(setup):
+    client, pagerduty, _ = setup
+    assert find(client, "session cache too many open files", "PLEARN1") is None
+    raw, headers = signed(event("incident.resolved", {"id": "PLEARN1", "type": "incident"}, "E1"))
+    started = time.perf_counter()
+    assert client.post("/webhooks/pagerduty", content=raw, headers=headers).status_code == 202
+    found = None
+    while found is None and time.perf_counter() - started < 10:
+        found = find(client, "session cache too many open files", "PLEARN1")
+    took = time.perf_counter() - started
+    assert found is not None and took < 2.0, f"findable after {took:.2f}s"
+    assert found["root_cause"] == "the session cache node ran out of file descriptors"
+    assert found["fixes_worked"] == ["raise ulimit nofile on cache nodes"]
+    assert found["fixes_failed"] == ["restart session cache"]
+    assert client.post("/webhooks/pagerduty", content=raw, headers=headers).json()["duplicates"] == 1  # exactly once
+
+
+def test_an_annotation_adding_a_fix_updates_it_without_an_embedding_call(setup, embedder):
+    client, pagerduty, memory = setup
+    raw, headers = signed(event("incident.resolved", {"id": "PLEARN1"}, "E1"))
+    client.post("/webhooks/pagerduty", content=raw, headers=headers)
+    client.app.state.dispatcher.join()
+    calls = len(embedder.calls)
+    pagerduty.notes["PLEARN1"].append({"id": "N3", "created_at": "2026-11-28T05:00:00Z", "user": {"summary": "Bo"},
+                                       "content": "Fix: pin the cache image => mitigated"})
+    note = {"incident": {"id": "PLEARN1", "type": "incident_reference"}, "id": "N3", "content": "Fix: pin the cache image => mitigated",
+            "type": "incident_note"}
+    raw, headers = signed(event("incident.annotated", note, "E2"))
+    assert client.post("/webhooks/pagerduty", content=raw, headers=headers).json()["accepted"] == 1
+    client.app.state.dispatcher.join()
+    assert len(embedder.calls) == calls  # the text did not change: payload only, no embedding
+    stored = memory.incident("PLEARN1")
+    assert {f["action"] for f in stored["fixes_attempted"]} == {
+        "restart session cache", "raise ulimit nofile on cache nodes", "pin the cache image"}
+
+
+def test_a_feedback_note_moves_the_suggestion_for_alerts_like_it(setup):
+    client, pagerduty, memory = setup
+    title = "IPsec tunnel to card processor down, IKE negotiation timing out"
+    pagerduty.incidents.append(pd_incident(78, id="PFEED01", title=title, status="triggered"))
+    before = client.get("/similar", params={"text": title}).json()
+    top = before[0]["id"]
+    pagerduty.notes["PFEED01"] = [{"id": "N9", "created_at": "2026-11-29T03:30:00Z", "user": {"summary": "Cy"},
+                                   "content": f"oncall-memory: {top} not related"}]
+    note = {"incident": {"id": "PFEED01"}, "id": "N9", "content": "...", "type": "incident_note"}
+    raw, headers = signed(event("incident.annotated", note, "E3"))
+    client.post("/webhooks/pagerduty", content=raw, headers=headers)
+    client.app.state.dispatcher.join()
+    after = client.get("/similar", params={"text": title}).json()
+    demoted = next(n for n in after if n["id"] == top)
+    weight = Settings().weights.feedback_not_related
+    assert demoted["score"] == pytest.approx(before[0]["score"] - weight, abs=1e-4)  # demoted by its weight ...
+    assert "marked not related once for similar alerts" in demoted["reasons"]  # ... and says so
+    for who in ("Di", "Ed", "Flo"):  # three more responders agree: counted up to max_feedback (3)
+        client.post("/feedback", json={"alert": {"text": title}, "suggested": top, "verdict": "not related", "who": who})
+    after = client.get("/similar", params={"text": title}).json()
+    demoted = next((n for n in after if n["id"] == top), None)
+    assert after[0]["id"] != top
+    if demoted:
+        assert demoted["score"] == pytest.approx(before[0]["score"] - 3 * weight, abs=1e-4)
+    other = client.get("/similar", params={"text": "disk full on the postgres volume"}).json()
+    assert all("marked not related" not in " ".join(n["reasons"]) for n in other)  # only for alerts like it
+
+
+def test_feedback_over_http_and_the_cli_is_shown_and_bounded(setup, monkeypatch, capsys):
+    client, _, memory = setup
+    text = "checkout errors: too many connections to postgres"
+    top = client.get("/similar", params={"text": text, "limit": 5}).json()
+    third = top[2]["id"]
+    for who in ("ana", "bo", "cy", "di"):
+        response = client.post("/feedback", json={"alert": {"text": text}, "suggested": third, "verdict": "helped", "who": who})
+        assert response.status_code == 200 and response.json()["recorded"] is True
+    promoted = client.get("/similar", params={"text": text, "limit": 5}).json()
+    mine = next(n for n in promoted if n["id"] == third)
+    assert "helped 4 times on similar alerts" in mine["reasons"]
+    lift = mine["score"] - next(n for n in top if n["id"] == third)["score"]
+    assert lift == pytest.approx(Settings().weights.feedback_helped * Settings().weights.max_feedback, abs=1e-4)  # capped
+    assert client.post("/feedback", json={"alert": {"text": text}, "suggested": third, "verdict": "maybe"}).status_code == 422
+    assert client.post("/feedback", json={"suggested": third, "verdict": "helped"}).status_code == 422
+
+
+def test_feedback_from_the_cli_survives_a_restart_and_a_reindex(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", str(tmp_path / "data"))
+    main(["ingest", str(FIXTURES / "incidents.jsonl")])
+    capsys.readouterr()
+    text = "pods stuck pulling images from the registry"
+    main(["similar", text, "--json"])
+    first = json.loads(capsys.readouterr().out)[0]["id"]
+    assert main(["feedback", first, "not-related", text, "--who", "ana"]) == 0
+    assert main(["reindex"]) == 0
+    capsys.readouterr()
+    main(["similar", text, "--json"])
+    after = json.loads(capsys.readouterr().out)
+    assert after[0]["id"] != first
+    assert any("marked not related once" in r for n in after if n["id"] == first for r in n["reasons"])
+
+
+def test_a_fix_that_stopped_working_shows_its_latest_outcome_first_with_its_date():
+    memory = Memory.open(Settings(data_dir=":memory:"), embedder=FakeEmbedder())
+    memory.ingest([make_incident(id="DNS", title="coredns lookups time out", fixes_attempted=[
+        {"action": "restart coredns", "outcome": "resolved", "at": "2025-03-02T10:00:00Z"},
+        {"action": "scale coredns", "outcome": "resolved", "at": "2025-03-02T11:00:00Z"},
+        {"action": "Restart CoreDNS", "outcome": "no-op", "at": "2026-05-20T09:00:00Z"}])])
+    (n,) = memory.similar(Alert(text="coredns lookups time out")).neighbours
+    assert n.fixes[0].action == "Restart CoreDNS" and n.fixes[0].outcome == "no-op"  # the latest first
+    assert n.fixes[0].history == "Restart CoreDNS: no effect since 2026-05-20; worked until 2025-03-02"
+    assert n.fixes_worked == ["scale coredns"] and n.fixes_failed == ["Restart CoreDNS"]  # judged by the latest
+    assert "Restart CoreDNS: no effect since 2026-05-20; worked until 2025-03-02" in n.reasons
+    memory.close()
+
+
+# -- MCP ------------------------------------------------------------------------------------------------
+
+ALERT = "IPsec tunnel to card processor down"
+
+
+def _texts(result) -> list[dict]:
+    return [json.loads(c.text) for c in result.content]
+
+
+@pytest.fixture
+def mcp_memory():
+    memory = Memory.open(Settings(data_dir=":memory:"), embedder=FakeEmbedder())
+    memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    yield memory
+    memory.close()
+
+
+def test_an_mcp_client_lists_the_tools_and_gets_the_cli_neighbours(mcp_memory):
+    expected = [n.model_dump(mode="json") for n in mcp_memory.similar(Alert(text=ALERT)).neighbours]
+
+    async def run():
+        async with Client(build_server(mcp_memory)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == {"similar_incidents", "get_incident", "record_feedback"}
+            assert "Call this first when an alert fires" in tools["similar_incidents"].description
+            got = _texts(await client.call_tool("similar_incidents", {"text": ALERT}))
+            assert [n["id"] for n in got] == [n["id"] for n in expected]
+            assert got[0]["fixes_worked"] == expected[0]["fixes_worked"] and got[0]["reasons"] == expected[0]["reasons"]
+            (record,) = _texts(await client.call_tool("get_incident", {"incident_id": got[0]["id"]}))
+            assert record["id"] == got[0]["id"] and record["fixes_attempted"] and "text_hash" not in record
+            assert record["similar"] and all(s["id"] != got[0]["id"] for s in record["similar"])
+            (fb,) = _texts(await client.call_tool("record_feedback", {"alert_text": ALERT, "suggested": got[0]["id"],
+                                                                      "verdict": "not related"}))
+            assert fb["recorded"] is True
+            stats = json.loads((await client.read_resource("oncall-memory://stats")).contents[0].text)
+            assert stats["count"] == 64
+
+    anyio.run(run)
+    after = next(n for n in mcp_memory.similar(Alert(text=ALERT)).neighbours if n.id == expected[0]["id"])
+    assert "marked not related once for similar alerts" in after.reasons  # the agent's verdict was recorded
+    assert after.score == pytest.approx(expected[0]["score"] - Settings().weights.feedback_not_related, abs=1e-4)
+
+
+def test_the_mcp_server_over_stdio(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake"}
+    main_env = {"ONCALL_MEMORY_DATA_DIR": str(data)}
+    monkeypatch.setenv(*next(iter(main_env.items())))
+    assert main(["ingest", str(FIXTURES / "incidents.jsonl")]) == 0
+    params = StdioServerParameters(command=sys.executable, args=["-m", "oncall_memory.cli", "mcp"], env=env, cwd=str(ROOT))
+
+    async def run():
+        async with Client(params) as client:
+            got = _texts(await client.call_tool("similar_incidents", {"text": ALERT, "limit": 3}))
+            assert len(got) == 3 and "ipsec" in got[0]["title"].lower()
+
+    anyio.run(run)
+
+
+def test_the_mcp_server_over_http_under_the_service_needs_the_token(tmp_path):
+    import httpx
+
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake", api_token=SecretStr("agent-token"))
+    with Memory.open(settings, embedder=FakeEmbedder()) as memory:
+        memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+        port = free_port()
+        server = uvicorn.Server(uvicorn.Config(create_app(settings, memory=memory), host="127.0.0.1", port=port,
+                                               log_level="warning"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.05)
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+            assert httpx.post(url, json={}, timeout=10).status_code == 401
+
+            async def run():
+                import httpx2
+                from mcp.client.streamable_http import streamable_http_client
+
+                async with httpx2.AsyncClient(headers={"Authorization": "Bearer agent-token"}, timeout=30) as http:
+                    async with Client(streamable_http_client(url, http_client=http)) as client:
+                        got = _texts(await client.call_tool("similar_incidents", {"text": ALERT, "limit": 2}))
+                        assert len(got) == 2 and "ipsec" in got[0]["title"].lower()
+
+            anyio.run(run)
+        finally:
+            server.should_exit = True
+            thread.join(10)
