@@ -21,7 +21,6 @@ from pydantic import SecretStr
 from pytest_httpserver import HTTPServer
 
 from oncall_memory.backlog import read_jsonl
-from oncall_memory.embedders import make_embedder
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings

@@ -10,23 +10,46 @@
 The names below are the public API; everything else is internal and may move.
 """
 
-from .alert import Alert, Filters
-from .backlog import Rejected, read_jsonl
-from .embedders import Embedder, make_embedder
-from .errors import (
-    ContractMismatch,
-    EmbeddingFailed,
-    InvalidInput,
-    OncallMemoryError,
-    SourceFailed,
-    StoreUnavailable,
-)
-from .incident import Fix, Incident, Outcome
-from .ingest import IngestReport, IngestStopped
-from .memory import Memory, Readiness
-from .ranking import Neighbour
-from .retrieve import Lookup
-from .settings import RankingWeights, Settings
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+# Where each public name lives. Imported on first use (PEP 562), so `import oncall_memory.cli` or a
+# single module does not pay for the whole package (a CLI lookup through a running service takes
+# about half a second, most of it imports).
+_EXPORTS = {
+    "Alert": "alert", "Filters": "alert", "Rejected": "backlog", "read_jsonl": "backlog", "Embedder": "embedders",
+    "make_embedder": "embedders", "ContractMismatch": "errors", "EmbeddingFailed": "errors", "InvalidInput": "errors",
+    "OncallMemoryError": "errors", "SourceFailed": "errors", "StoreUnavailable": "errors", "Fix": "incident",
+    "Incident": "incident", "Outcome": "incident", "IngestReport": "ingest", "IngestStopped": "ingest",
+    "Memory": "memory", "Readiness": "memory", "Neighbour": "ranking", "Lookup": "retrieve",
+    "RankingWeights": "settings", "Settings": "settings",
+}
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
+    from .alert import Alert, Filters
+    from .backlog import Rejected, read_jsonl
+    from .embedders import Embedder, make_embedder
+    from .errors import (
+        ContractMismatch,
+        EmbeddingFailed,
+        InvalidInput,
+        OncallMemoryError,
+        SourceFailed,
+        StoreUnavailable,
+    )
+    from .incident import Fix, Incident, Outcome
+    from .ingest import IngestReport, IngestStopped
+    from .memory import Memory, Readiness
+    from .ranking import Neighbour
+    from .retrieve import Lookup
+    from .settings import RankingWeights, Settings
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

@@ -21,8 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from . import payload as P
 from .distill import content_hash
 from .errors import InvalidInput, StoreDamaged
@@ -113,6 +111,8 @@ def backup(store: IncidentStore, path: Path) -> dict[str, Any]:
     partial = path.with_name(path.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
+    import numpy as np  # only a backup needs it: kept off the lookup path (CLI start-up time)
+
     count = 0
     with gzip.open(partial / POINTS, "wt", encoding="utf-8") as out:
         for pid, payload, vectors in store.points(with_vectors=True):
@@ -142,6 +142,8 @@ def read_manifest(path: Path) -> dict[str, Any]:
 
 
 def backed_up_points(path: Path, *, batch: int = 256) -> Iterator[list[StoredPoint]]:
+    import numpy as np  # only a restore needs it: kept off the lookup path (CLI start-up time)
+
     pending: list[StoredPoint] = []
     with gzip.open(path / POINTS, "rt", encoding="utf-8") as lines:
         for line in lines:

@@ -39,6 +39,9 @@ def clip(text: str, limit: int) -> str:
 def _fix_lines(n: Neighbour) -> list[tuple[str, str]]:
     """(label, actions) for each kind of fix outcome this neighbour has, in a fixed order."""
     labels = {FIXED: "fixed by", NO_EFFECT: "tried without effect", WORSE: "made it worse", CHANGED: "changed over time"}
+    if not n.boosts:  # a neighbour read back from JSON (a service's answer) has its lists, not its boosts
+        return [(label, "; ".join(actions)) for label, actions in (("fixed by", n.fixes_worked),
+                                                                  ("tried without effect", n.fixes_failed)) if actions]
     return [(labels[b.kind], b.text if b.kind == CHANGED else "; ".join(b.detail)) for b in n.boosts if b.kind in labels]
 
 

@@ -82,6 +82,10 @@ class Settings(BaseSettings):
     pagerduty_requests_per_minute: float = Field(default=900, gt=0, le=960)  # per API key, source and notes together
     pagerduty_refresh_days: float = 30.0  # a scheduled run re-reads incidents this recent, so late notes arrive
 
+    # A running service the CLI asks instead of opening the store itself (else the one that wrote
+    # <data dir>/service.json, if it is still running).
+    url: str | None = None
+
     # -- the enrichment service (oncall-memory serve) --
     host: str = "127.0.0.1"
     port: int = 8080

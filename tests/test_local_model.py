@@ -71,3 +71,16 @@ def test_killed_for_going_over_its_memory_allowance_is_an_oom_kill(fixture_memor
     first = fixture_memory.similar(Alert(text=text)).neighbours[0]
     assert first.id in {"INC-1010", "INC-1011", "INC-1012", "INC-1013", "INC-1014"}  # the OOM-kill incidents
     assert "both are OOM kills" in first.reasons
+
+
+def test_the_onnx_export_gives_the_same_vectors_as_sentence_transformers(local_embedder, tmp_path):
+    import numpy as np
+
+    onnx = LocalEmbedder(cache=tmp_path / "models")
+    texts = ["pods are crashing on startup, CrashLoopBackOff", "certificate expired", "x" * 5000]
+    fast, reference = np.array(onnx.embed(texts)), np.array(local_embedder.embed(texts))
+    assert onnx.runtime == "onnx" and local_embedder.runtime == "sentence-transformers"
+    assert (fast * reference).sum(axis=1).min() > 0.99999  # cosine of unit vectors
+    assert onnx.truncate("x " * 1000) == ("x " * 1000, True) and onnx.truncate("short") == ("short", False)
+    again = LocalEmbedder(cache=tmp_path / "models")  # a second process loads the export, no re-export
+    assert np.allclose(again.embed(texts[:1]), fast[:1], atol=1e-6) and again.runtime == "onnx"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..memory import Memory
 from ..settings import Settings
 from .lookup import alert_from_args
 
@@ -25,6 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
     alert = alert_from_args(args)
     verdict = "not related" if args.verdict == "not-related" else "helped"
+    from ..memory import Memory
+
     with Memory.open(settings) as memory:
         recorded = memory.record_feedback(alert, args.suggested, verdict, who=args.who, ref="cli")
     print(f"{args.suggested} {verdict} for alerts like {alert.text!r}" + ("" if recorded else " (already recorded)"))
@@ -33,6 +34,7 @@ def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     from ..mcp_server import build_server
+    from ..memory import Memory
 
     with Memory.open(settings) as memory:
         build_server(memory).run(transport="stdio")

@@ -7,15 +7,17 @@ import json
 import time
 from pathlib import Path
 
+import httpx
 from pydantic import ValidationError
 
 from ..alert import Alert, Filters
 from ..backlog import validation_message
-from ..errors import InvalidInput
-from ..evaluate import as_json, evaluate, format_replay, format_table, read_labels, replay_feedback
-from ..memory import Memory
+from ..errors import InvalidInput, OncallMemoryError
+from ..ranking import Neighbour
 from ..render import terminal
+from ..retrieve import Lookup
 from ..settings import Settings
+from . import remote
 from .common import err
 
 _FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures" / "eval"
@@ -80,6 +82,14 @@ def filters_from_args(args: argparse.Namespace) -> Filters:
 
 def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
     alert, filters = alert_from_args(args), filters_from_args(args)
+    url = remote.service_url(settings)
+    if url:
+        try:
+            return _similar_remote(args, settings, url, alert, filters)
+        except httpx.TransportError as exc:
+            err(f"the service at {url} did not answer ({type(exc).__name__}); looking up here instead")
+    from ..memory import Memory
+
     with Memory.open(settings) as memory:
         load = getattr(memory.embedder, "load", None)  # a local model loads lazily: keep that out of the lookup time
         if load and args.mode != "lexical":
@@ -96,9 +106,47 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _similar_remote(args: argparse.Namespace, settings: Settings, url: str, alert: Alert, filters: Filters) -> int:
+    """The lookup asked of a running service: the same answer, the model already loaded."""
+    started = time.perf_counter()
+    body = {"alert": alert.model_dump(mode="json", exclude_defaults=True),
+            "filters": filters.model_dump(mode="json", exclude_defaults=True), "limit": args.limit, "mode": args.mode,
+            "rank": not args.no_rank}
+    response = remote.post(settings, url, "/similar", body)
+    elapsed = time.perf_counter() - started
+    if response.status_code >= 400:
+        detail = response.json().get("detail", response.text) if response.headers.get("content-type", "").startswith(
+            "application/json") else response.text
+        raise (InvalidInput if response.status_code < 500 else OncallMemoryError)(f"the service at {url}: {detail}")
+    neighbours = [Neighbour.model_validate(n) for n in response.json()]
+    lookup = Lookup(mode=response.headers.get("X-Lookup-Mode", args.mode), ranked=not args.no_rank,
+                    degraded=response.headers.get("X-Lookup-Degraded"), signature_key=None, neighbours=neighbours)
+    if args.json:
+        if lookup.degraded:
+            err(lookup.degraded)
+        print(json.dumps([n.model_dump(mode="json") for n in neighbours], indent=2))
+    else:
+        print(terminal(lookup, alert.text, elapsed) + f"\n\n(asked the service at {url})")
+    return 0
+
+
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    url = remote.service_url(settings)
+    if url:
+        try:
+            response = remote.get(settings, url, "/stats")
+            if response.status_code < 400:
+                return _print_stats(args, response.json())
+        except httpx.TransportError:
+            pass
+    from ..memory import Memory
+
     with Memory.open(settings) as memory:
         info = memory.stats()
+    return _print_stats(args, info)
+
+
+def _print_stats(args: argparse.Namespace, info: dict) -> int:
     if args.json:
         print(json.dumps(info))
     else:
@@ -108,6 +156,9 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from ..evaluate import as_json, evaluate, format_replay, format_table, read_labels, replay_feedback
+    from ..memory import Memory
+
     sets = {path: read_labels(path) for path in args.labels}
     reports = {}
     replays = {}

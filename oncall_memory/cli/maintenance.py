@@ -6,7 +6,6 @@ import argparse
 import json
 from pathlib import Path
 
-from ..memory import Memory
 from ..settings import Settings
 from .common import EXIT_FAILED
 
@@ -32,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from ..memory import Memory
+
     copied = Memory.migrate(settings)
     print(f"copied {copied} incidents from the local-mode store into the edge store (no embedding calls); "
           f"the local-mode files under {settings.data_dir / 'qdrant'} are untouched")
@@ -39,6 +40,8 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
+    from ..memory import Memory
+
     with Memory.open(settings) as memory:
         report = memory.reindex()
         model, dimension = memory.embedder.model, memory.embedder.dimension
@@ -48,6 +51,8 @@ def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
+    from ..memory import Memory
+
     with Memory.open(settings) as memory:
         result = memory.verify()
     if args.json:
@@ -67,6 +72,8 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
+    from ..memory import Memory
+
     with Memory.open(settings) as memory:
         manifest = memory.backup(args.path)
     print(f"backed up {manifest['count']} incidents of {manifest['collection']!r} to {args.path}")
@@ -74,6 +81,8 @@ def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
+    from ..memory import Memory
+
     restored = Memory.restore(settings, args.path)
     print(f"restored {restored} incidents into {settings.collection!r} from {args.path}")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from ..errors import InvalidInput
@@ -43,5 +44,7 @@ def make_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "local":
         from .local import LocalEmbedder
 
-        return LocalEmbedder(settings.embed_model or LocalEmbedder.DEFAULT_MODEL)
+        in_memory = str(settings.data_dir) == ":memory:"
+        return LocalEmbedder(settings.embed_model or LocalEmbedder.DEFAULT_MODEL,
+                             cache=None if in_memory else Path(settings.data_dir) / "models")
     raise InvalidInput(f"unknown embedder {settings.embedder!r}: use openai, local or fake")

@@ -33,6 +33,8 @@ class SimilarRequest(BaseModel):
     alert: Alert
     filters: Filters | None = None
     limit: int = 5
+    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    rank: bool = True
 
 
 def neighbours_json(lookup: Lookup) -> list[dict]:
@@ -56,9 +58,19 @@ def similar_get(
 
 
 @router.post("/similar", openapi_extra=documented_body(SimilarRequest))
-def similar_post(raw: bytes = Depends(raw_json_body), memory: Memory = Depends(get_memory)) -> list[dict]:
+def similar_post(raw: bytes = Depends(raw_json_body), memory: Memory = Depends(get_memory)) -> JSONResponse:
     req = parse(SimilarRequest, parse_json(raw))
-    return neighbours_json(memory.similar(req.alert, filters=req.filters, limit=req.limit))
+    lookup = memory.similar(req.alert, filters=req.filters, limit=req.limit, mode=req.mode, rank=req.rank)
+    # How the lookup ran, for a client that prints it (the CLI); the body stays the list of neighbours.
+    headers = {"X-Lookup-Mode": lookup.mode}
+    if lookup.degraded:
+        headers["X-Lookup-Degraded"] = lookup.degraded.encode("ascii", "replace").decode()
+    return JSONResponse(neighbours_json(lookup), headers=headers)
+
+
+@router.get("/stats")
+def stats(memory: Memory = Depends(get_memory)) -> dict:
+    return memory.stats()
 
 
 class FeedbackRequest(BaseModel):

@@ -1,0 +1,67 @@
+"""How long `oncall-memory similar` takes, wall clock, standalone and through a running service, in one run.
+
+    python -m bench.cli [--runs 5]
+
+The local model (all-MiniLM-L6-v2) on the fixtures, Edge. Standalone, each call starts Python, opens the
+store and loads the model (ONNX Runtime once exported; the first ingest exports it); through the
+service (`oncall-memory serve` on the same data dir, found through <data dir>/service.json), the model is
+loaded already.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from oncall_memory.schedule import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+ALERT = str(ROOT / "fixtures" / "alerts" / "crashloop-checkout.json")
+
+
+def run(data: Path, *argv: str) -> float:
+    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data)}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "oncall_memory.cli", *argv], env=env, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    data = Path(tempfile.mkdtemp())
+    first = run(data, "ingest", str(ROOT / "fixtures" / "incidents.jsonl"))
+    standalone = [run(data, "similar", "--alert", ALERT) for _ in range(args.runs)]
+    port = free_port()
+    serve = subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(port)],
+                             env={**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data)}, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        run(data, "similar", "--alert", ALERT)  # the service's first lookup loads its model
+        through = [run(data, "similar", "--alert", ALERT) for _ in range(args.runs)]
+    finally:
+        serve.terminate()
+        serve.wait(30)
+    print(f"oncall-memory similar, wall clock, {args.runs} runs each (first ingest, ONNX export included: {first:.1f} s)")
+    print(f"standalone:           median {statistics.median(standalone):.2f} s  (min {min(standalone):.2f}, max {max(standalone):.2f})")
+    print(f"through the service:  median {statistics.median(through):.2f} s  (min {min(through):.2f}, max {max(through):.2f})")
+    print(f"standalone / service: {statistics.median(standalone) / statistics.median(through):.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""The CLI asks a running service when there is one (its model is loaded and it owns the store), and
+looks up by itself when there is none or it does not answer."""
+
+import json
+import os
+import threading
+import time
+
+import uvicorn
+from conftest import FIXTURES
+
+from oncall_memory.cli import main
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.memory import Memory
+from oncall_memory.schedule import free_port
+from oncall_memory.service import create_app
+from oncall_memory.settings import Settings
+
+
+def test_similar_and_stats_go_through_a_running_service(tmp_path, monkeypatch, capsys):
+    data = tmp_path / "data"
+    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", str(data))
+    assert main(["ingest", str(FIXTURES / "incidents.jsonl")]) == 0
+    main(["similar", "IPsec tunnel down", "--json", "--limit", "3"])
+    capsys.readouterr()
+    main(["similar", "IPsec tunnel down", "--json", "--limit", "3"])
+    standalone = json.loads(capsys.readouterr().out)
+    settings = Settings(data_dir=data, embedder="fake")
+    with Memory.open(settings, embedder=FakeEmbedder()) as memory:  # the service owns the store now
+        port = free_port()
+        server = uvicorn.Server(uvicorn.Config(create_app(settings, memory=memory), host="127.0.0.1", port=port,
+                                               log_level="warning"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.05)
+        (data / "service.json").write_text(json.dumps({"url": f"http://127.0.0.1:{port}", "pid": os.getpid()}))
+        try:
+            assert main(["similar", "IPsec tunnel down", "--json", "--limit", "3"]) == 0
+            assert json.loads(capsys.readouterr().out) == standalone  # the same answer, from the service
+            assert main(["similar", "IPsec tunnel down", "--limit", "3"]) == 0
+            out = capsys.readouterr().out
+            assert f"(asked the service at http://127.0.0.1:{port})" in out and "fixed by:" in out
+            assert main(["stats", "--json"]) == 0
+            assert json.loads(capsys.readouterr().out)["count"] == 64
+            assert main(["similar", "dns", "--limit", "500"]) == 2  # the service's 4xx is the CLI's usage error
+        finally:
+            server.should_exit = True
+            thread.join(10)
+    # The service is gone: the file is stale, the CLI looks up by itself and says so.
+    assert main(["similar", "IPsec tunnel down", "--json", "--limit", "3"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == standalone and "did not answer" in err
