@@ -13,13 +13,15 @@ embedder never holds up a lookup that needs only words, nor a health check.
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from . import payload as P
 from .alert import Alert, Filters
@@ -37,6 +39,8 @@ from .settings import Settings
 from .signature import canonical_signature
 from .stores import IncidentStore, Mode, copy_points, open_edge, open_local, open_store
 
+log = logging.getLogger(__name__)
+
 
 def feedback_path(settings: Settings) -> str:
     return ":memory:" if str(settings.data_dir) == ":memory:" else str(Path(settings.data_dir) / "feedback.sqlite3")
@@ -45,6 +49,55 @@ def feedback_path(settings: Settings) -> str:
 REINDEX_SUFFIX = "__reindex"
 RESTORE_SUFFIX = "__restore"
 EMBEDDER_TRUST_SECONDS = 30.0  # how long a readiness probe's verdict on the embedder stands
+
+
+class Observer(Protocol):
+    """What the memory reports as it works (the service's `/metrics` listens; see `service/metrics.py`)."""
+
+    def lookup(self, mode: str, degraded: bool, seconds: float) -> None: ...
+    def embedded(self, purpose: str, seconds: float, failed: bool) -> None: ...
+    def ingest(self, report: IngestReport, *, stopped: bool) -> None: ...
+
+
+class _Unobserved:
+    def lookup(self, mode: str, degraded: bool, seconds: float) -> None:
+        pass
+
+    def embedded(self, purpose: str, seconds: float, failed: bool) -> None:
+        pass
+
+    def ingest(self, report: IngestReport, *, stopped: bool) -> None:
+        pass
+
+
+class _TimedEmbedder:
+    """The memory's embedder, each `embed` call timed and reported; everything else passed through."""
+
+    def __init__(self, embedder: Embedder, purpose: str, observer: Observer):
+        self._embedder, self._purpose, self._observer = embedder, purpose, observer
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        started = time.perf_counter()
+        try:
+            vectors = self._embedder.embed(texts)
+        except Exception:
+            self._observer.embedded(self._purpose, time.perf_counter() - started, True)
+            raise
+        self._observer.embedded(self._purpose, time.perf_counter() - started, False)
+        return vectors
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._embedder, name)
+
+
+@dataclass(frozen=True)
+class LastIngest:
+    at: datetime
+    new: int
+    updated: int
+    unchanged: int
+    rejected: int
+    stopped: bool
 
 
 @dataclass(frozen=True)
@@ -67,6 +120,8 @@ class Memory:
         self._contract_checked = False
         self._known: dict[str, set[str]] | None = None
         self._embedder_verdict: tuple[float, str | None] = (0.0, None)  # (valid until, problem)
+        self.observer: Observer = _Unobserved()
+        self._last_ingest: LastIngest | None = None
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Memory:
@@ -107,12 +162,15 @@ class Memory:
         `ContractMismatch` when the collection was built with another model.
         """
         check_limit(limit)
+        started = time.perf_counter()
         with self._lock:
             self._check_contract()
-        query = make_query(alert, self.embedder, mode)  # the embedding call, outside the lock
+        query = make_query(alert, _TimedEmbedder(self.embedder, "lookup", self.observer), mode)  # outside the lock
         tallies = self.feedback.tallies(query.signature_key) if rank else {}
         with self._lock:
-            return self._retriever.search(query, filters=filters, limit=limit, rank=rank, now=now, feedback=tallies)
+            lookup = self._retriever.search(query, filters=filters, limit=limit, rank=rank, now=now, feedback=tallies)
+        self.observer.lookup(lookup.mode, lookup.degraded is not None, time.perf_counter() - started)
+        return lookup
 
     def record_feedback(self, alert: Alert, suggested: str, verdict: Verdict, *, who: str,
                         at: datetime | None = None, ref: str | None = None) -> bool:
@@ -166,14 +224,46 @@ class Memory:
         on_batch: Callable[[int, int], None] | None = None,
     ) -> IngestReport:
         """Store a backlog (see `ingest.ingest`). Raises `IngestStopped` when a batch cannot be embedded."""
+        embedder = _TimedEmbedder(self.embedder, "ingest", self.observer)
         try:
-            report = ingest(items, self.store, self.embedder, embed=embed, batch_size=self.settings.embed_batch_size,
+            report = ingest(items, self.store, embedder, embed=embed, batch_size=self.settings.embed_batch_size,
                             lock=self._lock, on_batch=on_batch)
         except IngestStopped as exc:
-            self._record_written(exc.report.new)
+            self._ingested(exc.report, stopped=True)
             raise
-        self._record_written(report.new)
+        self._ingested(report, stopped=False)
         return report
+
+    def _ingested(self, report: IngestReport, *, stopped: bool) -> None:
+        self._record_written(report.new)
+        last = LastIngest(datetime.now(UTC), report.new, report.updated, report.unchanged, report.rejected, stopped)
+        self._last_ingest = last
+        if path := self._last_ingest_file():  # so a service sees the scheduled flow's runs too
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps({**asdict(last), "at": last.at.isoformat()}))
+                tmp.replace(path)
+            except OSError as exc:  # a read-only data dir loses the status line, not the ingest
+                log.warning("could not record the last ingest in %s: %s", path, exc)
+        self.observer.ingest(report, stopped=stopped)
+
+    @property
+    def last_ingest(self) -> LastIngest | None:
+        """The last ingest into this memory: by this process, or by any other using the same data dir
+        (the scheduled flow, a CLI run)."""
+        path = self._last_ingest_file()
+        if path is None or not path.exists():
+            return self._last_ingest
+        try:
+            raw = json.loads(path.read_text())
+            return LastIngest(**{**raw, "at": datetime.fromisoformat(raw["at"])})
+        except (OSError, ValueError, TypeError, KeyError):  # a torn or foreign file: what this process knows
+            return self._last_ingest
+
+    def _last_ingest_file(self) -> Path | None:
+        data_dir = str(self.settings.data_dir)
+        return None if data_dir == ":memory:" else Path(data_dir) / f"last_ingest-{self.store.collection}.json"
 
     def _record_written(self, new: int) -> None:
         """Keep the count of points written beside the engine's files: `verify` compares the engine with it."""

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -111,3 +114,25 @@ def assert_same_points(a: dict, b: dict) -> None:
         (pa, da, ia, va), (pb, db, ib, vb) = a[point_id], b[point_id]
         assert pa == pb and ia == ib, point_id
         assert np.allclose(da, db, atol=1e-5) and np.allclose(va, vb, atol=1e-5), point_id
+
+
+@contextlib.contextmanager
+def serving(app):
+    """Run `app` under uvicorn on a free loopback port in a thread; yields its base URL."""
+    import uvicorn
+
+    from oncall_memory.schedule import free_port
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the service did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -1,7 +1,8 @@
 """The enrichment service: `create_app(settings)` assembles it; nothing happens at import time.
 
 Routes: /webhooks/pagerduty, /webhooks/alertmanager, /webhooks/opsgenie (`webhooks.py`), /similar,
-/healthz, /readyz (`api.py`). Every route is a plain `def`: FastAPI runs it on its threadpool, so a
+/feedback, /stats, /healthz, /readyz (`api.py`), /mcp (`mcp_http.py`), /metrics (`metrics.py`), the search
+page at / (`page.py`). Every route is a plain `def`: FastAPI runs it on its threadpool, so a
 slow lookup never stalls the event loop, and the memory's lock covers store calls only.
 """
 
@@ -12,7 +13,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import InvalidInput, OncallMemoryError
@@ -20,11 +21,12 @@ from ..logs import redacted_logs
 from ..memory import Memory
 from ..settings import Settings
 from ..sources.factory import pagerduty_api
-from . import api, webhooks
+from . import api, page, webhooks
 from .auth import api_token
 from .ingest_timer import IngestTimer
 from .learn import Learner
 from .mcp_http import McpEndpoint, mcp_app
+from .metrics import HttpMetrics, Metrics
 from .notify import PagerDutyNotes, SlackWebhook, Target
 from .outbox import Outbox
 from .worker import Dispatcher, RetryPolicy
@@ -86,8 +88,10 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
             app.state.learning = bool(settings.pagerduty_token)
             for target in targets:
                 stack.callback(target.close)
+            mem.observer = metrics
+            stack.callback(metrics.watch(box, lambda: mem.stats()["count"]))
             dispatcher = Dispatcher(box, lambda alert: mem.similar(alert, limit=settings.notify_limit), targets,
-                                    retry_policy(settings))
+                                    retry_policy(settings), outcome=metrics.delivery)
             dispatcher.start()
             stack.callback(dispatcher.stop)
             if settings.ingest_interval > 0:
@@ -99,9 +103,13 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
     # The docs describe the whole API: served behind the same token as the lookups.
     app = FastAPI(title="oncall-memory", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.settings = settings
+    app.state.metrics = metrics = Metrics()
+    app.add_middleware(HttpMetrics, metrics=metrics)
     app.include_router(webhooks.router)
     app.include_router(api.router)
     app.include_router(api.probes)
+    app.include_router(page.router)
+    app.add_exception_handler(page.LoginRequired, page.login_redirect)
     app.router.routes.append(Route("/mcp", endpoint=McpEndpoint(settings), methods=["GET", "POST", "DELETE"]))
     docs = dict(dependencies=[Depends(api_token)], include_in_schema=False)
 
@@ -116,6 +124,11 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
     @app.get("/redoc", **docs)
     def redoc() -> HTMLResponse:
         return get_redoc_html(openapi_url="/openapi.json", title="oncall-memory")
+
+    @app.get("/metrics", dependencies=[Depends(api_token)], include_in_schema=False)
+    def prometheus() -> Response:
+        body, content_type = metrics.exposition()
+        return Response(body, media_type=content_type)
 
     @app.exception_handler(OncallMemoryError)
     async def _domain_error(request: Request, exc: OncallMemoryError) -> JSONResponse:

@@ -6,7 +6,8 @@ carry anything (Starlette decodes them as latin-1).
 | /webhooks/pagerduty | `X-PagerDuty-Signature` (HMAC of the body with ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET) |
 | /webhooks/alertmanager | `Authorization: Bearer ONCALL_MEMORY_ALERTMANAGER_TOKEN` |
 | /webhooks/opsgenie | ONCALL_MEMORY_OPSGENIE_TOKEN as a custom header, a bearer token or a basic-auth password |
-| /similar, /docs, /redoc, /openapi.json | `Authorization: Bearer ONCALL_MEMORY_API_TOKEN` |
+| /similar, /feedback, /stats, /metrics, /mcp, /docs, /redoc, /openapi.json | `Authorization: Bearer ONCALL_MEMORY_API_TOKEN` |
+| / and /incidents/{id} (the search page) | the same token as a bearer token, or the session cookie `/login` sets (`page.py`) |
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def exposure(settings: Settings) -> list[str]:
     if is_loopback(settings.host) or settings.allow_unauthenticated:
         return []
     open_routes = [
-        (settings.api_token, "/similar, /feedback, /mcp, /docs, /redoc, /openapi.json", "ONCALL_MEMORY_API_TOKEN"),
+        (settings.api_token, "/ (search page), /similar, /feedback, /stats, /metrics, /mcp, /docs, /redoc, /openapi.json", "ONCALL_MEMORY_API_TOKEN"),
         (settings.pagerduty_webhook_secret, "/webhooks/pagerduty", "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
         (settings.alertmanager_token, "/webhooks/alertmanager", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
         (settings.opsgenie_token, "/webhooks/opsgenie", "ONCALL_MEMORY_OPSGENIE_TOKEN"),

@@ -209,6 +209,13 @@ class Outbox:
             return self._db.execute(f"SELECT 1 FROM deliveries WHERE state IN ('{NEW}', '{PENDING}', '{SENDING}') "
                                     "LIMIT 1").fetchone() is None
 
+    def depth(self) -> dict[tuple[str, str], int]:
+        """How many deliveries each target has in each state that is not done."""
+        with self._lock:
+            rows = self._db.execute(f"SELECT target, state, COUNT(*) FROM deliveries WHERE state != '{DONE}' "
+                                    "GROUP BY target, state").fetchall()
+        return {(target, state): n for target, state, n in rows}
+
     def health(self) -> list[TargetHealth]:
         with self._lock:
             rows = self._db.execute(

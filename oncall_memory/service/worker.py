@@ -42,8 +42,10 @@ class RetryPolicy:
 
 
 class Dispatcher:
-    def __init__(self, outbox: Outbox, lookup: Callable[[Alert], Lookup], targets: list[Target], policy: RetryPolicy):
+    def __init__(self, outbox: Outbox, lookup: Callable[[Alert], Lookup], targets: list[Target], policy: RetryPolicy,
+                 *, outcome: Callable[[str, str], None] = lambda target, outcome: None):
         self._outbox = outbox
+        self._outcome = outcome  # told (target, "delivered" | "retried" | "failed") after each attempt
         self._lookup = lookup
         self._targets = targets
         self._policy = policy
@@ -158,6 +160,7 @@ class Dispatcher:
             self._failed(d, exc)
             return
         self._outbox.delivered(d)
+        self._outcome(target.name, "delivered")
         log.info("%s: delivered to %s", d.job.key, target.name)
 
     def _failed(self, d: Delivery, exc: DeliveryError) -> None:
@@ -168,6 +171,8 @@ class Dispatcher:
             why = "refused" if not exc.retry else "gave up"
             log.error("%s: %s %s after %d attempt(s): %s", d.job.key, why, d.target, d.attempts, exc)
             self._outbox.give_up(d, str(exc))
+            self._outcome(d.target, "failed")
             return
         log.warning("%s: %s failed (%s), attempt %d; next in %.1fs", d.job.key, d.target, exc, d.attempts, at - time.time())
         self._outbox.retry(d, at=at, error=str(exc), ambiguous=exc.ambiguous)
+        self._outcome(d.target, "retried")

@@ -1,0 +1,126 @@
+"""`/metrics` in Prometheus' format (prometheus-client): what a team watches in Grafana.
+
+One registry per app (not the process-wide default), so two services in one process (tests) never
+share counters. Counters move as things happen; the outbox depth and the store's count are read when
+Prometheus scrapes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..ingest import IngestReport
+from .outbox import Outbox
+
+_SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter("oncall_memory_http_requests", "HTTP requests by route, method and status",
+                                ["route", "method", "status"], registry=r)
+        self.request_seconds = Histogram("oncall_memory_http_request_duration_seconds", "HTTP request latency by route",
+                                         ["route"], buckets=_SECONDS, registry=r)
+        self.lookups = Counter("oncall_memory_lookups", "Lookups by search mode and whether they were degraded",
+                               ["mode", "degraded"], registry=r)
+        self.lookup_seconds = Histogram("oncall_memory_lookup_duration_seconds", "Lookup latency, embedding included",
+                                        buckets=_SECONDS, registry=r)
+        self.embed_seconds = Histogram("oncall_memory_embedder_duration_seconds", "Embedding call latency",
+                                       ["purpose"], buckets=_SECONDS, registry=r)
+        self.embed_failures = Counter("oncall_memory_embedder_failures", "Embedding calls that failed",
+                                      ["purpose"], registry=r)
+        self.deliveries = Counter("oncall_memory_deliveries", "Delivery attempts by target and outcome "
+                                  "(delivered, retried, failed)", ["target", "outcome"], registry=r)
+        self.ingest_runs = Counter("oncall_memory_ingest_runs", "Ingest runs by outcome (completed, stopped)",
+                                   ["outcome"], registry=r)
+        self.ingested = Counter("oncall_memory_ingested_incidents", "Incidents seen by ingest, by result "
+                                "(new, updated, unchanged, rejected)", ["result"], registry=r)
+
+    def watch(self, outbox: Outbox, count: Callable[[], int]) -> Callable[[], None]:
+        """Read the outbox depth and the store's count (`count()`) at each scrape, until the returned
+        function is called (when the service stops)."""
+        gauges = _Gauges(outbox, count)
+        self.registry.register(gauges)
+        return lambda: self.registry.unregister(gauges)
+
+    # -- what the memory and the dispatcher report ------------------------------------------------
+
+    def lookup(self, mode: str, degraded: bool, seconds: float) -> None:
+        self.lookups.labels(mode, str(degraded).lower()).inc()
+        self.lookup_seconds.observe(seconds)
+
+    def embedded(self, purpose: str, seconds: float, failed: bool) -> None:
+        self.embed_seconds.labels(purpose).observe(seconds)
+        if failed:
+            self.embed_failures.labels(purpose).inc()
+
+    def ingest(self, report: IngestReport, *, stopped: bool) -> None:
+        self.ingest_runs.labels("stopped" if stopped else "completed").inc()
+        for result in ("new", "updated", "unchanged", "rejected"):
+            self.ingested.labels(result).inc(getattr(report, result))
+
+    def delivery(self, target: str, outcome: str) -> None:
+        self.deliveries.labels(target, outcome).inc()
+
+
+    def exposition(self) -> tuple[bytes, str]:
+        """The text Prometheus scrapes, and its content type."""
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+class HttpMetrics:
+    """ASGI middleware: count and time every HTTP request by its route template (`/incidents/{incident_id}`,
+    never the raw path, so a scanner cannot blow up the label set), method and status."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics):
+        self.app, self.metrics = app, metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500  # an exception that escapes every handler is what the server answers with
+        started = time.perf_counter()
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_note)
+        finally:
+            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            method = scope["method"] if scope["method"] in _METHODS else "other"
+            self.metrics.requests.labels(route, method, str(status)).inc()
+            self.metrics.request_seconds.labels(route).observe(time.perf_counter() - started)
+
+
+_METHODS = {"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH"}
+
+
+class _Gauges(Collector):
+    def __init__(self, outbox: Outbox, count: Callable[[], int]):
+        self._outbox, self._count = outbox, count
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        depth = GaugeMetricFamily("oncall_memory_outbox_depth", "Deliveries waiting, by target and state",
+                                  labels=["target", "state"])
+        for (target, state), n in self._outbox.depth().items():
+            depth.add_metric([target, state], n)
+        yield depth
+        incidents = GaugeMetricFamily("oncall_memory_incidents", "Incidents in the memory")
+        try:
+            incidents.add_metric([], self._count())
+        except Exception:  # a store that cannot count: no sample rather than a failed scrape
+            pass
+        yield incidents
