@@ -15,6 +15,7 @@ from oncall_memory.memory import Memory
 from oncall_memory.schedule import free_port
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.signature import canonical_signature
 
 
 def test_similar_and_stats_go_through_a_running_service(tmp_path, monkeypatch, capsys):
@@ -44,6 +45,10 @@ def test_similar_and_stats_go_through_a_running_service(tmp_path, monkeypatch, c
             assert main(["stats", "--json"]) == 0
             assert json.loads(capsys.readouterr().out)["count"] == 64
             assert main(["similar", "dns", "--limit", "500"]) == 2  # the service's 4xx is the CLI's usage error
+            # feedback goes to the service too (it holds the store): its memory counts it at once
+            assert main(["feedback", "INC-1030", "helped", "node disk pressure", "--who", "ana"]) == 0
+            assert "INC-1030 helped" in capsys.readouterr().out
+            assert memory.feedback.tallies(canonical_signature("node disk pressure", [None]))["INC-1030"].helped == 1
         finally:
             server.should_exit = True
             thread.join(10)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from ..alert import Alert
+from ..errors import InvalidInput, OncallMemoryError
 from ..settings import Settings
+from . import remote
+from .common import err
 from .lookup import alert_from_args
 
 
@@ -24,12 +28,32 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
     alert = alert_from_args(args)
     verdict = "not related" if args.verdict == "not-related" else "helped"
-    from ..memory import Memory
+    recorded = _feedback_remote(args, settings, alert, verdict)
+    if recorded is None:
+        from ..memory import Memory
 
-    with Memory.open(settings) as memory:
-        recorded = memory.record_feedback(alert, args.suggested, verdict, who=args.who, ref="cli")
+        with Memory.open(settings) as memory:
+            recorded = memory.record_feedback(alert, args.suggested, verdict, who=args.who, ref="cli")
     print(f"{args.suggested} {verdict} for alerts like {alert.text!r}" + ("" if recorded else " (already recorded)"))
     return 0
+
+
+def _feedback_remote(args: argparse.Namespace, settings: Settings, alert: Alert, verdict: str) -> bool | None:
+    """Tell a running service (it owns the store); None when there is none or it does not answer."""
+    url = remote.service_url(settings)
+    if not url:
+        return None
+    body = {"alert": alert.model_dump(mode="json", exclude_defaults=True), "suggested": args.suggested,
+            "verdict": verdict, "who": args.who}
+    try:
+        response = remote.post(settings, url, "/feedback", body)
+    except remote.Unreachable as exc:
+        err(f"the service at {url} did not answer ({exc}); recording here instead")
+        return None
+    if response.status_code >= 400:
+        error = InvalidInput if response.status_code < 500 else OncallMemoryError
+        raise error(f"the service at {url}: {remote.detail(response)}")
+    return bool(response.json()["recorded"])
 
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:

@@ -7,7 +7,6 @@ import json
 import time
 from pathlib import Path
 
-import httpx
 from pydantic import ValidationError
 
 from ..alert import Alert, Filters
@@ -86,8 +85,8 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
     if url:
         try:
             return _similar_remote(args, settings, url, alert, filters)
-        except httpx.TransportError as exc:
-            err(f"the service at {url} did not answer ({type(exc).__name__}); looking up here instead")
+        except remote.Unreachable as exc:
+            err(f"the service at {url} did not answer ({exc}); looking up here instead")
     from ..memory import Memory
 
     with Memory.open(settings) as memory:
@@ -115,12 +114,11 @@ def _similar_remote(args: argparse.Namespace, settings: Settings, url: str, aler
     response = remote.post(settings, url, "/similar", body)
     elapsed = time.perf_counter() - started
     if response.status_code >= 400:
-        detail = response.json().get("detail", response.text) if response.headers.get("content-type", "").startswith(
-            "application/json") else response.text
-        raise (InvalidInput if response.status_code < 500 else OncallMemoryError)(f"the service at {url}: {detail}")
+        error = InvalidInput if response.status_code < 500 else OncallMemoryError
+        raise error(f"the service at {url}: {remote.detail(response)}")
     neighbours = [Neighbour.model_validate(n) for n in response.json()]
-    lookup = Lookup(mode=response.headers.get("X-Lookup-Mode", args.mode), ranked=not args.no_rank,
-                    degraded=response.headers.get("X-Lookup-Degraded"), signature_key=None, neighbours=neighbours)
+    lookup = Lookup(mode=response.headers.get("x-lookup-mode", args.mode), ranked=not args.no_rank,
+                    degraded=response.headers.get("x-lookup-degraded"), signature_key=None, neighbours=neighbours)
     if args.json:
         if lookup.degraded:
             err(lookup.degraded)
@@ -137,7 +135,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
             response = remote.get(settings, url, "/stats")
             if response.status_code < 400:
                 return _print_stats(args, response.json())
-        except httpx.TransportError:
+        except remote.Unreachable:
             pass
     from ..memory import Memory
 

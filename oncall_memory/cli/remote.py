@@ -6,14 +6,17 @@ The service writes `<data dir>/service.json` while it runs; `ONCALL_MEMORY_URL` 
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import httpx
+from urllib.parse import urlsplit
 
 from ..settings import Settings
+
+TIMEOUT = 30.0  # seconds: a lookup on a busy service, the local model included
 
 
 def service_file(settings: Settings) -> Path | None:
@@ -42,16 +45,58 @@ def _alive(pid: int) -> bool:
     return pid > 0
 
 
-def client(settings: Settings, url: str) -> httpx.Client:
-    headers = {"Authorization": f"Bearer {settings.api_token.get_secret_value()}"} if settings.api_token else {}
-    return httpx.Client(base_url=url, headers=headers, timeout=30)
+class Unreachable(Exception):
+    """The service did not answer (refused, timed out, reset): the caller looks up by itself."""
 
 
-def post(settings: Settings, url: str, path: str, body: dict[str, Any]) -> httpx.Response:
-    with client(settings, url) as http:
-        return http.post(path, json=body)
+@dataclass(frozen=True)
+class Response:
+    status_code: int
+    headers: dict[str, str]  # names lower-cased
+    text: str
+
+    def json(self) -> Any:
+        return json.loads(self.text)
 
 
-def get(settings: Settings, url: str, path: str) -> httpx.Response:
-    with client(settings, url) as http:
-        return http.get(path)
+def request(settings: Settings, url: str, method: str, path: str, body: dict[str, Any] | None = None) -> Response:
+    """One request to the service. The standard library's client, not httpx: importing httpx costs a CLI
+    start-up about 90 ms (its command-line entry point brings click and rich), and this one request on
+    loopback needs none of what it adds."""
+    parts = urlsplit(url)
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    headers = {"Accept": "application/json"}
+    if settings.api_token:
+        headers["Authorization"] = f"Bearer {settings.api_token.get_secret_value()}"
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    connection = connection_class(parts.netloc, timeout=TIMEOUT)
+    try:
+        connection.request(method, parts.path.rstrip("/") + path, body=data, headers=headers)
+        answer = connection.getresponse()
+        text = answer.read().decode("utf-8", "replace")
+    except (OSError, http.client.HTTPException) as exc:
+        raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        connection.close()
+    return Response(answer.status, {k.lower(): v for k, v in answer.getheaders()}, text)
+
+
+def post(settings: Settings, url: str, path: str, body: dict[str, Any]) -> Response:
+    return request(settings, url, "POST", path, body)
+
+
+def get(settings: Settings, url: str, path: str) -> Response:
+    return request(settings, url, "GET", path)
+
+
+def detail(response: Response) -> str:
+    """The service's own explanation of a 4xx/5xx."""
+    if response.headers.get("content-type", "").startswith("application/json"):
+        try:
+            return str(response.json().get("detail", response.text))
+        except (ValueError, AttributeError):
+            pass
+    return response.text[:500]
