@@ -38,6 +38,7 @@ from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
 from .signature import canonical_signature
 from .stores import IncidentStore, Mode, copy_points, open_edge, open_local, open_store
+from .stores.base import IndexReport
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,25 @@ class _TimedEmbedder:
         return getattr(self._embedder, name)
 
 
+class _Both:
+    """Two locks taken in order (and released in reverse) as one context manager, reusable."""
+
+    def __init__(self, first: Any, second: Any):
+        self._first, self._second = first, second
+
+    def __enter__(self) -> None:
+        self._first.acquire()
+        try:
+            self._second.acquire()
+        except BaseException:
+            self._first.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self._second.release()
+        self._first.release()
+
+
 @dataclass(frozen=True)
 class LastIngest:
     at: datetime
@@ -121,6 +141,11 @@ class Memory:
         self._known: dict[str, set[str]] | None = None
         self._embedder_verdict: tuple[float, str | None] = (0.0, None)  # (valid until, problem)
         self.observer: Observer = _Unobserved()
+        self._index_building = threading.Lock()  # one index build at a time; reindex and restore wait for it
+        # Held by every write to the store (with the lock) and by an index build while it copies: a build
+        # holds writes back without holding lookups back.
+        self._write_gate = threading.Lock()
+        self._writing = _Both(self._write_gate, self._lock)
         self._last_ingest: LastIngest | None = None
 
     @classmethod
@@ -227,7 +252,7 @@ class Memory:
         embedder = _TimedEmbedder(self.embedder, "ingest", self.observer)
         try:
             report = ingest(items, self.store, embedder, embed=embed, batch_size=self.settings.embed_batch_size,
-                            lock=self._lock, on_batch=on_batch)
+                            lock=self._writing, on_batch=on_batch)
         except IngestStopped as exc:
             self._ingested(exc.report, stopped=True)
             raise
@@ -307,6 +332,50 @@ class Memory:
             self._embedder_verdict = (time.monotonic() + EMBEDDER_TRUST_SECONDS, problem)
         return Readiness(True, f"{count} incidents, model {self.embedder.model}", problem)
 
+    # -- the vector index -----------------------------------------------------------------------
+
+    def index_due(self) -> bool:
+        """Should `build_index` run: past `index_threshold` incidents, with a tenth of them unindexed."""
+        with self._lock:
+            state = self.store.index_state() if self.store.exists() else None
+        return state is not None and state.due(self.settings.index_threshold)
+
+    def build_index(self, *, force: bool = False) -> IndexReport | None:
+        """Build the store's vector index beside the live collection and swap it in, when due (or `force`).
+
+        Lookups go on throughout except for the swap itself (closing the old collection and opening the
+        new one; `swap_seconds` in the report). Writes wait while the collection is copied and while what
+        was written during the build is copied into the new one. The build runs in another process.
+        None when there was nothing to do or another build is running.
+        """
+        if not self._index_building.acquire(blocking=False):
+            return None
+        try:
+            with self._write_gate:
+                with self._lock:
+                    state = self.store.index_state() if self.store.exists() else None
+                    if state is None or not (force or state.due(self.settings.index_threshold)):
+                        return None
+                    job = self.store.begin_index()
+                try:
+                    self.store.copy_for_index(job)
+                except BaseException:
+                    with self._lock:
+                        self.store.abandon_index(job)
+                    raise
+            try:
+                self.store.build_index(job)
+                with self._write_gate:
+                    self.store.replay_into_index(job, self._lock)
+                    with self._lock:
+                        return self.store.finish_index(job)
+            except BaseException:
+                with self._lock:
+                    self.store.abandon_index(job)
+                raise
+        finally:
+            self._index_building.release()
+
     # -- maintenance ----------------------------------------------------------------------------
 
     def reindex(self) -> IngestReport:
@@ -314,7 +383,12 @@ class Memory:
         payload holds every field), beside the old one, swapped in only when complete.
 
         A failure at any point before the swap drops the half-built collection and leaves the old one.
+        Waits for an index build under way (both replace the collection).
         """
+        with self._index_building:
+            return self._reindex()
+
+    def _reindex(self) -> IngestReport:
         with self._lock:
             if not self.store.exists():
                 raise InvalidInput(f"no collection {self.store.collection!r} at {self.store.location} to reindex")

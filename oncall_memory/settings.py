@@ -72,6 +72,9 @@ class Settings(BaseSettings):
     embed_retry_delays: list[float] = [5.0, 30.0, 120.0]
 
     candidates: int = Field(default=50, ge=1, le=1000)  # neighbours fetched before re-ranking
+    # The embedded store searches exactly below this many incidents and builds its vector index (HNSW over
+    # int8 vectors, rescored) above it, in the background; 0 never builds one. See the README's "Scale".
+    index_threshold: int = Field(default=20_000, ge=0)
     weights: RankingWeights = Field(default_factory=RankingWeights)
 
     pagerduty_url: str = "https://api.pagerduty.com"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from .. import payload as P
@@ -218,6 +218,71 @@ class IncidentStore(ABC):
     def optimize(self) -> bool:
         """Build the engine's vector index now, where the engine builds it on request. False: nothing to do."""
         return False
+
+    # -- the vector index, where the store builds it on request (Edge) ---------------------------
+    # A server indexes in the background by itself, and local mode only searches exactly: both keep
+    # these defaults. See `Memory.build_index` for how they are used.
+
+    def index_state(self) -> IndexState | None:
+        """How many points there are and how many the vector index covers; None where the engine looks
+        after its index itself."""
+        return None
+
+    # The steps of `Memory.build_index`, which says which locks each is called under.
+    def begin_index(self) -> IndexJob:
+        raise NotImplementedError(f"{type(self).__name__} builds no index on request")
+
+    def copy_for_index(self, job: IndexJob) -> None:
+        raise NotImplementedError
+
+    def build_index(self, job: IndexJob) -> None:
+        raise NotImplementedError
+
+    def replay_into_index(self, job: IndexJob, lock: Any) -> None:
+        raise NotImplementedError
+
+    def finish_index(self, job: IndexJob) -> IndexReport:
+        raise NotImplementedError
+
+    def abandon_index(self, job: IndexJob) -> None:  # noqa: B027 - nothing to drop where nothing is built
+        """Drop a build that failed; the live collection was never touched."""
+
+
+@dataclass(frozen=True)
+class IndexState:
+    count: int
+    indexed: int  # points the vector index covers; the rest are searched exactly
+
+    def due(self, threshold: int) -> bool:
+        """Worth (re)building: the collection is past the threshold and a tenth of it (at least 1,000
+        points) is outside the index."""
+        if threshold <= 0 or self.count < threshold:
+            return False
+        return self.count - self.indexed >= max(1_000, self.count // 10)
+
+
+@dataclass
+class IndexJob:
+    """An index build under way: the copy it runs on, and what it started from."""
+
+    path: Any
+    count: int
+    started: float
+    copy_seconds: float = 0.0
+    built_seconds: float = 0.0
+    replay_seconds: float = 0.0
+    replayed: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    count: int
+    indexed: int
+    copy_seconds: float  # writes waited (lookups did not)
+    build_seconds: float  # in another process: nothing waited
+    replay_seconds: float  # writes waited
+    swap_seconds: float  # lookups waited this long
+    replayed: int  # points written during the build, copied into the new index before the swap
 
 
 def copy_points(source: IncidentStore, target: IncidentStore, *, batch: int = 256) -> int:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import functools
 import json
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -21,13 +24,54 @@ import qdrant_edge as E
 from ..conditions import HasId, Match, Range, Where
 from ..errors import OncallMemoryError, StoreDamaged, StoreUnavailable
 from ..lexical import Sparse
-from .base import DENSE, INDEXES, RRF_K, SPARSE, Hit, IncidentStore, QueryPlan, StoredPoint, hit
+from .base import (
+    DENSE,
+    INDEXES,
+    RRF_K,
+    SPARSE,
+    Hit,
+    IncidentStore,
+    IndexJob,
+    IndexReport,
+    IndexState,
+    QueryPlan,
+    StoredPoint,
+    hit,
+)
 
 _INDEX_TYPES = {"keyword": E.PayloadSchemaType.Keyword, "datetime": E.PayloadSchemaType.Datetime,
                 "bool": E.PayloadSchemaType.Bool}
 F = TypeVar("F", bound=Callable[..., Any])
+INDEX_SUFFIX = "__index"
 RECOVERY = ("run `oncall-memory verify` to see what is damaged, and `oncall-memory restore BACKUP` to put a "
             "backup back (`oncall-memory backup PATH` makes one)")
+
+
+# The vector index (see `index_state` and the README's "Scale"): an HNSW graph over int8-quantized
+# vectors kept in RAM, rescored from the originals, which stay on disk (memory-mapped). Built only by
+# `optimize()`, which `Memory.build_index` runs in another process on a copy (the engine holds the GIL
+# while it optimizes, so in-process it would stop every thread).
+HNSW_M, HNSW_EF_CONSTRUCT = 16, 100
+HNSW_EF = 128  # candidates the graph search keeps; a lookup asks for 50
+OVERSAMPLING = 2.0  # quantized candidates fetched per result, then rescored with the original vectors
+FULL_SCAN_KB = 10_000  # a filter leaving fewer vectors than this (in KB) is searched exactly, by its payload index
+
+
+def edge_config(dimension: int) -> E.EdgeConfig:
+    return E.EdgeConfig(
+        vectors={DENSE: E.EdgeVectorParams(
+            size=dimension, distance=E.Distance.Cosine, memory=E.Memory.Cached,
+            quantization_config=E.ScalarQuantizationConfig(type=E.ScalarType.Int8, quantile=0.99,
+                                                           memory=E.Memory.Pinned),
+            hnsw_config=E.HnswIndexConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=FULL_SCAN_KB,
+                                          memory=E.Memory.Cached),
+        )},
+        sparse_vectors={SPARSE: E.EdgeSparseVectorParams(modifier=E.Modifier.Idf)},
+    )
+
+
+INDEXED_SEARCH = E.SearchParams(hnsw_ef=HNSW_EF,
+                                quantization=E.QuantizationSearchParams(rescore=True, oversampling=OVERSAMPLING))
 
 
 def _engine_errors(method: F) -> F:
@@ -62,10 +106,12 @@ class EdgeStore(IncidentStore):
         self._contract_file = root / f"{collection}.contract.json"
         self.location = str(self._path)
         self._shard: E.EdgeShard | None = None
+        self._indexed = 0  # points the vector index covers (see `index_state`)
+        self._written_since: set[str] | None = None  # ids written while an index build runs on a copy
         self._lock = _hold_lock(root / f"{collection}.lock", self._path)
         try:
             if load and self.exists():
-                self._shard = _load(self._path)
+                self._open_shard()
         except BaseException:
             self._lock.close()
             raise
@@ -87,11 +133,7 @@ class EdgeStore(IncidentStore):
         self._root.mkdir(parents=True, exist_ok=True)
         if self._path.exists():  # a shard left by a create that never recorded its contract
             shutil.rmtree(self._path)
-        config = E.EdgeConfig(
-            vectors={DENSE: E.EdgeVectorParams(size=contract["dimension"], distance=E.Distance.Cosine)},
-            sparse_vectors={SPARSE: E.EdgeSparseVectorParams(modifier=E.Modifier.Idf)},
-        )
-        shard = E.EdgeShard.create(str(self._path), config)
+        shard = E.EdgeShard.create(str(self._path), edge_config(contract["dimension"]))
         for field, kind in INDEXES.items():
             shard.update(E.UpdateOperation.create_field_index(field, _INDEX_TYPES[kind]))
         # The contract is written last: a collection without one does not exist yet.
@@ -104,10 +146,20 @@ class EdgeStore(IncidentStore):
         return self.contract().get("count") if self.exists() else None
 
     def record_count(self, count: int) -> None:
-        contract = {**self.contract(), "count": count}
+        self._update_contract(count=count)
+
+    def _update_contract(self, **fields: Any) -> None:
+        contract = {**self.contract(), **fields}
         tmp = self._contract_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(contract))
         tmp.replace(self._contract_file)
+
+    def _open_shard(self) -> None:
+        # Loading with today's config upgrades a store made by an older version: its next index build
+        # quantizes and moves the vectors to disk.
+        contract = self.contract()
+        self._shard = _load(self._path, edge_config(contract["dimension"]))
+        self._indexed = contract.get("indexed", 0)
 
     def _close_shard(self) -> None:
         if self._shard is not None:
@@ -138,7 +190,7 @@ class EdgeStore(IncidentStore):
         shutil.rmtree(retired, ignore_errors=True)
         new.close()
         (self._root / f"{new.collection}.lock").unlink(missing_ok=True)
-        self._shard = _load(self._path)
+        self._open_shard()
 
     @property
     def shard(self) -> E.EdgeShard:
@@ -152,6 +204,8 @@ class EdgeStore(IncidentStore):
     def write(self, points: Sequence[StoredPoint]) -> None:
         if not points:
             return
+        if self._written_since is not None:
+            self._written_since.update(p.point_id for p in points)
         self.shard.update(
             E.UpdateOperation.upsert_points(
                 [E.Point(p.point_id, {DENSE: p.dense, SPARSE: _sparse(p.sparse)}, p.payload) for p in points]
@@ -160,6 +214,8 @@ class EdgeStore(IncidentStore):
 
     @_engine_errors
     def replace_payloads(self, payloads: dict[str, dict[str, Any]], sparse: dict[str, Sparse] | None = None) -> None:
+        if self._written_since is not None:
+            self._written_since.update(payloads)
         for point_id, payload in payloads.items():
             self.shard.update(E.UpdateOperation.overwrite_payload([point_id], payload))
         if sparse:
@@ -212,8 +268,10 @@ class EdgeStore(IncidentStore):
         # Only the sparse vector comes back: turning 50 dense vectors into Python lists costs more than
         # asking the engine for their similarities.
         common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vector=[SPARSE])
+        params = INDEXED_SEARCH if self._indexed else None  # below the threshold every search is exact
         if plan.fused:
-            fused = [E.Prefetch(limit=limit, query=q, filter=flt) for q in searches]
+            fused = [E.Prefetch(limit=limit, query=q, filter=flt, params=params if q is searches[0] and plan.dense else None)
+                     for q in searches]
             if plan.rescore:
                 request = E.QueryRequest(
                     query=searches[0],
@@ -223,7 +281,7 @@ class EdgeStore(IncidentStore):
             else:
                 request = E.QueryRequest(query=E.Fusion.Rrf(k=RRF_K), prefetches=fused, **common)
         else:
-            request = E.QueryRequest(query=searches[0], filter=flt, **common)
+            request = E.QueryRequest(query=searches[0], filter=flt, params=params if plan.dense else None, **common)
         return [hit(p.id, p.score, p.payload, _sparse_of(p.vector)) for p in self.shard.query(request)]
 
     @_engine_errors
@@ -244,8 +302,90 @@ class EdgeStore(IncidentStore):
 
     @_engine_errors
     def optimize(self) -> bool:
-        """Build the HNSW index (blocks). Exact search is fast at the sizes measured; see the README."""
-        return self.shard.optimize()
+        """Build the HNSW index here and now. The engine holds the GIL meanwhile (every thread of this process
+        stops): for a running service use `Memory.build_index`, which builds on a copy in another process."""
+        changed = self.shard.optimize()
+        self._record_indexed(self.count())
+        return changed
+
+    def _record_indexed(self, count: int) -> None:
+        # The engine's `indexed_vectors_count` adds up the sparse vectors too; what the graph covers is
+        # recorded with the contract: the points of the last build (later writes are searched exactly).
+        self._update_contract(indexed=count)
+        self._indexed = count
+
+    # -- the vector index, built beside ------------------------------------------------------------
+
+    @_engine_errors
+    def index_state(self) -> IndexState | None:
+        if self._shard is None:
+            return IndexState(0, 0)
+        return IndexState(self.count(), self._indexed)
+
+    @_engine_errors
+    def begin_index(self) -> IndexJob:
+        """Flush, and note every id written from now on (they are copied into the built index before the
+        swap). The caller holds writes back until `copy_for_index` returns."""
+        self.shard.flush()
+        self._written_since = set()
+        return IndexJob(self._root / f"{self.collection}{INDEX_SUFFIX}", self.count(), time.perf_counter())
+
+    def copy_for_index(self, job: IndexJob) -> None:
+        """Copy the collection's files (lookups may run meanwhile: they only read)."""
+        shutil.rmtree(job.path, ignore_errors=True)  # left by a build that died
+        shutil.copytree(self._path, job.path)
+        job.copy_seconds = time.perf_counter() - job.started
+
+    def build_index(self, job: IndexJob, *, timeout: float | None = None) -> None:
+        """Optimize the copy in a child process (no lock held: lookups and writes go on here)."""
+        started = time.perf_counter()
+        command = [sys.executable, "-m", "oncall_memory.stores.edge_index", str(job.path),
+                   str(self.contract()["dimension"])]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise OncallMemoryError(f"building the vector index of {self.location} failed: "
+                                    f"{(done.stderr or done.stdout).strip()[-500:]}")
+        job.built_seconds = time.perf_counter() - started
+
+    @_engine_errors
+    def replay_into_index(self, job: IndexJob, lock: Any) -> None:
+        """Copy what was written during the build into the built collection. Writes are held back by the
+        caller; each read of the live collection takes `lock` briefly, so lookups go on."""
+        started = time.perf_counter()
+        built = _load(job.path, edge_config(self.contract()["dimension"]))
+        try:
+            if (held := built.count(E.CountRequest(exact=True))) != job.count:
+                raise OncallMemoryError(f"the index build of {self.location} holds {held} points, the copy had {job.count}")
+            job.replayed = sorted(self._written_since or ())
+            for at in range(0, len(job.replayed), 256):
+                with lock:
+                    records = self.shard.retrieve(job.replayed[at:at + 256], with_payload=True, with_vector=True)
+                built.update(E.UpdateOperation.upsert_points(
+                    [E.Point(r.id, dict(r.vector or {}), r.payload or {}) for r in records]))
+            built.flush()
+        finally:
+            built.close()
+        job.replay_seconds = time.perf_counter() - started
+
+    @_engine_errors
+    def finish_index(self, job: IndexJob) -> IndexReport:
+        """Swap the built collection in: the only step lookups wait for."""
+        started = time.perf_counter()
+        self._written_since = None
+        self._close_shard()
+        retired = self._root / f"{self.collection}.retired"
+        shutil.rmtree(retired, ignore_errors=True)
+        self._path.rename(retired)
+        job.path.rename(self._path)
+        shutil.rmtree(retired, ignore_errors=True)
+        self._record_indexed(job.count)
+        self._open_shard()
+        return IndexReport(self.count(), self._indexed, job.copy_seconds, job.built_seconds, job.replay_seconds,
+                           time.perf_counter() - started, len(job.replayed))
+
+    def abandon_index(self, job: IndexJob) -> None:
+        self._written_since = None
+        shutil.rmtree(job.path, ignore_errors=True)
 
 
 def _hold_lock(lock_path: Path, path: Path) -> IO[bytes]:
@@ -260,9 +400,9 @@ def _hold_lock(lock_path: Path, path: Path) -> IO[bytes]:
     return handle
 
 
-def _load(path: Path) -> E.EdgeShard:
+def _load(path: Path, config: E.EdgeConfig | None = None) -> E.EdgeShard:
     try:
-        return E.EdgeShard.load(str(path))
+        return E.EdgeShard.load(str(path), config)
     except Exception as exc:  # the engine reports a held WAL lock as a runtime error
         if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
             raise StoreUnavailable(_IN_USE.format(path=path)) from exc
