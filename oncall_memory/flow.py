@@ -78,6 +78,10 @@ def ingest_flow(
     with Memory.open(settings, embedder=embedder) as memory:
         embed = embed_batch.with_options(retries=settings.embed_retries, retry_delay_seconds=settings.embed_retry_delays)
         report = memory.ingest(items, embed=partial(embed, memory.embedder))
+        index = memory.build_index()  # only when due: past the threshold, a tenth unindexed
+    if index:
+        logger.info("vector index rebuilt: %d of %d incidents indexed in %.1fs", index.indexed, index.count,
+                    index.build_seconds)
     for rejection in report.rejections:
         logger.warning("rejected %s", rejection)
     counts = report.counts()

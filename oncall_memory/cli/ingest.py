@@ -77,8 +77,20 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             err(f"stopped: batches before the failure are stored ({exc.report.counts()}); re-run to finish the rest")
             return EXIT_FAILED
         location = memory.store.location
+        build_index_if_due(memory)
     _print(report, args, settings, location, time.perf_counter() - started)
     return EXIT_REJECTED if report.rejected else 0
+
+
+def build_index_if_due(memory: Memory) -> None:
+    """Past the threshold, the ingest ends by (re)building the vector index (see `Memory.build_index`)."""
+    if memory.index_due():
+        err("building the vector index (once past ONCALL_MEMORY_INDEX_THRESHOLD incidents; lookups stay exact "
+            "until it is done) ...")
+        report = memory.build_index()
+        if report:
+            err(f"vector index: {report.indexed} of {report.count} incidents indexed in "
+                f"{report.copy_seconds + report.build_seconds + report.replay_seconds + report.swap_seconds:.1f}s")
 
 
 def _backfill(memory: Memory, settings: Settings, since: datetime, until: datetime) -> IngestReport:

@@ -1,4 +1,4 @@
-"""Keeping the memory whole: `migrate`, `reindex`, `verify`, `backup`, `restore`."""
+"""Keeping the memory whole: `migrate`, `reindex`, `index`, `verify`, `backup`, `restore`."""
 
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("reindex", help="rebuild the collection with the configured embedder; swapped in when complete")
     p.set_defaults(func=cmd_reindex)
+
+    p = sub.add_parser("index", help="build the embedded store's vector index now if due (--force: even if not)")
+    p.add_argument("--force", action="store_true")
+    p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("verify", help="read every stored point and check it against the collection's contract")
     p.add_argument("--json", action="store_true")
@@ -47,6 +51,26 @@ def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
         model, dimension = memory.embedder.model, memory.embedder.dimension
     print(f"reindexed {report.new} incidents with {model} ({dimension} dims, "
           f"{report.embedding_calls} embedding calls) into {settings.collection!r}")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+    from ..memory import Memory
+
+    with Memory.open(settings) as memory:
+        state = memory.store.index_state() if memory.store.exists() else None
+        if state is None:
+            print("nothing to do: this store indexes by itself (a Qdrant server) or searches exactly (local mode), "
+                  "or holds no collection yet")
+            return 0
+        report = memory.build_index(force=args.force)
+    if report is None:
+        print(f"not due: {state.count} incidents, {state.indexed} indexed (threshold "
+              f"{settings.index_threshold}; --force builds anyway)")
+        return 0
+    print(f"vector index: {report.indexed} of {report.count} incidents indexed; copy {report.copy_seconds:.1f}s, "
+          f"build {report.build_seconds:.1f}s, catch-up {report.replay_seconds:.1f}s ({report.replayed} written "
+          f"meanwhile), swap {report.swap_seconds:.2f}s")
     return 0
 
 

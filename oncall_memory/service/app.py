@@ -23,6 +23,7 @@ from ..settings import Settings
 from ..sources.factory import pagerduty_api
 from . import api, page, webhooks
 from .auth import api_token
+from .indexer import Indexer
 from .ingest_timer import IngestTimer
 from .learn import Learner
 from .mcp_http import McpEndpoint, mcp_app
@@ -96,6 +97,8 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
             stack.callback(dispatcher.stop)
             if settings.ingest_interval > 0:
                 stack.enter_context(IngestTimer(settings, mem))
+            if settings.index_threshold > 0:
+                stack.enter_context(Indexer(mem))
             app.state.memory, app.state.dispatcher, app.state.outbox = mem, dispatcher, box
             app.state.mcp = await stack.enter_async_context(mcp_app(mem))
             yield

@@ -254,11 +254,11 @@ class IndexState:
     indexed: int  # points the vector index covers; the rest are searched exactly
 
     def due(self, threshold: int) -> bool:
-        """Worth (re)building: the collection is past the threshold and a tenth of it (at least 1,000
-        points) is outside the index."""
+        """Worth (re)building: the collection is past the threshold and a tenth of it (and a tenth of the
+        threshold) is outside the index, searched exactly."""
         if threshold <= 0 or self.count < threshold:
             return False
-        return self.count - self.indexed >= max(1_000, self.count // 10)
+        return self.count - self.indexed >= max(threshold // 10, self.count // 10, 1)
 
 
 @dataclass

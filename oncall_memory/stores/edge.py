@@ -67,6 +67,9 @@ def edge_config(dimension: int) -> E.EdgeConfig:
                                           memory=E.Memory.Cached),
         )},
         sparse_vectors={SPARSE: E.EdgeSparseVectorParams(modifier=E.Modifier.Idf)},
+        # When to index is decided by `Memory.build_index` (the engine optimizes only when asked): once
+        # asked, every segment gets its graph, whatever its size.
+        optimizers=E.EdgeOptimizersConfig(indexing_threshold=1),
     )
 
 
