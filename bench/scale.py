@@ -1,0 +1,241 @@
+"""How the embedded store scales, exact and indexed, with a projection to a million incidents.
+
+    python -m bench.scale [--sizes 10000 50000 100000 200000] [--lookups 200] [--recall-sizes 10000 20000 40000]
+
+For each size (the varied synthetic backlog, fake embedder, 1536 dims, Edge, this machine):
+  - ingest rate through `Memory.ingest`;
+  - `oncall-memory serve` started on the store: time to ready, RSS after start and after the lookups,
+    p50/p99 of `GET /similar` unfiltered, with an env filter, with env + tag (HTTP included), first with
+    exact search, then again after `Memory.build_index` (timed: copy, build in a child process, swap);
+  - the raw engine on the same data: one dense query straight to the Edge shard, exact and indexed.
+Then the recall check on realistic vectors: the local model's embeddings of the varied backlog
+(`bench.real_vectors`, cached), recall@10 of the indexed, quantized, rescored search against exact search
+on held-out alerts, unfiltered and with an env filter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from oncall_memory.alert import Alert, Filters
+from oncall_memory.distill import distill, distill_alert
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.incident import Incident
+from oncall_memory.memory import Memory
+from oncall_memory.schedule import free_port
+from oncall_memory.settings import Settings
+
+from .serve_memory import proc_kb
+from .synth import varied_rows
+
+DIM = 1536
+FILTERS = {"unfiltered": {}, "env": {"env": "shop-prod"}, "env+tag": {"env": "shop-prod", "tag": "kubernetes"}}
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+class Serving:
+    """`oncall-memory serve` on a data dir, as a deployment runs it (the store's index builds are left to
+    the benchmark: ONCALL_MEMORY_INDEX_THRESHOLD=0)."""
+
+    def __init__(self, data: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake",
+               "ONCALL_MEMORY_EMBED_DIM": str(DIM), "ONCALL_MEMORY_INDEX_THRESHOLD": "0"}
+        started = time.perf_counter()
+        self.proc = subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(self.port)],
+                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while True:
+            try:
+                if httpx.get(self.url + "/readyz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if self.proc.poll() is not None:
+                raise SystemExit("serve exited during start-up")
+            time.sleep(0.1)
+        self.ready_seconds = time.perf_counter() - started
+
+    def rss_mb(self) -> float:
+        return proc_kb(self.proc.pid, "VmRSS") / 1024
+
+    def lookups(self, alerts: list[str], params: dict) -> list[float]:
+        times = []
+        with httpx.Client(base_url=self.url, timeout=60) as http:
+            for text in alerts:
+                started = time.perf_counter()
+                http.get("/similar", params={"text": text, **params}).raise_for_status()
+                times.append((time.perf_counter() - started) * 1000)
+        return times
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(60)
+
+
+def measure_serving(data: Path, alerts: list[str]) -> dict:
+    serving = Serving(data)
+    try:
+        out = {"ready_s": serving.ready_seconds, "rss_start_mb": serving.rss_mb()}
+        serving.lookups(alerts[:10], {})  # warm the page cache the way the first pages of a shift would
+        for label, params in FILTERS.items():
+            times = serving.lookups(alerts, params)
+            out[label] = (statistics.median(times), pct(times, 0.99))
+        out["rss_after_mb"] = serving.rss_mb()
+        out["hwm_mb"] = proc_kb(serving.proc.pid, "VmHWM") / 1024
+    finally:
+        serving.stop()
+    return out
+
+
+def raw_query_ms(settings: Settings, vectors: list[list[float]]) -> tuple[float, float]:
+    """p50 of one dense top-50 query straight to the Edge shard: exact, then as the store asks (indexed)."""
+    import qdrant_edge as E
+
+    from oncall_memory.stores.edge import DENSE, INDEXED_SEARCH
+
+    with Memory.open(settings, embedder=FakeEmbedder(dimension=DIM)) as memory:
+        shard = memory.store.shard
+        result = []
+        for params in (E.SearchParams(exact=True), INDEXED_SEARCH):
+            times = []
+            for v in vectors:
+                started = time.perf_counter()
+                shard.query(E.QueryRequest(query=E.Query.Nearest(v, using=DENSE), limit=50, params=params,
+                                           with_payload=False, with_vector=False))
+                times.append((time.perf_counter() - started) * 1000)
+            result.append(statistics.median(times))
+    return result[0], result[1]
+
+
+def scale_run(n: int, lookups: int) -> dict:
+    rows = varied_rows(n + lookups)
+    incidents = [Incident.model_validate(r) for r in rows[:n]]
+    alerts = [r["title"] for r in rows[n:]]
+    data = Path(tempfile.mkdtemp(prefix=f"scale-{n}-"))
+    settings = Settings(data_dir=data, embedder="fake", embed_dim=DIM, index_threshold=0, embed_batch_size=256)
+    embedder = FakeEmbedder(dimension=DIM)
+    with Memory.open(settings, embedder=embedder) as memory:
+        started = time.perf_counter()
+        memory.ingest(incidents)
+        ingest_s = time.perf_counter() - started
+    out: dict = {"n": n, "ingest_s": ingest_s, "ingest_rate": n / ingest_s,
+                 "disk_mb": sum(f.stat().st_size for f in data.rglob("*") if f.is_file()) / 2**20}
+    out["exact"] = measure_serving(data, alerts)
+    query_vectors = embedder.embed([distill_alert(a) for a in alerts[:50]])
+    with Memory.open(settings, embedder=embedder) as memory:
+        report = memory.build_index(force=True)
+    out["build"] = report
+    out["indexed"] = measure_serving(data, alerts)
+    out["raw_exact_ms"], out["raw_indexed_ms"] = raw_query_ms(settings, query_vectors)
+    return out
+
+
+# -- recall on the local model's vectors ------------------------------------------------------------
+
+class Precomputed:
+    """The local model, answering from vectors it computed earlier (cached by `bench.real_vectors`) for the
+    backlog's texts, and computing the rest (the held-out alerts)."""
+
+    def __init__(self, texts: list[str], vectors: np.ndarray, model):
+        self._by_text = {t: v for t, v in zip(texts, vectors.tolist())}
+        self._model = model
+        self.model, self.dimension = model.model, model.dimension
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in texts if t not in self._by_text]
+        if missing:
+            self._by_text.update(zip(missing, self._model.embed(missing)))
+        return [self._by_text[t] for t in texts]
+
+
+def recall_run(n: int, queries: int = 200) -> dict:
+    from oncall_memory.embedders.local import LocalEmbedder
+
+    from .real_vectors import CACHE, real_vectors
+
+    incidents, vectors = real_vectors(n)
+    rows = varied_rows(n + queries)[n:]  # held out: alerts the memory has not seen
+    alerts = [Alert(text=r["title"] + ". " + (r.get("error_signature") or "")) for r in rows]
+    embedder = Precomputed([distill(i) for i in incidents], vectors, LocalEmbedder(cache=CACHE / "models"))
+    data = Path(tempfile.mkdtemp(prefix=f"recall-{n}-"))
+    settings = Settings(data_dir=data, embedder="local", index_threshold=0, embed_batch_size=512)
+    out: dict = {"n": n}
+    kinds = (("unfiltered", None), ("env", Filters(env="shop-prod")))
+    with Memory.open(settings, embedder=embedder) as memory:
+        memory.ingest(incidents)
+        exact = {label: [memory.similar(a, filters=f, limit=10, mode="dense", rank=False) for a in alerts]
+                 for label, f in kinds}
+        memory.build_index(force=True)
+        for label, f in kinds:
+            indexed = [memory.similar(a, filters=f, limit=10, mode="dense", rank=False) for a in alerts]
+            out[label] = statistics.mean(len({x.id for x in e.neighbours} & {x.id for x in i.neighbours}) / 10
+                                         for e, i in zip(exact[label], indexed))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 50_000, 100_000, 200_000])
+    ap.add_argument("--lookups", type=int, default=200)
+    ap.add_argument("--recall-sizes", type=int, nargs="*", default=[10_000, 20_000, 40_000])
+    args = ap.parse_args()
+    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; "
+          f"fake embedder, {DIM} dims, Edge; {args.lookups} lookups per kind over HTTP", flush=True)
+    runs = []
+    for n in args.sizes:
+        r = scale_run(n, args.lookups)
+        runs.append(r)
+        b, ex, ix = r["build"], r["exact"], r["indexed"]
+        print(f"\n{n:,} incidents: ingest {r['ingest_s']:.0f}s ({r['ingest_rate']:.0f}/s), on disk {r['disk_mb']:.0f} MB")
+        print(f"  index build: copy {b.copy_seconds:.1f}s (writes wait), build {b.build_seconds:.1f}s (child process), "
+              f"swap {b.swap_seconds:.2f}s (lookups wait)")
+        for label, m in (("exact", ex), ("indexed", ix)):
+            cells = "  ".join(f"{k} {m[k][0]:.1f}/{m[k][1]:.1f}" for k in FILTERS)
+            print(f"  {label:8s} serve ready {m['ready_s']:.1f}s, RSS {m['rss_start_mb']:.0f} MB at start, "
+                  f"{m['rss_after_mb']:.0f} MB after lookups (peak {m['hwm_mb']:.0f}); p50/p99 ms: {cells}")
+        print(f"  raw engine, one dense top-50 query: exact {r['raw_exact_ms']:.1f} ms, indexed {r['raw_indexed_ms']:.2f} ms; "
+              f"pipeline (HTTP, unfiltered) / raw: exact {ex['unfiltered'][0] / r['raw_exact_ms']:.2f}x, "
+              f"indexed {ix['unfiltered'][0] / r['raw_indexed_ms']:.1f}x; indexed / exact p50 "
+              f"{ix['unfiltered'][0] / ex['unfiltered'][0]:.2f}", flush=True)
+    if len(runs) >= 2:
+        a, b = runs[-2], runs[-1]
+        per = (b["n"] - a["n"])
+
+        def project(get) -> float:
+            return get(b) + (get(b) - get(a)) / per * (1_000_000 - b["n"])
+
+        print("\nprojection to 1,000,000 incidents (linear from the two largest runs):")
+        print(f"  exact p50 unfiltered {project(lambda r: r['exact']['unfiltered'][0]):.0f} ms, "
+              f"indexed p50 unfiltered {project(lambda r: r['indexed']['unfiltered'][0]):.0f} ms (graph search grows "
+              f"slower than linearly: an upper bound)")
+        print(f"  RSS after lookups: exact {project(lambda r: r['exact']['rss_after_mb']):.0f} MB, "
+              f"indexed {project(lambda r: r['indexed']['rss_after_mb']):.0f} MB")
+        print(f"  ingest {project(lambda r: r['ingest_s']) / 60:.0f} min, index build "
+              f"{project(lambda r: r['build'].build_seconds) / 60:.0f} min, on disk "
+              f"{project(lambda r: r['disk_mb']) / 1024:.1f} GB")
+    if args.recall_sizes:
+        print("\nrecall@10 of indexed (HNSW m=16, ef 128, int8, rescored x2) vs exact search, local-model vectors "
+              "(all-MiniLM-L6-v2, 384 dims) of the varied backlog, 200 held-out alerts:", flush=True)
+        for n in args.recall_sizes:
+            r = recall_run(n)
+            print(f"  {n:,} incidents: unfiltered {r['unfiltered']:.3f}, env filter {r['env']:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
