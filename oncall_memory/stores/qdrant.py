@@ -27,6 +27,10 @@ class QdrantStore(IncidentStore):
         self._client = client
         self._borrowed = borrowed  # a sibling shares its parent's client and must not close it
         self._indexes = indexes  # local mode ignores payload indexes (and warns)
+        # A server searches its graph over int8 vectors and rescores from the originals, as Edge does;
+        # local mode only scans, exactly.
+        self._params = models.SearchParams(hnsw_ef=128, quantization=models.QuantizationSearchParams(
+            rescore=True, oversampling=2.0)) if indexes else None
         self.collection = collection
         self.location = location
 
@@ -64,11 +68,20 @@ class QdrantStore(IncidentStore):
         return meta
 
     def _create(self, contract: dict[str, Any]) -> None:
+        index: dict[str, Any] = {}
+        if self._indexes:  # a server: the same index as Edge's, built by the server's own optimizers
+            index = dict(
+                hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100),
+                quantization_config=models.ScalarQuantization(scalar=models.ScalarQuantizationConfig(
+                    type=models.ScalarType.INT8, quantile=0.99, always_ram=True)),
+            )
         self._client.create_collection(
             self.collection,
-            vectors_config={DENSE: models.VectorParams(size=contract["dimension"], distance=models.Distance.COSINE)},
+            vectors_config={DENSE: models.VectorParams(size=contract["dimension"], distance=models.Distance.COSINE,
+                                                       on_disk=True if self._indexes else None)},
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             metadata=contract,
+            **index,
         )
         if self._indexes:
             for field, kind in INDEXES.items():
@@ -147,7 +160,7 @@ class QdrantStore(IncidentStore):
         common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vectors=[SPARSE])
         if plan.fused:
             fused = [
-                models.Prefetch(query=list(dense), using=DENSE, filter=flt, limit=limit),
+                models.Prefetch(query=list(dense), using=DENSE, filter=flt, limit=limit, params=self._params),
                 models.Prefetch(query=_sparse(sparse), using=SPARSE, filter=flt, limit=limit),
             ]
             fusion = models.FusionQuery(fusion=models.Fusion.RRF)
@@ -164,6 +177,7 @@ class QdrantStore(IncidentStore):
                 query=list(dense) if plan.dense else _sparse(sparse),
                 using=DENSE if plan.dense else SPARSE,
                 query_filter=flt,
+                search_params=self._params if plan.dense else None,
                 **common,
             )
         return [hit(p.id, p.score, p.payload, _sparse_of(p.vector)) for p in response.points]
