@@ -8,6 +8,10 @@ For each size (the varied synthetic backlog, fake embedder, 1536 dims, Edge, thi
     p50/p99 of `GET /similar` unfiltered, with an env filter, with env + tag (HTTP included), first with
     exact search, then again after `Memory.build_index` (timed: copy, build in a child process, swap);
   - the raw engine on the same data: one dense query straight to the Edge shard, exact and indexed.
+With `QDRANT_URL` set, the same run goes to that Qdrant server or cluster (a collection `scale_<n>` per size,
+dropped first): the server builds its index itself while it ingests, so there is one serving measurement,
+taken once the collection reports green, and the raw query goes through qdrant-client with the same search
+parameters. No server runs on the machine these figures come from: that path has not been run.
 Then the recall check on realistic vectors: the local model's embeddings of the varied backlog
 (`bench.real_vectors`, cached), recall@10 of the indexed, quantized, rescored search against exact search
 on held-out alerts, unfiltered and with an env filter.
@@ -52,11 +56,12 @@ class Serving:
     """`oncall-memory serve` on a data dir, as a deployment runs it (the store's index builds are left to
     the benchmark: ONCALL_MEMORY_INDEX_THRESHOLD=0)."""
 
-    def __init__(self, data: Path):
+    def __init__(self, data: Path, collection: str = "incidents"):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake",
-               "ONCALL_MEMORY_EMBED_DIM": str(DIM), "ONCALL_MEMORY_INDEX_THRESHOLD": "0"}
+               "ONCALL_MEMORY_EMBED_DIM": str(DIM), "ONCALL_MEMORY_INDEX_THRESHOLD": "0",
+               "ONCALL_MEMORY_COLLECTION": collection}
         started = time.perf_counter()
         self.proc = subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(self.port)],
                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -88,8 +93,8 @@ class Serving:
         self.proc.wait(60)
 
 
-def measure_serving(data: Path, alerts: list[str]) -> dict:
-    serving = Serving(data)
+def measure_serving(data: Path, alerts: list[str], collection: str = "incidents") -> dict:
+    serving = Serving(data, collection)
     try:
         out = {"ready_s": serving.ready_seconds, "rss_start_mb": serving.rss_mb()}
         serving.lookups(alerts[:10], {})  # warm the page cache the way the first pages of a shift would
@@ -123,25 +128,66 @@ def raw_query_ms(settings: Settings, vectors: list[list[float]]) -> tuple[float,
     return result[0], result[1]
 
 
+def server_raw_query_ms(settings: Settings, vectors: list[list[float]]) -> tuple[float, float]:
+    """The raw query against a Qdrant server: exact, then with the store's search parameters."""
+    from qdrant_client import QdrantClient, models
+
+    from oncall_memory.stores.base import DENSE
+
+    client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
+    indexed = models.SearchParams(hnsw_ef=128, quantization=models.QuantizationSearchParams(rescore=True, oversampling=2.0))
+    result = []
+    for params in (models.SearchParams(exact=True), indexed):
+        times = []
+        for v in vectors:
+            started = time.perf_counter()
+            client.query_points(settings.collection, query=v, using=DENSE, limit=50, search_params=params,
+                                with_payload=False)
+            times.append((time.perf_counter() - started) * 1000)
+        result.append(statistics.median(times))
+    client.close()
+    return result[0], result[1]
+
+
+def wait_green(settings: Settings) -> float:
+    """Seconds until the server reports the collection's optimizers done (its index built)."""
+    from qdrant_client import QdrantClient, models
+
+    client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
+    started = time.perf_counter()
+    while client.get_collection(settings.collection).status != models.CollectionStatus.GREEN:
+        time.sleep(1)
+    client.close()
+    return time.perf_counter() - started
+
+
 def scale_run(n: int, lookups: int) -> dict:
     rows = varied_rows(n + lookups)
     incidents = [Incident.model_validate(r) for r in rows[:n]]
     alerts = [r["title"] for r in rows[n:]]
     data = Path(tempfile.mkdtemp(prefix=f"scale-{n}-"))
-    settings = Settings(data_dir=data, embedder="fake", embed_dim=DIM, index_threshold=0, embed_batch_size=256)
+    settings = Settings(data_dir=data, embedder="fake", embed_dim=DIM, index_threshold=0, embed_batch_size=256,
+                        collection=f"scale_{n}")
     embedder = FakeEmbedder(dimension=DIM)
     with Memory.open(settings, embedder=embedder) as memory:
+        if settings.qdrant_url and memory.store.exists():
+            memory.store.drop()  # a server keeps what an earlier run left
         started = time.perf_counter()
         memory.ingest(incidents)
         ingest_s = time.perf_counter() - started
     out: dict = {"n": n, "ingest_s": ingest_s, "ingest_rate": n / ingest_s,
                  "disk_mb": sum(f.stat().st_size for f in data.rglob("*") if f.is_file()) / 2**20}
-    out["exact"] = measure_serving(data, alerts)
     query_vectors = embedder.embed([distill_alert(a) for a in alerts[:50]])
+    if settings.qdrant_url:  # the server indexes as it ingests: one measurement, once it is done
+        out["green_s"] = wait_green(settings)
+        out["indexed"] = measure_serving(data, alerts, settings.collection)
+        out["raw_exact_ms"], out["raw_indexed_ms"] = server_raw_query_ms(settings, query_vectors)
+        return out
+    out["exact"] = measure_serving(data, alerts, settings.collection)
     with Memory.open(settings, embedder=embedder) as memory:
         report = memory.build_index(force=True)
     out["build"] = report
-    out["indexed"] = measure_serving(data, alerts)
+    out["indexed"] = measure_serving(data, alerts, settings.collection)
     out["raw_exact_ms"], out["raw_indexed_ms"] = raw_query_ms(settings, query_vectors)
     return out
 
@@ -195,24 +241,34 @@ def main() -> None:
     ap.add_argument("--lookups", type=int, default=200)
     ap.add_argument("--recall-sizes", type=int, nargs="*", default=[10_000, 20_000, 40_000])
     args = ap.parse_args()
+    server = Settings().qdrant_url
+    engine = f"Qdrant server at {server}" if server else "Edge"
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; "
-          f"fake embedder, {DIM} dims, Edge; {args.lookups} lookups per kind over HTTP", flush=True)
+          f"fake embedder, {DIM} dims, {engine}; {args.lookups} lookups per kind over HTTP", flush=True)
     runs = []
     for n in args.sizes:
         r = scale_run(n, args.lookups)
         runs.append(r)
-        b, ex, ix = r["build"], r["exact"], r["indexed"]
         print(f"\n{n:,} incidents: ingest {r['ingest_s']:.0f}s ({r['ingest_rate']:.0f}/s), on disk {r['disk_mb']:.0f} MB")
-        print(f"  index build: copy {b.copy_seconds:.1f}s (writes wait), build {b.build_seconds:.1f}s (child process), "
-              f"swap {b.swap_seconds:.2f}s (lookups wait)")
-        for label, m in (("exact", ex), ("indexed", ix)):
+        if server:
+            print(f"  the server's index done {r['green_s']:.0f}s after the ingest")
+        else:
+            b = r["build"]
+            print(f"  index build: copy {b.copy_seconds:.1f}s (writes wait), build {b.build_seconds:.1f}s (child process), "
+                  f"swap {b.swap_seconds:.2f}s (lookups wait)")
+        for label in ("exact", "indexed"):
+            if (m := r.get(label)) is None:
+                continue
             cells = "  ".join(f"{k} {m[k][0]:.1f}/{m[k][1]:.1f}" for k in FILTERS)
             print(f"  {label:8s} serve ready {m['ready_s']:.1f}s, RSS {m['rss_start_mb']:.0f} MB at start, "
                   f"{m['rss_after_mb']:.0f} MB after lookups (peak {m['hwm_mb']:.0f}); p50/p99 ms: {cells}")
-        print(f"  raw engine, one dense top-50 query: exact {r['raw_exact_ms']:.1f} ms, indexed {r['raw_indexed_ms']:.2f} ms; "
-              f"pipeline (HTTP, unfiltered) / raw: exact {ex['unfiltered'][0] / r['raw_exact_ms']:.2f}x, "
-              f"indexed {ix['unfiltered'][0] / r['raw_indexed_ms']:.1f}x; indexed / exact p50 "
-              f"{ix['unfiltered'][0] / ex['unfiltered'][0]:.2f}", flush=True)
+        ix = r["indexed"]["unfiltered"][0]
+        line = (f"  raw engine, one dense top-50 query: exact {r['raw_exact_ms']:.1f} ms, indexed {r['raw_indexed_ms']:.2f} ms; "
+                f"pipeline (HTTP, unfiltered, indexed) / raw indexed: {ix / r['raw_indexed_ms']:.1f}x")
+        if "exact" in r:
+            ex = r["exact"]["unfiltered"][0]
+            line += f"; exact: {ex / r['raw_exact_ms']:.2f}x; indexed / exact p50 {ix / ex:.2f}"
+        print(line, flush=True)
     if len(runs) >= 2:
         a, b = runs[-2], runs[-1]
         per = (b["n"] - a["n"])
@@ -221,13 +277,14 @@ def main() -> None:
             return get(b) + (get(b) - get(a)) / per * (1_000_000 - b["n"])
 
         print("\nprojection to 1,000,000 incidents (linear from the two largest runs):")
-        print(f"  exact p50 unfiltered {project(lambda r: r['exact']['unfiltered'][0]):.0f} ms, "
-              f"indexed p50 unfiltered {project(lambda r: r['indexed']['unfiltered'][0]):.0f} ms (graph search grows "
-              f"slower than linearly: an upper bound)")
-        print(f"  RSS after lookups: exact {project(lambda r: r['exact']['rss_after_mb']):.0f} MB, "
-              f"indexed {project(lambda r: r['indexed']['rss_after_mb']):.0f} MB")
-        print(f"  ingest {project(lambda r: r['ingest_s']) / 60:.0f} min, index build "
-              f"{project(lambda r: r['build'].build_seconds) / 60:.0f} min, on disk "
+        if not server:
+            print(f"  exact p50 unfiltered {project(lambda r: r['exact']['unfiltered'][0]):.0f} ms, "
+                  f"RSS after lookups {project(lambda r: r['exact']['rss_after_mb']):.0f} MB")
+        print(f"  indexed p50 unfiltered {project(lambda r: r['indexed']['unfiltered'][0]):.0f} ms (graph search grows "
+              f"slower than linearly: an upper bound), RSS after lookups "
+              f"{project(lambda r: r['indexed']['rss_after_mb']):.0f} MB")
+        build = "" if server else f", index build {project(lambda r: r['build'].build_seconds) / 60:.0f} min"
+        print(f"  ingest {project(lambda r: r['ingest_s']) / 60:.0f} min{build}, on disk "
               f"{project(lambda r: r['disk_mb']) / 1024:.1f} GB")
     if args.recall_sizes:
         print("\nrecall@10 of indexed (HNSW m=16, ef 128, int8, rescored x2) vs exact search, local-model vectors "

@@ -68,6 +68,11 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("ONCALL_MEMORY_QDRANT_API_KEY", "QDRANT_API_KEY")
     )
 
+    # A new collection on a Qdrant cluster: how many shards it is split into and how many copies of each
+    # (fixed at creation; the README's "Scale" says how to choose). Ignored by the embedded store.
+    qdrant_shards: int = Field(default=1, ge=1, le=1000)
+    qdrant_replicas: int = Field(default=1, ge=1, le=100)
+
     embed_retries: int = 3  # the flow's embedding task, on top of the client's own retries
     embed_retry_delays: list[float] = [5.0, 30.0, 120.0]
 

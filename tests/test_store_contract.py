@@ -99,3 +99,46 @@ def test_edge_store_has_one_owner(tmp_path):
     finally:
         first.close()
     open_store(settings).close()  # released on close
+
+
+class _Recording:
+    """A qdrant-client that notes how collections are created and does it in local mode (no server here)."""
+
+    def __init__(self):
+        from qdrant_client import QdrantClient
+
+        self._client = QdrantClient(":memory:")
+        self.created: dict = {}
+
+    def create_collection(self, name, **kwargs):
+        self.created = kwargs
+        return self._client.create_collection(name, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
+def test_a_server_collection_gets_the_cluster_layout_and_the_index_settings(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONCALL_MEMORY_QDRANT_SHARDS", "6")
+    monkeypatch.setenv("ONCALL_MEMORY_QDRANT_REPLICAS", "2")
+    settings = Settings(data_dir=tmp_path, embedder="fake", qdrant_url="http://127.0.0.1:1", collection="c")
+    store = open_store(settings)  # a client is made without connecting
+    store._client.close()
+    store._client = recording = _Recording()
+    with pytest.warns(UserWarning):  # local mode says it ignores payload indexes
+        store.ensure_collection("fake", 1536)
+    made = recording.created
+    assert (made["shard_number"], made["replication_factor"], made["on_disk_payload"]) == (6, 2, False)
+    assert made["vectors_config"]["meaning"].on_disk is True
+    scalar = made["quantization_config"].scalar
+    assert (scalar.type.value, scalar.always_ram) == ("int8", True)
+    assert made["hnsw_config"].m == 16
+    assert store.contract()["dimension"] == 1536
+
+
+def test_local_mode_gets_no_cluster_layout(tmp_path):
+    store = open_store(Settings(data_dir=":memory:", embedder="fake", qdrant_shards=4))
+    store._client.close()
+    store._client = recording = _Recording()
+    store.ensure_collection("fake", 8)
+    assert "shard_number" not in recording.created and "quantization_config" not in recording.created

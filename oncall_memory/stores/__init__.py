@@ -26,7 +26,8 @@ def open_store(settings: Settings, *, load: bool = True) -> IncidentStore:
         from .qdrant import QdrantStore
 
         key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        return QdrantStore.server(settings.qdrant_url, key, settings.collection)
+        return QdrantStore.server(settings.qdrant_url, key, settings.collection,
+                                  shards=settings.qdrant_shards, replicas=settings.qdrant_replicas)
     if settings.store == "local" or str(settings.data_dir) == ":memory:":
         return open_local(settings)
     from .edge import EdgeStore

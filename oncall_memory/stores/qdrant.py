@@ -23,8 +23,10 @@ _INDEX_TYPES = {"keyword": models.PayloadSchemaType.KEYWORD, "datetime": models.
 
 
 class QdrantStore(IncidentStore):
-    def __init__(self, client: QdrantClient, collection: str, *, location: str, indexes: bool, borrowed: bool = False):
+    def __init__(self, client: QdrantClient, collection: str, *, location: str, indexes: bool, borrowed: bool = False,
+                 shards: int = 1, replicas: int = 1):
         self._client = client
+        self._layout = dict(shard_number=shards, replication_factor=replicas) if indexes else {}
         self._borrowed = borrowed  # a sibling shares its parent's client and must not close it
         self._indexes = indexes  # local mode ignores payload indexes (and warns)
         # A server searches its graph over int8 vectors and rescores from the originals, as Edge does;
@@ -35,8 +37,9 @@ class QdrantStore(IncidentStore):
         self.location = location
 
     @classmethod
-    def server(cls, url: str, api_key: str | None, collection: str) -> QdrantStore:
-        return cls(QdrantClient(url=url, api_key=api_key), collection, location=url, indexes=True)
+    def server(cls, url: str, api_key: str | None, collection: str, *, shards: int = 1, replicas: int = 1) -> QdrantStore:
+        return cls(QdrantClient(url=url, api_key=api_key), collection, location=url, indexes=True, shards=shards,
+                   replicas=replicas)
 
     @classmethod
     def local(cls, path: str, collection: str) -> QdrantStore:
@@ -74,6 +77,9 @@ class QdrantStore(IncidentStore):
                 hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100),
                 quantization_config=models.ScalarQuantization(scalar=models.ScalarQuantizationConfig(
                     type=models.ScalarType.INT8, quantile=0.99, always_ram=True)),
+                # In RAM, as on Edge: a lookup reads the ranking fields of 50 scattered candidates.
+                on_disk_payload=False,
+                **self._layout,
             )
         self._client.create_collection(
             self.collection,
@@ -89,7 +95,8 @@ class QdrantStore(IncidentStore):
 
     def sibling(self, collection: str) -> QdrantStore:
         # Same client: a local-mode path can be opened once per process.
-        return QdrantStore(self._client, collection, location=self.location, indexes=self._indexes, borrowed=True)
+        return QdrantStore(self._client, collection, location=self.location, indexes=self._indexes, borrowed=True,
+                           shards=self._layout.get("shard_number", 1), replicas=self._layout.get("replication_factor", 1))
 
     def drop(self) -> None:
         self._client.delete_collection(self.collection)
