@@ -26,7 +26,7 @@ INSTRUCTIONS = (
     "for the next alert like this one."
 )
 # Internals of the stored record an agent has no use for.
-HIDDEN = {P.TEXT_HASH, P.RECORD_HASH, P.SIGNATURE_KEY, P.HAS_WORKING_FIX, P.TEXT}
+HIDDEN = {*P.INTERNAL, P.SIGNATURE_KEY, P.HAS_WORKING_FIX, P.TEXT}
 
 
 def build_server(memory: Memory) -> MCPServer:

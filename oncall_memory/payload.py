@@ -28,12 +28,15 @@ TEXT = "text"
 TEXT_HASH = "text_hash"
 RECORD_HASH = "record_hash"
 SYMPTOMS = "symptoms"  # canonical symptom keys from the ops vocabulary (vocabulary.py)
+TERMS = "terms"  # the indices of the sparse vector, so ranking reads a candidate's words with its payload
 EMBEDDED_CUT = "embedded_cut"  # set when the text was longer than the model takes; only the start was embedded
 
 KEYWORD_FIELDS = (SOURCE, INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, STATUS, SEVERITY, SIGNATURE_KEY)
 # What ranking reads from every candidate; the full payload is fetched only for the neighbours shown.
 RANKING_FIELDS = (INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, "fixes_attempted", OPENED_AT, "resolved_at", SIGNATURE_KEY,
-                  SYMPTOMS)
+                  SYMPTOMS, TERMS)
+# Bookkeeping, not facts: never shown to a person or an agent.
+INTERNAL = frozenset({TEXT_HASH, RECORD_HASH, TERMS})
 
 
 def build_payload(incident: Incident, text: str) -> dict[str, Any]:
@@ -48,6 +51,9 @@ def build_payload(incident: Incident, text: str) -> dict[str, Any]:
     payload[TEXT] = text
     payload[TEXT_HASH] = content_hash(text)
     payload[RECORD_HASH] = content_hash(json.dumps(payload, sort_keys=True, ensure_ascii=False))
+    # Derived from the text and symptoms, so outside the record hash: a store written before this field
+    # existed is not rewritten for it (ranking reads those points' sparse vectors instead).
+    payload[TERMS] = sparse_of(payload).indices
     return payload
 
 

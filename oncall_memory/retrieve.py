@@ -104,6 +104,10 @@ class Retriever:
         plan = QueryPlan.of(dense, query.sparse, mode, rescore=rank)
         hits = self._store.query(plan, dense=dense, sparse=query.sparse, where=where,
                                  limit=max(limit, self._candidates) if rank else limit, fields=P.RANKING_FIELDS)
+        if plan.rescore:  # the word overlap is read; points stored before payloads carried their terms
+            if unworded := [h.point_id for h in hits if P.TERMS not in h.payload]:
+                words = self._store.words_of(unworded)
+                hits = [h._replace(terms=words[h.point_id]) if h.point_id in words else h for h in hits]
         # A rescored or dense-only search already scored its hits by meaning; nothing else did.
         by_meaning = plan.rescore or (plan.dense and not plan.sparse)
         cosines = {h.point_id: h.score for h in hits} if by_meaning else {}

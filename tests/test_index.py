@@ -112,6 +112,31 @@ def test_indexed_quantized_rescored_lookups_find_what_exact_ones_found(memory):
     assert [a.neighbours[0].id for a in exact] == [b.neighbours[0].id for b in indexed]
 
 
+def test_ranked_lookups_under_the_index_score_by_the_original_vectors(memory):
+    """The graph and the int8 copies pick the candidates; the similarity a ranked lookup shows and ranks by
+    is the exact cosine (the int8 copies are up to 0.05 off)."""
+    import math
+
+    from oncall_memory.distill import distill, distill_alert
+
+    stored = incidents(700)
+    memory.ingest(stored)
+    assert memory.build_index().indexed == 700
+    embedder = FakeEmbedder(dimension=256)
+    by_id = {i.id: embedder.embed([distill(i)])[0] for i in stored}
+
+    def cosine(a, b):
+        return sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+    checked = 0
+    for alert in [Alert(text=i.title + " again") for i in incidents(20, start=350)]:
+        query = embedder.embed([distill_alert(alert.text)])[0]
+        for n in memory.similar(alert, limit=10).neighbours:  # ranked hybrid, the default
+            assert n.similarity == pytest.approx(cosine(query, by_id[n.id]), abs=1e-5)
+            checked += 1
+    assert checked == 200
+
+
 def test_filters_stay_right_under_the_index(memory):
     memory.ingest(incidents(900))
     before = memory.similar(Alert(text="dns timeout"), filters=Filters(env="staging", component_tags=["vm"]), limit=20,

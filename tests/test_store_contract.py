@@ -142,3 +142,21 @@ def test_local_mode_gets_no_cluster_layout(tmp_path):
     store._client = recording = _Recording()
     store.ensure_collection("fake", 8)
     assert "shard_number" not in recording.created and "quantization_config" not in recording.created
+
+
+def test_the_payload_carries_the_words_of_the_sparse_vector(store):
+    ingest(fixtures(), store, FakeEmbedder())
+    for _, payload, vectors in store.points(with_vectors=True):
+        assert payload["terms"] == vectors["words"].indices
+
+
+def test_points_stored_before_payloads_carried_their_words_rank_the_same(store):
+    ingest(fixtures(), store, FakeEmbedder())
+    memory = Memory(store, FakeEmbedder(), Settings(data_dir=":memory:", embedder="fake"))
+    alert = Alert(text="checkout pods crash looping after a bad config change", service="checkout")
+    before = memory.similar(alert, limit=10)
+    old = {pid: {k: v for k, v in payload.items() if k != "terms"} for pid, payload, _ in store.points()}
+    store.replace_payloads(old)  # as an earlier version wrote them; the sparse vectors stay
+    assert not any("terms" in payload for _, payload, _ in store.points())
+    after = memory.similar(alert, limit=10)
+    assert [(n.id, n.score, n.reasons) for n in after.neighbours] == [(n.id, n.score, n.reasons) for n in before.neighbours]

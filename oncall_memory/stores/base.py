@@ -159,7 +159,7 @@ class IncidentStore(ABC):
         fields: Sequence[str] | None = None,
     ) -> list[Hit]:
         """Nearest incidents under `where`, run as `plan` says. Hits carry the payload `fields` (all when
-        None) and the sparse vector's terms, no dense vector."""
+        None), no vector: their words are the payload's `terms` (see `words_of` for points without)."""
 
     @abstractmethod
     def find(self, where: Where, *, limit: int) -> list[Hit]:
@@ -194,6 +194,12 @@ class IncidentStore(ABC):
         hits = self.query(QueryPlan(dense=True, sparse=False), dense=dense, sparse=None,
                           where=[HasId(frozenset(point_ids))], limit=len(point_ids), fields=())
         return {h.point_id: h.score for h in hits}
+
+    def words_of(self, point_ids: Sequence[str]) -> dict[str, frozenset[int]]:
+        """The terms of these points' sparse vectors: for points stored before the payload carried them."""
+        if not point_ids:
+            return {}
+        return {h.point_id: h.terms for h in self.find([HasId(frozenset(point_ids))], limit=len(point_ids))}
 
     def signature_matches(self, key: str, *, limit: int = 10) -> list[Hit]:
         """Incidents whose canonical signature is exactly `key`."""
@@ -300,10 +306,8 @@ def copy_points(source: IncidentStore, target: IncidentStore, *, batch: int = 25
 
 
 def hit(point_id: Any, score: float, payload: dict | None, sparse: Any) -> Hit:
-    """A Hit from any engine's point: its id as text, and the words of its sparse vector if returned."""
-    return Hit(
-        point_id=str(point_id),
-        score=score,
-        payload=payload or {},
-        terms=frozenset(sparse.indices) if sparse is not None else frozenset(),
-    )
+    """A Hit from any engine's point: its id as text, and its words from its sparse vector if returned,
+    else from the payload."""
+    payload = payload or {}
+    words = sparse.indices if sparse is not None else payload.get(P.TERMS) or ()
+    return Hit(point_id=str(point_id), score=score, payload=payload, terms=frozenset(words))

@@ -33,6 +33,11 @@ class QdrantStore(IncidentStore):
         # local mode only scans, exactly.
         self._params = models.SearchParams(hnsw_ef=128, quantization=models.QuantizationSearchParams(
             rescore=True, oversampling=2.0)) if indexes else None
+        # A ranked lookup: candidates by their int8 copies, then every fused one scored by its original
+        # vector (as on Edge: see `stores/edge.py`).
+        self._pick = models.SearchParams(hnsw_ef=128, quantization=models.QuantizationSearchParams(
+            rescore=False)) if indexes else None
+        self._exact = models.SearchParams(quantization=models.QuantizationSearchParams(ignore=True)) if indexes else None
         self.collection = collection
         self.location = location
 
@@ -164,17 +169,18 @@ class QdrantStore(IncidentStore):
         if not (plan.dense or plan.sparse):
             return []
         flt = to_filter(where)
-        common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vectors=[SPARSE])
+        common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vectors=False)
         if plan.fused:
             fused = [
-                models.Prefetch(query=list(dense), using=DENSE, filter=flt, limit=limit, params=self._params),
+                models.Prefetch(query=list(dense), using=DENSE, filter=flt, limit=limit,
+                                params=self._pick if plan.rescore else self._params),
                 models.Prefetch(query=_sparse(sparse), using=SPARSE, filter=flt, limit=limit),
             ]
             fusion = models.FusionQuery(fusion=models.Fusion.RRF)
             if plan.rescore:
                 response = self._client.query_points(
                     self.collection, prefetch=[models.Prefetch(prefetch=fused, query=fusion, limit=limit)],
-                    query=list(dense), using=DENSE, **common,
+                    query=list(dense), using=DENSE, search_params=self._exact, **common,
                 )
             else:
                 response = self._client.query_points(self.collection, prefetch=fused, query=fusion, **common)
@@ -187,7 +193,7 @@ class QdrantStore(IncidentStore):
                 search_params=self._params if plan.dense else None,
                 **common,
             )
-        return [hit(p.id, p.score, p.payload, _sparse_of(p.vector)) for p in response.points]
+        return [hit(p.id, p.score, p.payload, None) for p in response.points]
 
     def values(self, field: str, *, limit: int = 1000) -> list[str]:
         return [str(hit.value) for hit in self._client.facet(self.collection, key=field, limit=limit).hits]
