@@ -18,6 +18,7 @@ from .distill import distill
 from .embedders import Embedder, truncate
 from .errors import EmbeddingFailed
 from .incident import Incident
+from .lexical import Sparse
 from .stores import IncidentStore, StoredPoint
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ class Prepared:
     text: str
     payload: dict
     point_id: str  # uuid5, computed once: every later step keys on it
+    sparse: Sparse  # the words of the payload's text and symptoms, computed once
 
 
 COUNTS = ("fetched", "new", "updated", "unchanged", "rejected", "embedding_calls")
@@ -69,7 +71,8 @@ class IngestStopped(EmbeddingFailed):
 def prepare(incident: Incident) -> Prepared:
     """Distill the signal lines and build the payload (the incident was redacted as it was built)."""
     text = distill(incident)
-    return Prepared(incident, text, P.build_payload(incident, text), incident.point_id)
+    payload, sparse = P.build_point(incident, text)
+    return Prepared(incident, text, payload, incident.point_id, sparse)
 
 
 def where(incident: Incident) -> str:
@@ -146,7 +149,7 @@ def fit(p: Prepared, embedder: Embedder) -> Prepared:
     text, cut = truncate(embedder, p.text)
     if not cut:
         return p
-    return Prepared(p.incident, text, {**p.payload, P.EMBEDDED_CUT: True}, p.point_id)
+    return Prepared(p.incident, text, {**p.payload, P.EMBEDDED_CUT: True}, p.point_id, p.sparse)
 
 
 Embedded = list[tuple[Prepared, list[float]]]
@@ -213,10 +216,10 @@ def ingest(
         plan.report.rejected += len(refused)
         plan.report.rejections.extend(refused)
         with lock:
-            store.write([StoredPoint(p.point_id, list(v), P.sparse_of(p.payload), p.payload) for p, v in embedded])
+            store.write([StoredPoint(p.point_id, list(v), p.sparse, p.payload) for p, v in embedded])
             # Facts changed, not the text: no embedding, but the sparse vector follows the payload (its
             # symptom terms may be new).
-            store.replace_payloads(plan.payload_only, {pid: P.sparse_of(pl) for pid, pl in plan.payload_only.items()})
+            store.replace_payloads(plan.payload_only, {p.point_id: p.sparse for p in batch if p.point_id in plan.payload_only})
         report.add(plan.report)
         if on_batch:
             on_batch(min(start + batch_size, len(prepared)), len(prepared))

@@ -40,10 +40,15 @@ INTERNAL = frozenset({TEXT_HASH, RECORD_HASH, TERMS})
 
 
 def build_payload(incident: Incident, text: str) -> dict[str, Any]:
-    """The whole payload of one point: the incident's facts, its distilled text and two hashes.
+    """The whole payload of one point: the incident's facts, its distilled text, two hashes, its terms.
 
     `text_hash` says whether the vector must be recomputed; `record_hash` whether anything at all changed.
     """
+    return build_point(incident, text)[0]
+
+
+def build_point(incident: Incident, text: str) -> tuple[dict[str, Any], Sparse]:
+    """The payload (see `build_payload`) and the sparse vector whose terms it carries."""
     payload = incident.model_dump(mode="json")
     payload[HAS_WORKING_FIX] = bool(incident.fixes_worked)
     payload[SIGNATURE_KEY] = canonical_signature(incident.signature, [incident.env])
@@ -53,8 +58,9 @@ def build_payload(incident: Incident, text: str) -> dict[str, Any]:
     payload[RECORD_HASH] = content_hash(json.dumps(payload, sort_keys=True, ensure_ascii=False))
     # Derived from the text and symptoms, so outside the record hash: a store written before this field
     # existed is not rewritten for it (ranking reads those points' sparse vectors instead).
-    payload[TERMS] = sparse_of(payload).indices
-    return payload
+    sparse = sparse_of(payload)
+    payload[TERMS] = sparse.indices
+    return payload, sparse
 
 
 def incident_from_payload(payload: dict[str, Any]) -> Incident:
