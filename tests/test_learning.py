@@ -6,13 +6,11 @@ import hmac
 import json
 import os
 import sys
-import threading
 import time
 
 import anyio
 import pytest
-import uvicorn
-from conftest import FIXTURES, ROOT, make_incident
+from conftest import FIXTURES, ROOT, make_incident, serving
 from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
@@ -24,7 +22,6 @@ from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.mcp_server import build_server
 from oncall_memory.memory import Memory
-from oncall_memory.schedule import free_port
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
 
@@ -247,15 +244,8 @@ def test_the_mcp_server_over_http_under_the_service_needs_the_token(tmp_path):
     settings = Settings(data_dir=tmp_path / "data", embedder="fake", api_token=SecretStr("agent-token"))
     with Memory.open(settings, embedder=FakeEmbedder()) as memory:
         memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
-        port = free_port()
-        server = uvicorn.Server(uvicorn.Config(create_app(settings, memory=memory), host="127.0.0.1", port=port,
-                                               log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.05)
-        try:
-            url = f"http://127.0.0.1:{port}/mcp"
+        with serving(create_app(settings, memory=memory)) as base:
+            url = f"{base}/mcp"
             assert httpx.post(url, json={}, timeout=10).status_code == 401
 
             async def run():
@@ -268,6 +258,3 @@ def test_the_mcp_server_over_http_under_the_service_needs_the_token(tmp_path):
                         assert len(got) == 2 and "ipsec" in got[0]["title"].lower()
 
             anyio.run(run)
-        finally:
-            server.should_exit = True
-            thread.join(10)

@@ -3,16 +3,12 @@ looks up by itself when there is none or it does not answer."""
 
 import json
 import os
-import threading
-import time
 
-import uvicorn
-from conftest import FIXTURES
+from conftest import FIXTURES, serving
 
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
-from oncall_memory.schedule import free_port
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
 from oncall_memory.signature import canonical_signature
@@ -28,20 +24,13 @@ def test_similar_and_stats_go_through_a_running_service(tmp_path, monkeypatch, c
     standalone = json.loads(capsys.readouterr().out)
     settings = Settings(data_dir=data, embedder="fake")
     with Memory.open(settings, embedder=FakeEmbedder()) as memory:  # the service owns the store now
-        port = free_port()
-        server = uvicorn.Server(uvicorn.Config(create_app(settings, memory=memory), host="127.0.0.1", port=port,
-                                               log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.05)
-        (data / "service.json").write_text(json.dumps({"url": f"http://127.0.0.1:{port}", "pid": os.getpid()}))
-        try:
+        with serving(create_app(settings, memory=memory)) as url:
+            (data / "service.json").write_text(json.dumps({"url": url, "pid": os.getpid()}))
             assert main(["similar", "IPsec tunnel down", "--json", "--limit", "3"]) == 0
             assert json.loads(capsys.readouterr().out) == standalone  # the same answer, from the service
             assert main(["similar", "IPsec tunnel down", "--limit", "3"]) == 0
             out = capsys.readouterr().out
-            assert f"(asked the service at http://127.0.0.1:{port})" in out and "fixed by:" in out
+            assert f"(asked the service at {url})" in out and "fixed by:" in out
             assert main(["stats", "--json"]) == 0
             assert json.loads(capsys.readouterr().out)["count"] == 64
             assert main(["similar", "dns", "--limit", "500"]) == 2  # the service's 4xx is the CLI's usage error
@@ -49,9 +38,6 @@ def test_similar_and_stats_go_through_a_running_service(tmp_path, monkeypatch, c
             assert main(["feedback", "INC-1030", "helped", "node disk pressure", "--who", "ana"]) == 0
             assert "INC-1030 helped" in capsys.readouterr().out
             assert memory.feedback.tallies(canonical_signature("node disk pressure", [None]))["INC-1030"].helped == 1
-        finally:
-            server.should_exit = True
-            thread.join(10)
     # The service is gone: the file is stale, the CLI looks up by itself and says so.
     assert main(["similar", "IPsec tunnel down", "--json", "--limit", "3"]) == 0
     out, err = capsys.readouterr()
