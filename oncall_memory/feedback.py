@@ -7,12 +7,13 @@ it moves that suggestion for the next alert that reads the same, not for every a
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
+
+from .sqlite_file import open_db
 
 Verdict = Literal["helped", "not related"]
 VERDICTS: tuple[Verdict, ...] = ("helped", "not related")
@@ -39,13 +40,8 @@ class Tally:
 class FeedbackStore:
     def __init__(self, path: Path | str):
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db = open_db(self.path, _SCHEMA)
         self._lock = threading.Lock()
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
         self._db.close()

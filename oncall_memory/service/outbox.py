@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..sqlite_file import open_db
 from .inbound import Job
 
 NEW, PENDING, SENDING, DONE, FAILED = "new", "pending", "sending", "done", "failed"
@@ -64,13 +65,8 @@ def group_key(base: str, alert_keys: list[str]) -> str:
 class Outbox:
     def __init__(self, path: Path | str):
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db = open_db(self.path, _SCHEMA)  # WAL: the CLI reads while the service writes
         self._lock = threading.Lock()
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")  # the CLI reads while the service writes
-        self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
         self._db.close()
