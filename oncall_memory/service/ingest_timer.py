@@ -4,35 +4,32 @@ service that serves lookups also runs the ingest, through the same `Memory`."""
 from __future__ import annotations
 
 import logging
-import threading
 
 from ..memory import Memory
 from ..settings import Settings
 from ..sources import default_window_days, scheduled_window
 from ..sources.factory import make_source
+from .periodic import Periodic
 
 log = logging.getLogger(__name__)
 
 
-class IngestTimer:
+class IngestTimer(Periodic):
     """Ingest `settings.ingest_source` every `settings.ingest_interval` seconds, first at start.
     A context manager: leaving it stops the timer after the run in progress."""
 
+    name = "ingest-schedule"
+    at_start = True
+
     def __init__(self, settings: Settings, memory: Memory):
+        super().__init__(settings.ingest_interval)
         self._settings = settings
         self._memory = memory
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="ingest-schedule", daemon=True)
 
-    def __enter__(self) -> IngestTimer:
-        self._thread.start()
-        return self
+    def failed(self) -> str:
+        return f"scheduled ingest of {self._settings.ingest_source} failed"
 
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-    def run_once(self) -> None:
+    def run(self) -> None:
         s = self._settings
         days = s.ingest_window_days if s.ingest_window_days is not None else default_window_days(s.ingest_source)
         # The source is read before the memory is touched: lookups go on while PagerDuty pages.
@@ -40,12 +37,3 @@ class IngestTimer:
             items = list(source.incidents(scheduled_window(s.ingest_source, days, s.pagerduty_refresh_days)))
         report = self._memory.ingest(items)
         log.info("scheduled ingest of %s: %s", s.ingest_source, report.counts())
-
-    def _loop(self) -> None:
-        while True:
-            try:
-                self.run_once()
-            except Exception:  # a failed run changes nothing; the next one tries again
-                log.exception("scheduled ingest of %s failed", self._settings.ingest_source)
-            if self._stop.wait(self._settings.ingest_interval):
-                return
