@@ -19,9 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
-
-from oncall_memory.schedule import free_port
+from .serving import Serve
 
 ROOT = Path(__file__).resolve().parent.parent
 ALERT = str(ROOT / "fixtures" / "alerts" / "crashloop-checkout.json")
@@ -41,22 +39,9 @@ def main() -> None:
     data = Path(tempfile.mkdtemp())
     first = run(data, "ingest", str(ROOT / "fixtures" / "incidents.jsonl"))
     standalone = [run(data, "similar", "--alert", ALERT) for _ in range(args.runs)]
-    port = free_port()
-    serve = subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(port)],
-                             env={**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data)}, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-    try:
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
+    with Serve({"ONCALL_MEMORY_DATA_DIR": str(data)}):
         run(data, "similar", "--alert", ALERT)  # the service's first lookup loads its model
         through = [run(data, "similar", "--alert", ALERT) for _ in range(args.runs)]
-    finally:
-        serve.terminate()
-        serve.wait(30)
     print(f"oncall-memory similar, wall clock, {args.runs} runs each (first ingest, ONNX export included: {first:.1f} s)")
     print(f"standalone:           median {statistics.median(standalone):.2f} s  (min {min(standalone):.2f}, max {max(standalone):.2f})")
     print(f"through the service:  median {statistics.median(through):.2f} s  (min {min(through):.2f}, max {max(through):.2f})")

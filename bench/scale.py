@@ -23,8 +23,6 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -38,10 +36,10 @@ from oncall_memory.distill import distill, distill_alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.incident import Incident
 from oncall_memory.memory import Memory
-from oncall_memory.schedule import free_port
 from oncall_memory.settings import Settings
 
 from .serve_memory import proc_kb
+from .serving import Serve
 from .synth import varied_rows
 
 DIM = 1536
@@ -53,29 +51,14 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-class Serving:
+class Serving(Serve):
     """`oncall-memory serve` on a data dir, as a deployment runs it (the store's index builds are left to
     the benchmark: ONCALL_MEMORY_INDEX_THRESHOLD=0)."""
 
     def __init__(self, data: Path, collection: str = "incidents"):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake",
-               "ONCALL_MEMORY_EMBED_DIM": str(DIM), "ONCALL_MEMORY_INDEX_THRESHOLD": "0",
-               "ONCALL_MEMORY_COLLECTION": collection}
-        started = time.perf_counter()
-        self.proc = subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(self.port)],
-                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while True:
-            try:
-                if httpx.get(self.url + "/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if self.proc.poll() is not None:
-                raise SystemExit("serve exited during start-up")
-            time.sleep(0.1)
-        self.ready_seconds = time.perf_counter() - started
+        super().__init__({"ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake",
+                          "ONCALL_MEMORY_EMBED_DIM": str(DIM), "ONCALL_MEMORY_INDEX_THRESHOLD": "0",
+                          "ONCALL_MEMORY_COLLECTION": collection})
 
     def rss_mb(self) -> float:
         return proc_kb(self.proc.pid, "VmRSS") / 1024
@@ -88,10 +71,6 @@ class Serving:
                 http.get("/similar", params={"text": text, **params}).raise_for_status()
                 times.append((time.perf_counter() - started) * 1000)
         return times
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(60)
 
 
 def measure_serving(data: Path, alerts: list[str], collection: str = "incidents") -> dict:

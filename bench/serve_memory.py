@@ -9,9 +9,6 @@ then reads the service's VmHWM (peak resident set) from /proc.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,9 +17,9 @@ import httpx
 
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
-from oncall_memory.schedule import free_port
 from oncall_memory.settings import Settings
 
+from .serving import Serve
 from .synth import sample_alerts, synthetic_incidents
 
 
@@ -46,21 +43,9 @@ def main() -> None:
         memory.ingest(synthetic_incidents(args.incidents))
     print(f"built {args.incidents} incidents ({args.dim} dims, edge) in {time.perf_counter() - t:.0f}s")
 
-    port = free_port()
-    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake",
-           "ONCALL_MEMORY_EMBED_DIM": str(args.dim)}
-    t = time.perf_counter()
-    service = subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(port)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        ready = time.perf_counter() - t
+    env = {"ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake", "ONCALL_MEMORY_EMBED_DIM": str(args.dim)}
+    with Serve(env) as service:
+        url, ready = service.url, service.ready_seconds
         idle = proc_kb(service.pid, "VmRSS")
         alerts = sample_alerts()
         with httpx.Client(base_url=url, timeout=30) as client:
@@ -71,9 +56,6 @@ def main() -> None:
         peak = proc_kb(service.pid, "VmHWM")
         print(f"serve: ready in {ready:.1f}s, RSS after start {idle / 1024:.0f} MB, peak RSS {peak / 1024:.0f} MB "
               f"after {args.requests} lookups ({took / args.requests * 1000:.1f} ms each over HTTP)")
-    finally:
-        service.terminate()
-        service.wait(60)
 
 
 if __name__ == "__main__":
