@@ -23,10 +23,15 @@ def synthetic_incidents(n: int, seed: int = 7) -> list[Incident]:
     return [Incident.model_validate(row) for row in synthetic_rows(n, seed)]
 
 
+def fixture_rows() -> list[dict]:
+    """The shipped incidents, the pattern every synthetic backlog is drawn from."""
+    return [json.loads(line) for line in (FIXTURES / "incidents.jsonl").read_text().splitlines() if line.strip()]
+
+
 def synthetic_rows(n: int, seed: int = 7) -> list[dict]:
     """The backlog as the JSONL reader sees it: one dict per incident, not yet validated."""
     rng = random.Random(seed)
-    base = [json.loads(line) for line in (FIXTURES / "incidents.jsonl").read_text().splitlines() if line.strip()]
+    base = fixture_rows()
     start = datetime(2023, 1, 1, tzinfo=timezone.utc)
     out = []
     for i in range(n):
@@ -105,7 +110,7 @@ def _reword(text: str, rng: random.Random, service: str, base_service: str) -> s
 
 def varied_rows(n: int, seed: int = 11) -> list[dict]:
     rng = random.Random(seed)
-    base = [json.loads(line) for line in (FIXTURES / "incidents.jsonl").read_text().splitlines() if line.strip()]
+    base = fixture_rows()
     start = datetime(2022, 1, 1, tzinfo=timezone.utc)
     out = []
     for i in range(n):
