@@ -39,16 +39,12 @@ RANKING_FIELDS = (INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, "fixes_attempted", OP
 INTERNAL = frozenset({TEXT_HASH, RECORD_HASH, TERMS})
 
 
-def build_payload(incident: Incident, text: str) -> dict[str, Any]:
-    """The whole payload of one point: the incident's facts, its distilled text, two hashes, its terms.
+def build_point(incident: Incident, text: str) -> tuple[dict[str, Any], Sparse]:
+    """The whole payload of one point (the incident's facts, its distilled text, two hashes, its terms) and
+    the sparse vector whose terms it carries.
 
     `text_hash` says whether the vector must be recomputed; `record_hash` whether anything at all changed.
     """
-    return build_point(incident, text)[0]
-
-
-def build_point(incident: Incident, text: str) -> tuple[dict[str, Any], Sparse]:
-    """The payload (see `build_payload`) and the sparse vector whose terms it carries."""
     payload = incident.model_dump(mode="json")
     payload[HAS_WORKING_FIX] = bool(incident.fixes_worked)
     payload[SIGNATURE_KEY] = canonical_signature(incident.signature, [incident.env])
