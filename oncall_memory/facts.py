@@ -10,7 +10,8 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator, model_validator
 
-from .redact import holds_secret, redact, redact_each, secret_spans
+from .redact import cap, holds_secret, is_already_redacted, redact, redact_each, secret_spans
+from .redact.values import cap_each
 
 
 def as_utc(value: datetime) -> datetime:
@@ -28,9 +29,11 @@ def tidy_tags(tags: list[str]) -> list[str]:
 
 
 class Redacted(BaseModel):
-    """A model whose every string is redacted before anything else reads it (tags are lower-cased,
-    whitespace trimmed, times parsed only afterwards). A field in `SECRET_FREE` that holds a secret is
-    refused instead: redacting an identifier would merge two records into one."""
+    """A model whose every string is cut to the field limit and redacted before anything else reads it
+    (tags are lower-cased, whitespace trimmed, times parsed only afterwards): the boundary text passes
+    where it enters. A field in `SECRET_FREE` that holds a secret is refused instead: redacting an
+    identifier would merge two records into one. Built inside `already_redacted()` (the memory reading
+    back what it stored), nothing is scanned again."""
 
     SECRET_FREE: ClassVar[tuple[str, ...]] = ()
     # Identifiers random by design (a pager's dedup key looks like a secret): redacted with a marker keyed by
@@ -40,11 +43,13 @@ class Redacted(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _redact(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or not holds_secret(data):
+        if not isinstance(data, dict) or is_already_redacted():
             return data
+        if not holds_secret(data):
+            return cap_each(data)
         for field in cls.SECRET_FREE:
             value = data.get(field)
-            found = secret_spans(value) if isinstance(value, str) else []
+            found = secret_spans(cap(value)) if isinstance(value, str) else []
             if found:
                 raise ValueError(f"{field} holds a secret ({found[0][1]}); give the record an id without one")
         return {k: redact(v, keyed=True) if k in cls.IDENTIFIERS and isinstance(v, str) else redact_each(v)

@@ -1,7 +1,9 @@
 """Log lines are output too: secrets are scrubbed from every record before a handler writes it.
 
 Known secrets (the configured tokens, the Slack webhook URL) are replaced by value; anything else a
-detector finds (a token in a query string of the access log, in an exception message) is redacted.
+detector finds (a token in a query string of the access log, URL-encoded or not, in an exception message)
+is redacted. Each argument is cut to `MAX_LOG_CHARS` first: the access log runs on the event loop, and a
+request line is the client's to choose.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote_plus
 
-from .redact import MARKER, redact
+from .redact import MARKER, cap, redact, secret_spans
 
 # Where records end up: the root logger's handlers and uvicorn's own (its access log does not propagate).
 LOGGERS = ("", "uvicorn", "uvicorn.access", "uvicorn.error")
+MAX_LOG_CHARS = 4096  # per argument of a log record (a request line, an exception's text)
 
 
 class RedactingFilter(logging.Filter):
@@ -29,15 +32,16 @@ class RedactingFilter(logging.Filter):
         if value is None or isinstance(value, (int, float)):
             return value
         text = value if isinstance(value, str) else str(value)
-        clean = text
+        clean = cap(text, MAX_LOG_CHARS)
         for secret in self._known:
             clean = clean.replace(secret, MARKER)
-        clean = redact(clean)
         if "%" in clean or "+" in clean:
-            # A query string in an access log line is URL-encoded: look at it as it was typed too.
+            # A query string in an access log line is form-encoded: when it holds a secret, the line is
+            # written as it was typed, redacted (its own %-escapes are then read as well).
             decoded = unquote_plus(clean)
-            if redact(decoded) != decoded:
-                clean = redact(decoded)
+            if decoded != clean and secret_spans(decoded):
+                return redact(decoded)
+        clean = redact(clean)
         return value if clean == text else clean
 
     def filter(self, record: logging.LogRecord) -> bool:

@@ -38,7 +38,7 @@ from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
 from .signature import canonical_signature
 from .stores import IncidentStore, Mode, copy_points, open_edge, open_local, open_store
-from .stores.base import IndexReport
+from .stores.base import IndexReport, IndexState
 
 log = logging.getLogger(__name__)
 
@@ -334,10 +334,15 @@ class Memory:
 
     # -- the vector index -----------------------------------------------------------------------
 
+    def index_state(self) -> IndexState | None:
+        """How many incidents are stored and how many of them are in the vector index; None before the
+        first ingest."""
+        with self._lock:
+            return self.store.index_state() if self.store.exists() else None
+
     def index_due(self) -> bool:
         """Should `build_index` run: past `index_threshold` incidents, with a tenth of them unindexed."""
-        with self._lock:
-            state = self.store.index_state() if self.store.exists() else None
+        state = self.index_state()
         return state is not None and state.due(self.settings.index_threshold)
 
     def build_index(self, *, force: bool = False) -> IndexReport | None:

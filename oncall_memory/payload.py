@@ -8,6 +8,7 @@ from typing import Any
 from .distill import content_hash
 from .incident import Incident
 from .lexical import Sparse, sparse_vector
+from .redact import already_redacted
 from .signature import canonical_signature
 from .vocabulary import symptoms, terms
 
@@ -62,7 +63,8 @@ def build_point(incident: Incident, text: str) -> tuple[dict[str, Any], Sparse]:
 def incident_from_payload(payload: dict[str, Any]) -> Incident:
     """Rebuild the incident from a stored payload (for reindex and migrate: no source needed)."""
     fields = set(Incident.model_fields)
-    return Incident.model_validate({k: v for k, v in payload.items() if k in fields})
+    with already_redacted():  # it was redacted when it was ingested
+        return Incident.model_validate({k: v for k, v in payload.items() if k in fields})
 
 
 def sparse_of(payload: dict[str, Any]) -> Sparse:

@@ -72,10 +72,16 @@ def test_pagerduty_titles_from_alertmanager_lose_their_ceremony_and_keep_their_f
     assert alert.text == "KubePodCrashLooping"
     assert (alert.service, alert.env) == ("checkout", "shop-prod")
     assert alert.fact_sources == {"service": "alert's labels in the title", "env": "alert's labels in the title"}
-    # A 32-hex dedup key looks like an API key to the entropy check: kept as a keyed marker, still an identity.
-    assert alert.signature.startswith("[REDACTED:") and "d3640fbd" not in alert.signature
-    other = pagerduty_alert(PDIncident(id="Q3", title="x", incident_key="e3640fbd41094207a1c11e58e46b1663"))
-    again = pagerduty_alert(PDIncident(id="Q4", title="y", incident_key="d3640fbd41094207a1c11e58e46b1662"))
+    # A 32-hex dedup key is an identity, not a secret (hex is one case: the entropy check leaves it).
+    assert alert.signature == "d3640fbd41094207a1c11e58e46b1662"
+
+
+def test_a_secret_in_a_dedup_key_becomes_a_keyed_marker_that_is_still_an_identity():
+    key = "deploy-ghp_" + "a1B2c3D4e5" * 4
+    alert = pagerduty_alert(PDIncident(id="Q1", title="x", incident_key=key))
+    assert alert.signature.startswith("deploy-[REDACTED:") and "a1B2c3D4e5" not in alert.signature
+    other = pagerduty_alert(PDIncident(id="Q3", title="x", incident_key=key.replace("a1B2", "z9Y8")))
+    again = pagerduty_alert(PDIncident(id="Q4", title="y", incident_key=key))
     assert other.signature != alert.signature == again.signature
 
 

@@ -18,7 +18,7 @@ from oncall_memory.schedule import free_port
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
 
-EMBED_SECONDS = 1.0
+EMBED_SECONDS = 2.0  # long, so a blocked event loop shows as seconds against a bound of 100 ms
 
 
 class SlowEmbedder(FakeEmbedder):
@@ -57,11 +57,12 @@ def served(tmp_path):
 def test_health_answers_at_once_while_a_slow_lookup_and_an_ingest_run(served):
     url, memory, _ = served
     rest = list(read_jsonl(FIXTURES / "incidents.jsonl"))[16:]  # three batches of 16: three slow embedding calls
-    busy = [
-        threading.Thread(target=lambda: httpx.post(f"{url}/similar", json={"alert": {"text": "IPsec tunnel down"}},
-                                                   timeout=30)),
-        threading.Thread(target=memory.ingest, args=(rest,)),
-    ]
+
+    def lookups():  # back to back, so a route blocking the event loop would block it the whole time
+        for _ in range(3):
+            httpx.post(f"{url}/similar", json={"alert": {"text": "IPsec tunnel down"}}, timeout=30)
+
+    busy = [threading.Thread(target=lookups), threading.Thread(target=memory.ingest, args=(rest,))]
     for t in busy:
         t.start()
     time.sleep(0.2)  # both are inside their embedding calls now
@@ -74,8 +75,13 @@ def test_health_answers_at_once_while_a_slow_lookup_and_an_ingest_run(served):
             time.sleep(0.05)
     for t in busy:
         t.join(30)
-    assert len(latencies) >= 10  # health was asked while the slow work ran (about 3 s of it)
-    assert max(latencies) < 0.1, f"slowest /healthz {max(latencies) * 1000:.0f} ms"
+    # A lookup route blocking the event loop holds each health check for the rest of an embedding call: a
+    # median of about a second. On a busy CI machine a single check can take a few hundred ms for reasons of
+    # its own, so the median carries the 10x margin, not the slowest.
+    latencies.sort()
+    median = latencies[len(latencies) // 2]
+    assert median < 0.1, f"median /healthz {median * 1000:.0f} ms (slowest {latencies[-1] * 1000:.0f} ms)"
+    assert len(latencies) >= 10  # health was asked while the slow work ran (about 6 s of it)
     assert memory.stats()["count"] == 64
 
 

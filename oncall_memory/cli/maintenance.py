@@ -58,7 +58,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     from ..memory import Memory
 
     with Memory.open(settings) as memory:
-        state = memory.store.index_state() if memory.store.exists() else None
+        state = memory.index_state()
         if state is None:
             print("nothing to do: this store indexes by itself (a Qdrant server) or searches exactly (local mode), "
                   "or holds no collection yet")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..redact import already_redacted
 from ..sqlite_file import open_db
 from .inbound import Job
 
@@ -60,6 +61,12 @@ def group_key(base: str, alert_keys: list[str]) -> str:
     """The key of a job made of these newly claimed alerts (an Alertmanager group's new firing alerts)."""
     digest = hashlib.sha256("\n".join([base, *sorted(alert_keys)]).encode()).hexdigest()[:16]
     return f"{base}#{digest}"
+
+
+def _stored_job(raw: str) -> Job:
+    # Redacted when it was claimed: read back as it was stored, not scanned again.
+    with already_redacted():
+        return Job.model_validate_json(raw)
 
 
 class Outbox:
@@ -124,7 +131,7 @@ class Outbox:
                 f"SELECT DISTINCT j.job, j.created_at FROM jobs j JOIN deliveries d ON d.job = j.key "
                 f"WHERE d.state='{NEW}' AND d.next_at <= ? AND j.size BETWEEN ? AND ? ORDER BY j.created_at LIMIT ?",
                 (time.time(), *sizes, limit)).fetchall()
-        return [Job.model_validate_json(r[0]) for r in rows]
+        return [_stored_job(r[0]) for r in rows]
 
     def rendered(self, job_key: str, bodies: dict[str, dict[str, Any]]) -> None:
         """The job's lookup is done: fix each target's message and make it due now."""
@@ -154,7 +161,7 @@ class Outbox:
             if row is None:
                 return None
             job = self._db.execute("SELECT job FROM jobs WHERE key=?", (row[0],)).fetchone()
-        return Delivery(Job.model_validate_json(job[0]), target, row[1], row[2], bool(row[3]), json.loads(row[4]))
+        return Delivery(_stored_job(job[0]), target, row[1], row[2], bool(row[3]), json.loads(row[4]))
 
     def next_due(self, target: str) -> float | None:
         with self._lock:
@@ -234,7 +241,7 @@ class Outbox:
         with self._lock:
             row = self._db.execute("SELECT j.job FROM claims c JOIN jobs j ON j.key = c.job WHERE c.alert=?",
                                    (alert_key,)).fetchone()
-        return Job.model_validate_json(row[0]) if row else None
+        return _stored_job(row[0]) if row else None
 
     def states(self, job_key: str) -> dict[str, str]:
         """Each target's state for the job holding this alert (or job) key."""

@@ -1,0 +1,297 @@
+"""Secrets told by their context: the syntaxes in which responders and their tools write a password or a
+key, which a token catalogue cannot know (the value of `password: correct horse battery staple` has no
+shape of its own).
+
+Each rule replaces the value only: the key, the flag, the host and the rest of the URL stay readable.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator
+
+from .base import Detector, Span, compile_re2, group_span, pattern
+
+# Key names that announce a password (their value may be several words after "key: ") and those that
+# announce a token or key (one token).
+_PASSWORD_WORDS = r"passw(?:or)?d|passphrase|passwd|pwd|(?:\b|_)pass(?:\b|_)|(?:\b|_)pw\b"
+_KEY_WORDS = (r"secret|token|credentials?|apikey|api[_-]key|auth[_-]?key|access[_-]?key|private[_-]?key|"
+              r"client[_-]?secret|signing[_-]?key|encryption[_-]?key|master[_-]?key|license[_-]?key|"
+              r"account[_-]?key|app[_-]?key|(?:\b|_)auth\b|sas[_-]?token|storepass|keypass")
+PASSWORD_KEYWORDS = ("pass", "pwd", "pw")
+KEY_KEYWORDS = ("secret", "token", "credential", "key", "auth", "storepass", "keypass")
+
+# What follows a key word in a key name when the value is not the secret but something about it: a
+# count, a name, where it is kept (`max_tokens: 4096`, `secretName: db-creds`, `password_file: /run/pw`).
+_NOT_SECRET_SUFFIXES = (
+    "s", "count", "length", "len", "ttl", "timeout", "expiry", "expires", "expiration", "name", "names", "ref",
+    "file", "path", "arn", "type", "url", "endpoint", "version", "rotation", "policy", "age", "id", "ids",
+    "stdin", "env", "source", "mode", "provider", "store", "keyref", "secretref", "secretname", "usage", "limit",
+    "used", "size", "bucket", "budget", "rate", "enabled", "required", "reset", "hint", "prompt",
+)
+# Values that stand for a secret without being one: templates, placeholders, an earlier redaction.
+_PLACEHOLDERS = ("${", "$(", "{{", "<", "[redacted", "***", "xxx", "null", "none", "true", "false", "undefined",
+                 "required", "optional", "changeme-not", "secret-ref", "$")
+_ASSIGN = r"[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
+
+
+def _is_placeholder(value: str) -> bool:
+    low = value.lower()
+    return low.startswith(_PLACEHOLDERS) or low in ("string", "str", "bool", "int") or len(set(low)) == 1
+
+
+def _suffix_says_not_secret(key_rest: str) -> bool:
+    rest = key_rest.lower().strip("\"'").replace("-", "_").replace(".", "_").strip("_")
+    if not rest:
+        return False
+    return rest in _NOT_SECRET_SUFFIXES or rest.split("_")[-1] in _NOT_SECRET_SUFFIXES
+
+
+# Key words that also name things that are not secrets ("auth: SIMPLE", "token: expired"): their unquoted
+# value counts only when it looks like a credential.
+_WEAK_KEYS = ("auth", "token", "credential", "session")
+
+
+def _looks_like_a_credential(value: str) -> bool:
+    return len(value) >= 20 or len(value) >= 8 and any(not c.isalpha() for c in value)
+
+
+def _keyword_values(regex: str) -> Detector:
+    """A value after a key word, unless the rest of the key says it is not the secret or the value is a
+    placeholder. Group `word` is the key word, `rest` the key after it; groups `q1`, `q2`, `v` the value."""
+    compiled = compile_re2(regex)
+
+    def find(text: str) -> Iterator[Span]:
+        for m in compiled.finditer(text):
+            if _suffix_says_not_secret(m.group("rest") or ""):
+                continue
+            for group in ("q1", "q2", "v"):
+                value = m.group(group)
+                if value is None:
+                    continue
+                weak = group == "v" and m.group("word").lower().strip("_").startswith(_WEAK_KEYS)
+                if not _is_placeholder(value) and (not weak or _looks_like_a_credential(value)):
+                    yield group_span(m, group)
+                break
+
+    return Detector("secret keyword (password: / api_key= / \"token\": ...)", find,
+                    frozenset(PASSWORD_KEYWORDS + KEY_KEYWORDS))
+
+
+def _passphrases() -> Detector:
+    """`password: correct horse battery staple`: after a password key, a colon and a space (YAML, prose),
+    the value runs to the end of the line (or a `;` or `,`), since a passphrase is several words."""
+    compiled = compile_re2(rf"(?i)(?:{_PASSWORD_WORDS})(?P<rest>[\w.-]*)[\"']?[ \t]*:[ \t]+(?P<v>[^\s\"'][^\n;,]*)")
+
+    def find(text: str) -> Iterator[Span]:
+        for m in compiled.finditer(text):
+            value = m.group("v").rstrip()
+            if not _suffix_says_not_secret(m.group("rest")) and not _is_placeholder(value):
+                start = group_span(m, "v")[0]
+                yield start, start + len(value)
+
+    return Detector("passphrase after password:", find, frozenset(PASSWORD_KEYWORDS))
+
+
+_VALUE = r"(?:\"(?P<q1>[^\"\n]{3,})\"|'(?P<q2>[^'\n]{3,})'|(?P<v>[^\s\"',;}&<>\[\]()]{3,}))"
+
+KEYWORD_VALUES = _keyword_values(rf"(?i)(?P<word>{_PASSWORD_WORDS}|{_KEY_WORDS})(?P<rest>[\w.-]*){_ASSIGN}{_VALUE}")
+
+
+def _flags() -> Detector:
+    """`--password X`, `--client-secret=X`, `-storepass X`, `-passin pass:X` (openssl's `env:` and `file:`
+    name where the secret is, so they are kept)."""
+    compiled = compile_re2(
+        r"(?i)(?:^|[\s\"'`(])--?(?P<key>[\w-]*(?:password|passwd|passphrase|pass|pw|secret|token|api-?key|"
+        r"auth-?key|authkey|access-?key|storepass|keypass|passin|passout))(?:=|[ \t]+)"
+        r"(?:\"(?P<q1>[^\"\n]+)\"|'(?P<q2>[^'\n]+)'|(?P<v>[^\s\"'-][^\s\"']*))")
+
+    def find(text: str) -> Iterator[Span]:
+        for m in compiled.finditer(text):
+            key = m.group("key").lower()
+            if key.endswith(("-stdin", "-file", "-env", "-path", "-ttl", "-name")):
+                continue
+            for group in ("q1", "q2", "v"):
+                value = m.group(group)
+                if value is None:
+                    continue
+                start, end = group_span(m, group)
+                low = value.lower()
+                if low.startswith(("env:", "file:", "fd:", "stdin")):
+                    break
+                if low.startswith("pass:"):  # openssl
+                    start += 5
+                if not _is_placeholder(text[start:end]):
+                    yield start, end
+                break
+
+    return Detector("--password flag", find, frozenset({"-pass", "-pw", "secret", "token", "key", "auth", "-storepass",
+                                                         "-keypass", "-passin", "-passout"}))
+
+
+_URL_USERINFO = compile_re2(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/@:\"'<>]*:")
+
+
+def _url_passwords(text: str) -> Iterator[Span]:
+    """`scheme://user:password@host`: the password may hold `/`, `:` or `@` (people paste what they have), so
+    the host is what follows the last `@` of the address that is followed by a host name."""
+    for m in _URL_USERINFO.finditer(text):
+        start = m.end()
+        end = start
+        while end < len(text) and not text[end].isspace() and text[end] not in "\"'<>":
+            end += 1
+        token = text[start:end]
+        at = token.rfind("@")
+        while at > 0:
+            host = token[at + 1:]
+            host_end = next((i for i, c in enumerate(host) if c in "/?#"), len(host))
+            if _HOST.fullmatch(host[:host_end]):
+                yield start, start + at
+                break
+            at = token.rfind("@", 0, at)
+
+
+_HOST = compile_re2(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::\d{1,5})?|\[[0-9A-Fa-f:.]+\](?::\d{1,5})?")
+
+
+def _cookies(text: str) -> Iterator[Span]:
+    """Every value of a `Cookie:` or `Set-Cookie:` line (a session cookie is a login)."""
+    low = text.lower()
+    at = low.find("cookie")
+    while at != -1:
+        colon = at + len("cookie")
+        while colon < len(text) and text[colon] in " \t\"'":
+            colon += 1
+        if colon < len(text) and text[colon] in ":=":
+            line_end = text.find("\n", colon)
+            line_end = len(text) if line_end == -1 else line_end
+            pos = colon + 1
+            while pos < line_end:
+                eq = text.find("=", pos, line_end)
+                if eq == -1:
+                    break
+                value_end = eq + 1
+                while value_end < line_end and text[value_end] not in "; \t\"'":
+                    value_end += 1
+                if value_end - eq > 4:
+                    yield eq + 1, value_end
+                pos = value_end + 1
+            at = low.find("cookie", line_end)
+        else:
+            at = low.find("cookie", at + 1)
+
+
+_PROSE_PASSWORD = compile_re2(r"(?i)\b(?:password|passwd|passphrase)\s+(?:is\s+|was\s+)?(?P<s>[^\s\"']{8,})")
+
+
+def _prose_passwords(text: str) -> Iterator[Span]:
+    """`... user ops password Xy7pQ2... in the configmap`: a credential-looking word right after "password"."""
+    for m in _PROSE_PASSWORD.finditer(text):
+        value = m.group("s").rstrip(".,;:)")
+        if _looks_like_a_credential(value) and any(c.isdigit() for c in value) and not _is_placeholder(value):
+            start = group_span(m, "s")[0]
+            yield start, start + len(value)
+
+
+_B64_CANDIDATE = compile_re2(r"[A-Za-z0-9+/]{16,}={0,2}")
+_USER_PASS = compile_re2(r"[\w.@+-]{1,64}:[^\s:]{6,}")
+_ASSIGNED_IN = compile_re2(rf"(?i)(?:{_PASSWORD_WORDS}|{_KEY_WORDS})[\w.-]*{_ASSIGN}\S")
+
+
+def _base64_wrapped(text: str) -> Iterator[Span]:
+    """Base64 whose decoded text is `user:password` (a Basic credential without its header) or holds a key
+    assignment (`{"client_secret": ...}`). Each candidate is decoded once: linear in the text."""
+    for m in _B64_CANDIDATE.finditer(text):
+        candidate = m.group()
+        if len(candidate) % 4:
+            continue
+        try:
+            decoded = base64.b64decode(candidate, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if not decoded.isprintable():
+            continue
+        if _USER_PASS.fullmatch(decoded) or _ASSIGNED_IN.search(decoded):
+            yield m.span()
+
+
+_K8S_DATA = compile_re2(r"\b(?:data|stringData):")
+_K8S_PAIR = compile_re2(r"\s*[{,]?\s*[\"']?(?P<k>[\w.-]+)[\"']?\s*:\s*[\"']?(?P<v>[A-Za-z0-9+/]{4,}={0,2})[\"']?\s*}?")
+
+
+def _kubernetes_secret_data(text: str) -> Iterator[Span]:
+    """The base64 values after a Secret's `data:` (YAML lines or a flow map), while they look like base64."""
+    for head in _K8S_DATA.finditer(text):
+        pos = head.end()
+        while (match := _K8S_PAIR.match(text, pos)) and match.end() > pos:
+            value = match.group("v")
+            if not _is_base64(value):
+                break
+            yield group_span(match, "v")
+            pos = match.end()
+
+
+def _is_base64(value: str) -> bool:
+    if len(value) % 4 or value.isalpha() and value.islower():  # an English word is not an encoding
+        return False
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+CONTEXT: list[Detector] = [
+    KEYWORD_VALUES,
+    _passphrases(),
+    _flags(),
+    Detector("password in a URL", _url_passwords, frozenset({"://"})),
+    Detector("cookie", _cookies, frozenset({"cookie"})),
+    Detector("base64-wrapped credential", _base64_wrapped),
+    Detector("Kubernetes Secret data", _kubernetes_secret_data, frozenset({"data:"})),
+    # Whole PEM blocks (also with escaped "\n" inside JSON, and a block cut off before its END line).
+    pattern("private key block", r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)", keywords=("private key",)),
+    pattern("PuTTY private key", r"(?s)PuTTY-User-Key-File-\d.*?(?:Private-MAC: \S+|\z)", keywords=("putty-user-key",)),
+    # "Authorization: <any scheme> <credentials>", and a scheme word before a credential-looking token.
+    pattern("authorization header", r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z][\w-]*\s+)?"
+            r"(?P<s>[^\s\"',;]{6,})", group="s", keywords=("authorization",)),
+    pattern("credential after its scheme", r"(?i)\b(?:bearer|basic|digest|token|ssws|geniekey|splunk|apikey|"
+            r"api-key|negotiate)\s+(?P<s>[A-Za-z0-9._~+/=:-]*\d[A-Za-z0-9._~+/=:-]*)", group="s",
+            keywords=("bearer", "basic", "digest", "token", "ssws", "geniekey", "splunk", "apikey", "api-key",
+                      "negotiate")),
+    # Signed URLs and secrets passed as query parameters.
+    pattern("secret query parameter", r"(?i)[?&;](?:x-amz-signature|x-amz-security-token|x-goog-signature|sig|"
+            r"signature|token|access_token|refresh_token|id_token|auth_token|api_key|apikey|api-key|key|code|"
+            r"client_secret|secret|password|passwd|pwd|auth|sessionid|session_id|jwt)=(?P<s>[^&#\s\"'<>]{8,})",
+            group="s", keywords=("sig", "token", "key", "code", "secret", "pass", "pwd", "auth", "session", "jwt")),
+    pattern("connection-string key", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecret)="
+            r"(?P<s>[^;\s\"']+)", group="s", keywords=("accountkey=", "sharedaccess", "sharedsecret=")),
+    pattern("XML secret element", r"(?i)<(?P<k>[\w:.-]*(?:password|passwd|secret|token|apikey|api_key|accesskey|"
+            r"privatekey)[\w.-]*)>(?P<s>[^<\n]{1,512})</", group="s",
+            keywords=("pass", "secret", "token", "apikey", "api_key", "accesskey", "privatekey")),
+    # Everyday tools' own password flags.
+    pattern(".netrc entry", r"(?i)\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+(?P<s>\S+)", group="s",
+            keywords=("machine",)),
+    # host:port:database:user:password (a host of three characters or more with a letter or dot: a MAC
+    # address is not one).
+    pattern(".pgpass line", r"(?:^|[\s\"'`])[\w-]*[A-Za-z.][\w.-]*:(?:\d{2,5}|\*):[\w.*-]+:[\w.*-]+:"
+            r"(?P<s>[^\s\"'`:]{4,})", group="s", keywords=(":",)),
+    pattern("mysql -p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<s>[^\s\"']+)", group="s",
+            keywords=("mysql", "mariadb")),
+    pattern("curl -u", r"\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|--user|--http-user)[ \t=]+[\"']?[^\s:\"']*:"
+            r"(?P<s>[^\s\"']+)", group="s", keywords=("curl", "wget", "http")),
+    pattern("tool -p / -a / -w", r"\b(?:sshpass|docker\s+login|podman\s+login|helm\s+registry\s+login|"
+            r"redis-cli|ldap\w*|mongo\w*|sqlcmd|smbclient|htpasswd\s+-b\S*\s+\S+\s+\S+|nuget\s+push)\b[^\n]*?"
+            r"\s(?:-p|-a|-w|-P|-k|-ApiKey)[ \t]+[\"']?(?P<s>[^\s\"']+)", group="s",
+            keywords=("sshpass", "login", "redis-cli", "ldap", "mongo", "sqlcmd", "smbclient", "htpasswd", "nuget")),
+    pattern("net use password", r"(?i)\bnet\s+use\s+\S+\s+/user:\S+\s+(?P<s>[^\s/]\S*)", group="s", keywords=("net use",)),
+    pattern("smbclient user%password", r"\s-U\s+[^\s%]+%(?P<s>\S+)", group="s", keywords=("%",)),
+    pattern("personal access token", r"(?i)\b(?:pat|personal[ _-]access[ _-]token)\b[^\n]{0,30}?\b"
+            r"(?P<s>[a-z2-7]{52}|[A-Za-z0-9]{84})\b", group="s", keywords=("pat", "personal access token")),
+    Detector("password in prose", _prose_passwords, frozenset({"pass"})),
+    pattern("hex key next to its name", r"(?i)\b(?:api|app|application|license|insert|ingest|admin|master|"
+            r"signing|encryption|secret|auth)[ _-]?(?:key|token|secret)\b[^\n]{0,40}?\b(?P<s>[0-9a-f]{32}|"
+            r"[0-9a-f]{40}|[0-9a-f]{64})\b", group="s", keywords=("key", "token", "secret")),
+]

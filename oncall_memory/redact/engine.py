@@ -1,0 +1,76 @@
+"""Finding and replacing secrets in one text: every detector over the text (those whose keywords it
+holds), again over its unfolded form when it has one, the spans merged and each replaced by a marker.
+
+Cost is linear in the text: each detector is a linear-time scan, and a text is cut to `MAX_FIELD_CHARS`
+before any of them runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from .base import Detector, Span, merge
+from .catalogue import CATALOGUE
+from .context import CONTEXT
+from .entropy import HIGH_ENTROPY
+from .unfold import unfold
+from .vendors import VENDORS
+
+MARKER = "[REDACTED]"
+# One field of an incident or alert is cut here before it is scanned (64 Ki characters: far past what the
+# embedded text uses, and enough for a pasted stack trace); the cut is marked, with how much went.
+MAX_FIELD_CHARS = 65_536
+
+DETECTORS: list[Detector] = [*VENDORS, *CONTEXT, HIGH_ENTROPY, CATALOGUE]
+_KEYWORDS = sorted(frozenset().union(*(d.keywords for d in DETECTORS)))
+
+
+def cap(text: str, limit: int = MAX_FIELD_CHARS) -> str:
+    """`text` cut to `limit` characters, the cut marked with how many characters it removed."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut: {len(text) - limit} more characters]"
+
+
+def _spans(text: str) -> list[tuple[Span, str]]:
+    low = text.lower()
+    present = {k for k in _KEYWORDS if k in low}
+    return [(span, d.name) for d in DETECTORS if not d.keywords or not d.keywords.isdisjoint(present)
+            for span in d.find(text)]
+
+
+def secret_spans(text: str) -> list[tuple[Span, str]]:
+    """Every secret found in `text` (cut to `MAX_FIELD_CHARS` first), as (span, detector name), in text order."""
+    text = cap(text)
+    found = _spans(text)
+    if (unfolded := unfold(text)) is not None:
+        found += [(unfolded.original(span), name) for span, name in _spans(unfolded.text)]
+    return sorted(found)
+
+
+def redact(text: str, *, keyed: bool = False) -> str:
+    """`text` cut to `MAX_FIELD_CHARS` with every secret found replaced by `[REDACTED]` (overlapping finds as one).
+
+    `keyed`: replace each by `[REDACTED:<letters>]` instead, derived from a hash of what it replaced, for an
+    identifier (a pager's random dedup key looks like a secret): equal keys stay equal, distinct ones
+    distinct, and the key itself is gone.
+    """
+    text = cap(text)
+    spans = merge(span for span, _ in secret_spans(text))
+    if not spans:
+        return text
+    out, last = [], 0
+    for start, end in spans:
+        out.append(text[last:start])
+        out.append(_keyed_marker(text[start:end]) if keyed else MARKER)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+_AS_LETTERS = str.maketrans("0123456789", "ghijklmnop")
+
+
+def _keyed_marker(secret: str) -> str:
+    # Letters only: noise stripping removes long hex and numbers, and must not make two markers equal.
+    return f"[REDACTED:{hashlib.sha256(secret.encode()).hexdigest()[:12].translate(_AS_LETTERS)}]"

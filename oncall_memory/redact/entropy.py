@@ -1,0 +1,60 @@
+"""A token with no known shape and no context, found by its randomness: long, mixed-case with digits, and
+as varied as random base64.
+
+What random-looking text in on-call notes mostly is, and is kept: hex (trace and request ids, checksums,
+commit and image digests: one case, so never "mixed"); ids of 20 characters or fewer (PagerDuty's 14, a
+status page's 20); names made of words (`DFSClient_NONMAPREDUCE_1537864556_1`, `outage-postmortem-586b19`),
+which random base64 almost never is; and paths (`/subscriptions/…/resourceGroups/…`, `com/incidents/…`),
+where each segment is judged alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+
+from .base import Detector, Span, compile_re2
+
+MIN_LENGTH = 24
+MIN_BITS_PER_CHAR = 4.5  # detect-secrets' limit for base64; random base64 of 24+ characters is above it
+_RUN = compile_re2(r"[A-Za-z0-9+/_-]{24,}={0,2}")  # maximal runs: no boundary checks needed
+_PART = compile_re2(r"[^/_.=+-]+")
+# A part that is a word: lower case, Capitalised, UPPER or CamelCase, four letters or more. A part of random
+# base64 is rarely all letters of one pattern, and two such parts in one token almost never.
+_WORD = compile_re2(r"[a-z]{4,}|[A-Z][a-z]{3,}|[A-Z]{4,}|[A-Z]+[a-z]{3,}(?:[A-Z][a-z]+)*|[a-z]+(?:[A-Z][a-z]+)+")
+
+
+def shannon_bits(token: str) -> float:
+    """Bits of entropy per character of `token`."""
+    counts, n = Counter(token), len(token)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def looks_random(token: str) -> bool:
+    token = token.rstrip("=")
+    if len(token) < MIN_LENGTH:
+        return False
+    has_digit = any(c.isdigit() for c in token)
+    mixed = token != token.lower() and token != token.upper()
+    if not (has_digit and mixed):
+        return False
+    words = sum(1 for part in _PART.finditer(token) if _WORD.fullmatch(part.group()))
+    return words < 2 and shannon_bits(token) >= MIN_BITS_PER_CHAR
+
+
+def _random_tokens(text: str) -> Iterator[Span]:
+    for match in _RUN.finditer(text):
+        token, start = match.group(), match.start()
+        # In a path or a host name's tail (`com/incidents/…`): each segment on its own. Base64, which holds
+        # "/" too, stands after a space, a quote or an "=", not after "." or "/".
+        if "/" in token and (token.startswith("/") or start and text[start - 1] in "./"):
+            for segment in token.split("/"):
+                if looks_random(segment):
+                    yield start, start + len(segment)
+                start += len(segment) + 1
+        elif looks_random(token):
+            yield match.span()
+
+
+HIGH_ENTROPY = Detector("high-entropy token", _random_tokens)

@@ -1,0 +1,75 @@
+"""Redaction of whole records (through lists and dicts, keys too), and the mark that a record has passed
+the boundary already, so what the memory stored is never scanned again when it is read back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from .engine import cap, redact, secret_spans
+
+_passed: ContextVar[bool] = ContextVar("oncall_memory_redacted", default=False)
+
+
+@contextmanager
+def already_redacted() -> Iterator[None]:
+    """Inside, models built from the memory's own records (the outbox, the store's payloads) skip redaction:
+    their text passed it when it entered."""
+    token = _passed.set(True)
+    try:
+        yield
+    finally:
+        _passed.reset(token)
+
+
+def is_already_redacted() -> bool:
+    return _passed.get()
+
+
+def redact_all(value: Any) -> Any:
+    """`value` with every string in it cut and redacted, through lists and dicts (keys too). Clean data
+    (the common case) costs one scan of its strings joined."""
+    return redact_each(value) if holds_secret(value) else cap_each(value)
+
+
+def holds_secret(value: Any) -> bool:
+    """Does any string in `value` (through lists and dicts) hold a secret? One pass over them all."""
+    return bool(secret_spans("\n".join(cap(s) for s in _strings(value))))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str):
+                yield k
+            yield from _strings(v)
+
+
+def redact_each(value: Any) -> Any:
+    """Every string in `value` redacted, one by one."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_each(v) for v in value]
+    if isinstance(value, dict):
+        return {redact_each(k) if isinstance(k, str) else k: redact_each(v) for k, v in value.items()}
+    return value
+
+
+def cap_each(value: Any) -> Any:
+    """Every string in `value` cut to the field limit (a clean record can still hold a megabyte of one field)."""
+    if isinstance(value, str):
+        return cap(value)
+    if isinstance(value, list):
+        return [cap_each(v) for v in value]
+    if isinstance(value, dict):
+        return {cap_each(k) if isinstance(k, str) else k: cap_each(v) for k, v in value.items()}
+    return value
