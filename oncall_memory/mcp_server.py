@@ -16,6 +16,7 @@ from . import payload as P
 from .alert import Alert, Filters
 from .errors import InvalidInput
 from .memory import Memory
+from .redact import redact
 
 INSTRUCTIONS = (
     "oncall-memory holds a team's past incidents: what broke, why, and what fixed it. When an alert fires, "
@@ -58,7 +59,7 @@ def build_server(memory: Memory) -> MCPServer:
         tried with its outcome, service, env, times and link; and its own nearest past incidents."""
         record = memory.incident(incident_id)
         if record is None:
-            raise InvalidInput(f"no incident {incident_id!r} in the memory")
+            raise InvalidInput(f"no incident {redact(incident_id)[:200]!r} in the memory")
         neighbours = memory.neighbours_of(record, limit=3).neighbours
         return {**{k: v for k, v in record.items() if k not in HIDDEN},
                 "similar": [{"id": n.id, "title": n.title, "reasons": n.reasons} for n in neighbours]}
@@ -73,7 +74,7 @@ def build_server(memory: Memory) -> MCPServer:
         """Tell the memory whether a suggestion helped. "not related" pushes it down and "helped" up, for
         the next alert that reads the same; it is shown among the reasons."""
         recorded = memory.record_feedback(Alert(text=alert_text), suggested, verdict, who=who, ref="mcp")
-        return {"recorded": recorded, "suggested": suggested, "verdict": verdict}
+        return {"recorded": recorded, "suggested": redact(suggested), "verdict": verdict}
 
     @server.resource("oncall-memory://stats", mime_type="application/json")
     def stats() -> dict[str, Any]:

@@ -34,6 +34,7 @@ from .feedback import FeedbackStore, Verdict
 from .incident import Incident
 from .ingest import Embed, IngestReport, IngestStopped, ingest
 from .payload import incident_from_payload
+from .redact import redact
 from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
 from .signature import canonical_signature
@@ -204,8 +205,9 @@ class Memory:
         key = canonical_signature(alert.signature or alert.text, [alert.env])
         if key is None:
             raise InvalidInput("feedback needs the alert it was about: its text or its signature")
-        try:
-            return self.feedback.record(key, suggested, verdict, who=who, at=at, ref=ref)
+        try:  # who and the suggestion come from a person or an agent: redacted as they enter
+            return self.feedback.record(key, redact(suggested), verdict, who=redact(who), at=at,
+                                        ref=redact(ref) if ref else ref)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc
 

@@ -2,7 +2,8 @@
 
 Each renderer picks reasons by kind (see `ranking`): a fix is shown once, on its own line, never
 again in "why". What goes to a chat is escaped and kept inside the target's limits; a long message
-is cut and marked with "…", never dropped.
+is cut and marked with "…", never dropped; and it carries no bidi override or invisible character
+(`redact.neutralise`), so a name reads as what it is.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .redact import neutralise
 from .ranking import AGE, CHANGED, FIX_KINDS, FIXED, NO_EFFECT, WORSE, Neighbour
 from .retrieve import Lookup
 
@@ -97,6 +99,10 @@ def _note_lines(lookup: Lookup) -> list[str]:
 
 def job_note(title: str, answers: list[Answer], *, limit: int = PAGERDUTY_NOTE_LIMIT) -> str:
     """A note for one alert (as `note_text`) or for a group: each distinct alert and its neighbours."""
+    return neutralise(_job_note(title, answers, limit=limit))
+
+
+def _job_note(title: str, answers: list[Answer], *, limit: int) -> str:
     if len(answers) == 1 and answers[0].count == 1:
         return note_text(title, answers[0].lookup, limit=limit)
     lines = [f"oncall-memory: {sum(a.count for a in answers)} firing alerts in \"{title}\""]
@@ -147,6 +153,20 @@ def _slack_section(i: int, n: Neighbour) -> dict[str, Any]:
 def job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
     """A Slack message for one alert (as `slack_message`) or for a group: each distinct alert in a context
     block followed by its neighbours, within Block Kit's 50 blocks; what does not fit is counted at the end."""
+    return _neutral(_job_slack(title, answers))
+
+
+def _neutral(value: Any) -> Any:
+    if isinstance(value, str):
+        return neutralise(value)
+    if isinstance(value, list):
+        return [_neutral(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _neutral(v) for k, v in value.items()}
+    return value
+
+
+def _job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
     if len(answers) == 1 and answers[0].count == 1:
         return slack_message(title, answers[0].lookup)
     total = sum(a.count for a in answers)

@@ -117,14 +117,15 @@ def assert_same_points(a: dict, b: dict) -> None:
 
 
 @contextlib.contextmanager
-def serving(app):
-    """Run `app` under uvicorn on a free loopback port in a thread; yields its base URL."""
+def serving(app, log_level: str = "warning"):
+    """Run `app` under uvicorn on a free loopback port in a thread; yields its base URL. ("info" writes the
+    access log, as `oncall-memory serve` does.)"""
     import uvicorn
 
     from oncall_memory.schedule import free_port
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -1,10 +1,22 @@
+"""Redaction, rule by rule: each detector catches its own shortest example (and nothing else would), the
+whole engine is linear in its input, ids and links that are not secrets are kept, the cut is marked."""
+
+import hashlib
 import json
+import random
+import string
+import time
+from unittest import mock
 
 import pytest
 from conftest import make_incident
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from secret_corpus import corpus
+from secret_holdout import holdout
 
 from oncall_memory.ingest import prepare
-from oncall_memory.redact import MARKER, redact
+from oncall_memory.redact import MARKER, MAX_FIELD_CHARS, cap, engine, neutralise, redact
 
 SECRETS = [
     ("Authorization: Bearer abcdef1234567890abcdef", "abcdef1234567890abcdef"),
@@ -29,7 +41,7 @@ def test_secret_is_replaced_by_the_marker(text, secret):
 
 
 def test_ordinary_text_is_left_alone():
-    text = "token bucket rate limiting; password reset emails delayed; keys rotated"
+    text = "token bucket rate limiting; password reset emails delayed; keys rotated; Basic troubleshooting steps"
     assert redact(text) == text
 
 
@@ -45,3 +57,219 @@ def test_secrets_never_reach_the_embedded_text_or_the_payload():
     for secret in ("sk_live_51HxQj", "abcdef1234567890abcdef", "topsecretpw", "hunter2hunter2"):
         assert secret not in stored
     assert MARKER in prepared.text
+
+
+# -- each rule on its own -----------------------------------------------------------------------------
+
+def lo(n, alphabet="ab"):
+    """n characters cycling over the alphabet's first two: no randomness, so neither the entropy rule nor the
+    catalogue's entropy thresholds take it; only the detector's shape does."""
+    return "".join(alphabet[i % 2] for i in range(n))
+
+
+HEXS = "a1"
+UP = "A2"
+
+# (detector, text, secret): the shortest value that detector alone catches, in text no other detector
+# reads as a secret; removing the detector must leave the secret in the redacted text.
+EXAMPLES = [
+    ("AWS access key id", "key {} used", "AKIA" + lo(16, UP)),
+    ("AWS session token", "tok {} end", "FwoGZXIvYXdzE" + lo(40)),
+    ("Google OAuth client secret", "cs {} end", "GOCSPX-" + lo(28)),
+    ("Google OAuth access token", "at {} end", "ya29." + lo(30)),
+    ("OpenAI / Anthropic key", "k {} end", "sk-" + lo(20)),
+    ("Vault token", "v {} end", "hvs." + lo(20)),
+    ("Google API key", "g {}&", "AIza" + lo(35)),
+    ("Stripe key", "s {}&", "sk_live_" + lo(16)),
+    ("GitHub token", "t {}&", "ghp_" + lo(30)),
+    ("GitLab token", "t {}&", "glpat-" + lo(20)),
+    ("Slack webhook", "to {} now", "hooks.slack.com/services/" + lo(20)),
+    ("Shopify token", "s {}&", "shpat_" + lo(32, HEXS)),
+    ("SendGrid key", "m {}&", "SG." + lo(16) + "." + lo(16)),
+    ("Twilio key", "t {}&", "SK" + lo(32, HEXS)),
+    ("Databricks token", "d {}&", "dapi" + lo(32, HEXS)),
+    ("Pulumi token", "p {}&", "pul-" + lo(40, HEXS)),
+    ("Sentry token", "s {}&", "sntryu_" + lo(40)),
+    ("Linear key", "l {}&", "lin_api_" + lo(40)),
+    ("Notion token", "n {}&", "ntn_" + lo(40)),
+    ("Atlassian API token", "a {}&", "ATATT3" + lo(150)),
+    ("Dynatrace token", "d {}&", "dt0c01." + lo(24, UP) + "." + lo(64, UP)),
+    ("Heroku key", "h {}&", "HRKU-" + lo(40)),
+    ("Supabase token", "s {}&", "sbp_" + lo(40, HEXS)),
+    ("Vercel token", "v {}&", "vcp_" + lo(40)),
+    ("Fly.io token", "f {}&", "fm2_" + lo(40)),
+    ("RubyGems key", "r {}&", "rubygems_" + lo(48, HEXS)),
+    ("Docker swarm token", "d {}&", "SWMTKN-1-" + lo(50) + "-" + lo(25)),
+    ("Alibaba access key", "a {}&", "LTAI" + lo(16)),
+    ("Prefect API key", "p {}&", "pnu_" + lo(36)),
+    ("Hugging Face token", "h {}&", "hf_" + lo(34)),
+    ("Groq key", "g {}&", "gsk_" + lo(52)),
+    ("Replicate token", "r {}&", "r8_" + lo(37)),
+    ("Docker Hub token", "d {}&", "dckr_pat_" + lo(27)),
+    ("Grafana token", "g {}&", "glsa_" + lo(32) + "_" + lo(8, HEXS)),
+    ("PyPI token", "p {}&", "pypi-AgEIcHlwaS5vcmc" + lo(50)),
+    ("Slack token", "s {}&", "xoxb-" + lo(10)),
+    ("JSON Web Token", "j {}&", "eyJ" + lo(8) + "." + lo(8) + "."),
+    ("Stripe webhook secret", "w {}&", "whsec_" + lo(24)),
+    ("Microsoft Teams webhook", "t x.webhook.office.com/webhookb2/{} end", lo(30)),
+    ("Discord webhook", "d discord.com/api/webhooks/1/{} end", lo(40)),
+    ("Terraform Cloud token", "t {}&", lo(14) + ".atlasv1." + lo(60)),
+    ("New Relic key", "n {}&", "NRAK-" + lo(20)),
+    ("Azure AD client secret", "a {} end", lo(3) + "8Q~" + lo(31)),
+    ("Doppler token", "d {}&", "dp.st." + lo(40)),
+    ("Bitbucket app password", "b {}&", "ATBB" + lo(32)),
+    ("Mailgun key", "m {}&", "key-" + lo(32, HEXS)),
+    ("Mailchimp key", "m {}&", lo(32, HEXS) + "-us1"),
+    ("Telegram bot token", "t {}&", "12345678:AA" + lo(33)),
+    ("Discord bot token", "d {}&", "M" + lo(23) + "." + lo(6) + "." + lo(27)),
+    ("PlanetScale token", "p {}&", "pscale_tkn_" + lo(32)),
+    ('secret keyword (password: / api_key= / "token": ...)', "db_password=hu2", "hu2"),
+    ("passphrase after password:", "password: two words", "two words"),
+    ("--password flag", "cli --client-secret abc", "abc"),
+    ("password in a URL", "amqp://u:p/w@mq.internal:5672 down", "p/w"),
+    ("cookie", "Cookie: sid=abcd1", "abcd1"),
+    ("base64-wrapped credential", "hdr dXNlcjpodW50ZXIy end", "dXNlcjpodW50ZXIy"),
+    ("Kubernetes Secret data", "data:\n  config: aGVsbG8=", "aGVsbG8="),
+    ("private key block", "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----", "abc"),
+    ("PuTTY private key", "PuTTY-User-Key-File-3: ssh-rsa\nPrivate-Lines: 1\nabcdef\nPrivate-MAC: 00", "abcdef"),
+    ("authorization header", "Authorization: Foo abcdef", "abcdef"),
+    ("credential after its scheme", "Bearer abc1", "abc1"),
+    ("secret query parameter", "https://x.io/?sig=abcdefgh", "abcdefgh"),
+    ("connection-string key", "SharedAccessSignature=abc;", "abc"),
+    ("XML secret element", "<password>abc</password>", "abc"),
+    (".netrc entry", "machine h login u password abc", "abc"),
+    (".pgpass line", "db.internal:5432:orders:app:abcd", "abcd"),
+    ("mysql -p", "mysql -u a -pabc db", "abc"),
+    ("curl -u", "curl -u a:abc https://x", "abc"),
+    ("tool -p / -a / -w", "sshpass -p abc ssh h", "abc"),
+    ("net use password", "net use \\\\nas\\s /user:a abc", "abc"),
+    ("smbclient user%password", "smbclient //nas/s -U a%abc", "abc"),
+    ("personal access token", "PAT {}", lo(52, "a2")),
+    ("password in prose", "user ops password abcdefg1 in x", "abcdefg1"),
+    ("hex key next to its name", "API Key invalid {}", lo(32, HEXS)),
+    ("high-entropy token", "blob {} end", "aB3dE5gH7jK9mN1pQ2sT4vW6"),
+    ("Kingfisher catalogue", "newrelic_key = {}", "NRJS-" + hashlib.sha256(b"nr").hexdigest()[:19]),
+]
+
+
+def test_every_detector_has_an_example():
+    assert {name for name, _, _ in EXAMPLES} == {d.name for d in engine.DETECTORS}
+
+
+@pytest.mark.parametrize("name,template,secret", EXAMPLES, ids=[e[0] for e in EXAMPLES])
+def test_each_detector_catches_its_example_and_no_other_would(name, template, secret):
+    text = template.replace("{}", secret)
+    assert secret not in redact(text)
+    without = [d for d in engine.DETECTORS if d.name != name]
+    with mock.patch.object(engine, "DETECTORS", without), \
+            mock.patch.object(engine, "UNFOLDED_DETECTORS", [d for d in without if d is not engine.HIGH_ENTROPY]):
+        assert secret[-5:] in redact(text), f"another detector catches {name}'s example: it proves nothing"
+
+
+# -- linear in the input --------------------------------------------------------------------------------
+
+KEYWORDS = sorted({k for d in engine.DETECTORS for k in d.keywords})
+# The inputs that were quadratic in the detectors before RE2, and a URL's user-info.
+KNOWN_SLOW = ["pwd", "password ", "redis-cli ", "mysql ", "AccountKey=", "data:", "a://b:", "pw: ", "cookie:a=b;"]
+
+
+def per_byte(unit: str, size: int) -> float:
+    text = (unit * (size // len(unit) + 1))[:size]
+    best = float("inf")
+    for _ in range(2 if size < 1_000_000 else 1):
+        started = time.perf_counter()
+        engine.scan(text)
+        best = min(best, time.perf_counter() - started)
+    return best / size
+
+
+def assert_linear(unit: str) -> None:
+    small, mid, large = (per_byte(unit, n) for n in (10_000, 100_000, 1_000_000))
+    # Quadratic cost grows per byte 100x from 10 KB to 1 MB; linear stays flat (a fixed overhead makes the
+    # small size dearer per byte, not cheaper). 10x is the margin, for a busy machine.
+    assert max(mid, large) < 10 * small, (unit, [f"{t * 1e9:.0f} ns/B" for t in (small, mid, large)])
+
+
+@pytest.mark.parametrize("unit", KNOWN_SLOW)
+def test_known_quadratic_inputs_cost_the_same_per_byte_at_every_size(unit):
+    assert_linear(unit)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(keyword=st.sampled_from(KEYWORDS), joiner=st.sampled_from(["", " ", "=", ": ", "\n", "%41", "\u200b", "/"]))
+def test_every_rule_fed_its_own_keywords_repeated_costs_the_same_per_byte_at_every_size(keyword, joiner):
+    assert_linear(keyword + joiner)
+
+
+# -- the limit ---------------------------------------------------------------------------------------------
+
+def test_a_field_over_the_limit_is_cut_and_the_cut_is_marked():
+    text = "x" * (MAX_FIELD_CHARS + 1234)
+    out = redact(text)
+    assert out.startswith("x" * MAX_FIELD_CHARS) and out.endswith("[cut: 1234 more characters]")
+    assert cap("short") == "short"
+    incident = make_incident(root_cause="y" * 200_000)
+    assert len(incident.root_cause) < MAX_FIELD_CHARS + 100 and "[cut: " in incident.root_cause
+
+
+# -- what is not a secret is kept ----------------------------------------------------------------------------
+
+def identifiers() -> list[str]:
+    """Ids and links on-call text is full of, none a secret (generated in their real shapes)."""
+    rng = random.Random(5)
+    hexs = lambda n: "".join(rng.choice("0123456789abcdef") for _ in range(n))  # noqa: E731
+    upper = string.ascii_uppercase + string.digits
+    mixed = string.ascii_letters + string.digits
+    out = []
+    for _ in range(200):
+        out += [
+            f"https://acme.pagerduty.com/incidents/{''.join(rng.choice(upper) for _ in range(14))}",
+            f"https://status.cloud.google.com/incidents/{''.join(rng.choice(mixed) for _ in range(20))}",
+            f"traceparent: 00-{hexs(32)}-{hexs(16)}-01",
+            f"trace_id={hexs(32)} span_id={hexs(16)}",
+            f"x-request-id: {hexs(8)}-{hexs(4)}-4{hexs(3)}-a{hexs(3)}-{hexs(12)}",
+            f"md5 {hexs(32)}  sha1 {hexs(40)}  sha256:{hexs(64)}",
+            f"image: registry.acme.io/checkout@sha256:{hexs(64)}",
+            f"commit {hexs(40)} broke the build",
+            f"arn:aws:iam::{rng.randrange(10**11, 10**12)}:role/service-role/CheckoutLambdaRole-{''.join(rng.choice(mixed) for _ in range(12))}",
+            f"/subscriptions/{hexs(8)}-{hexs(4)}-{hexs(4)}-{hexs(4)}-{hexs(12)}/resourceGroups/rg-prod-weu/providers/"
+            f"Microsoft.ContainerService/managedClusters/aks-prod-weu",
+            f"fingerprint {hexs(16)} groupKey {{}}:{{alertname=\"KubePodCrashLooping\"}}",
+            f"pod checkout-{hexs(9)}-{''.join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(5))}",
+            f"containerID: containerd://{hexs(64)}",
+            f"uid: {hexs(8)}-{hexs(4)}-{hexs(4)}-{hexs(4)}-{hexs(12)}",
+        ]
+    return out
+
+
+def test_ids_links_and_checksums_that_are_not_secrets_are_kept():
+    altered = [text for text in identifiers() if redact(text) != text]
+    assert altered == [], f"{len(altered)} altered, e.g. {altered[:3]}"
+
+
+# -- coverage -----------------------------------------------------------------------------------------------
+
+def caught(shape) -> bool:
+    out = redact(shape.text)
+    return not any(piece in out for secret in shape.secrets
+                   for piece in {secret[:12], secret[len(secret) // 2 - 6:len(secret) // 2 + 6], secret[-12:]})
+
+
+def test_every_shape_of_the_tuned_corpus_is_caught():
+    missed = [s.name for s in corpus() if not caught(s)]
+    assert missed == []
+
+
+def test_the_holdout_corpus_stays_at_least_as_covered_as_measured():
+    # Measured when the detectors were chosen: 48 of 54 (the README's Security section lists the misses'
+    # kinds). This set is never tuned on; a drop means a rule was weakened.
+    assert sum(caught(s) for s in holdout()) >= 48
+
+
+# -- what goes out ----------------------------------------------------------------------------------------------
+
+def test_bidi_overrides_and_invisible_characters_never_go_out():
+    host = "db-\u202eprod\u202c-01"
+    assert neutralise(host) == "db-prod-01"
+    assert neutralise("rm\u200b -rf\u00ad x\ufeff") == "rm -rf x"
+    assert hashlib.sha256(neutralise("plain").encode()).hexdigest() == hashlib.sha256(b"plain").hexdigest()

@@ -34,18 +34,28 @@ class Detector:
     keywords: frozenset[str] = frozenset()
 
 
-def group_span(match: re2._Match, group: int | str) -> Span:
-    """The span of a group, by number or name (google-re2's `span` takes numbers only)."""
-    return match.span(match.re.groupindex[group] if isinstance(group, str) else group)
+class Groups:
+    """A compiled pattern's group numbers by name, read once: google-re2 rebuilds `groupindex` on every
+    access and its `span` takes numbers only."""
+
+    def __init__(self, compiled: re2._Regexp):
+        self._index = dict(compiled.groupindex)
+
+    def __getattr__(self, name: str) -> int:
+        try:
+            return self._index[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 def pattern(name: str, regex: str, *, group: int | str = 0, keywords: Iterable[str] = ()) -> Detector:
     """A detector whose secret is `group` of every match of `regex` (RE2 syntax)."""
     compiled = compile_re2(regex)
+    number = getattr(Groups(compiled), group) if isinstance(group, str) else group
 
     def find(text: str) -> Iterator[Span]:
         for match in compiled.finditer(text):
-            start, end = group_span(match, group)
+            start, end = match.span(number)
             if start < end:
                 yield start, end
 

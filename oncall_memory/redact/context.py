@@ -11,7 +11,7 @@ import base64
 import binascii
 from collections.abc import Iterator
 
-from .base import Detector, Span, compile_re2, group_span, pattern
+from .base import Detector, Groups, Span, compile_re2, pattern
 
 # Key names that announce a password (their value may be several words after "key: ") and those that
 # announce a token or key (one token).
@@ -61,18 +61,19 @@ def _keyword_values(regex: str) -> Detector:
     """A value after a key word, unless the rest of the key says it is not the secret or the value is a
     placeholder. Group `word` is the key word, `rest` the key after it; groups `q1`, `q2`, `v` the value."""
     compiled = compile_re2(regex)
+    g = Groups(compiled)
 
     def find(text: str) -> Iterator[Span]:
         for m in compiled.finditer(text):
-            if _suffix_says_not_secret(m.group("rest") or ""):
+            if _suffix_says_not_secret(m.group(g.rest) or ""):
                 continue
-            for group in ("q1", "q2", "v"):
+            for group in (g.q1, g.q2, g.v):
                 value = m.group(group)
                 if value is None:
                     continue
-                weak = group == "v" and m.group("word").lower().strip("_").startswith(_WEAK_KEYS)
+                weak = group == g.v and m.group(g.word).lower().strip("_").startswith(_WEAK_KEYS)
                 if not _is_placeholder(value) and (not weak or _looks_like_a_credential(value)):
-                    yield group_span(m, group)
+                    yield m.span(group)
                 break
 
     return Detector("secret keyword (password: / api_key= / \"token\": ...)", find,
@@ -83,12 +84,13 @@ def _passphrases() -> Detector:
     """`password: correct horse battery staple`: after a password key, a colon and a space (YAML, prose),
     the value runs to the end of the line (or a `;` or `,`), since a passphrase is several words."""
     compiled = compile_re2(rf"(?i)(?:{_PASSWORD_WORDS})(?P<rest>[\w.-]*)[\"']?[ \t]*:[ \t]+(?P<v>[^\s\"'][^\n;,]*)")
+    g = Groups(compiled)
 
     def find(text: str) -> Iterator[Span]:
         for m in compiled.finditer(text):
-            value = m.group("v").rstrip()
-            if not _suffix_says_not_secret(m.group("rest")) and not _is_placeholder(value):
-                start = group_span(m, "v")[0]
+            value = m.group(g.v).rstrip()
+            if not _suffix_says_not_secret(m.group(g.rest)) and not _is_placeholder(value):
+                start = m.start(g.v)
                 yield start, start + len(value)
 
     return Detector("passphrase after password:", find, frozenset(PASSWORD_KEYWORDS))
@@ -107,16 +109,18 @@ def _flags() -> Detector:
         r"auth-?key|authkey|access-?key|storepass|keypass|passin|passout))(?:=|[ \t]+)"
         r"(?:\"(?P<q1>[^\"\n]+)\"|'(?P<q2>[^'\n]+)'|(?P<v>[^\s\"'-][^\s\"']*))")
 
+    g = Groups(compiled)
+
     def find(text: str) -> Iterator[Span]:
         for m in compiled.finditer(text):
-            key = m.group("key").lower()
+            key = m.group(g.key).lower()
             if key.endswith(("-stdin", "-file", "-env", "-path", "-ttl", "-name")):
                 continue
-            for group in ("q1", "q2", "v"):
+            for group in (g.q1, g.q2, g.v):
                 value = m.group(group)
                 if value is None:
                     continue
-                start, end = group_span(m, group)
+                start, end = m.span(group)
                 low = value.lower()
                 if low.startswith(("env:", "file:", "fd:", "stdin")):
                     break
@@ -136,11 +140,14 @@ _URL_USERINFO = compile_re2(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/@:\"'<>]*:")
 def _url_passwords(text: str) -> Iterator[Span]:
     """`scheme://user:password@host`: the password may hold `/`, `:` or `@` (people paste what they have), so
     the host is what follows the last `@` of the address that is followed by a host name."""
+    scanned = 0  # where the last address read ended: an address inside it was read with it
     for m in _URL_USERINFO.finditer(text):
-        start = m.end()
-        end = start
+        if m.start() < scanned:
+            continue
+        start = end = m.end()
         while end < len(text) and not text[end].isspace() and text[end] not in "\"'<>":
             end += 1
+        scanned = end
         token = text[start:end]
         at = token.rfind("@")
         while at > 0:
@@ -185,12 +192,15 @@ def _cookies(text: str) -> Iterator[Span]:
 _PROSE_PASSWORD = compile_re2(r"(?i)\b(?:password|passwd|passphrase)\s+(?:is\s+|was\s+)?(?P<s>[^\s\"']{8,})")
 
 
+_PROSE_GROUPS = Groups(_PROSE_PASSWORD)
+
+
 def _prose_passwords(text: str) -> Iterator[Span]:
     """`... user ops password Xy7pQ2... in the configmap`: a credential-looking word right after "password"."""
     for m in _PROSE_PASSWORD.finditer(text):
-        value = m.group("s").rstrip(".,;:)")
+        value = m.group(_PROSE_GROUPS.s).rstrip(".,;:)")
         if _looks_like_a_credential(value) and any(c.isdigit() for c in value) and not _is_placeholder(value):
-            start = group_span(m, "s")[0]
+            start = m.start(_PROSE_GROUPS.s)
             yield start, start + len(value)
 
 
@@ -216,20 +226,21 @@ def _base64_wrapped(text: str) -> Iterator[Span]:
             yield m.span()
 
 
-_K8S_DATA = compile_re2(r"\b(?:data|stringData):")
-_K8S_PAIR = compile_re2(r"\s*[{,]?\s*[\"']?(?P<k>[\w.-]+)[\"']?\s*:\s*[\"']?(?P<v>[A-Za-z0-9+/]{4,}={0,2})[\"']?\s*}?")
+_K8S_PAIR = r"\s*[{,]?\s*[\"']?[\w.-]+[\"']?\s*:\s*[\"']?(?P<v>[A-Za-z0-9+/]{4,}={0,2})[\"']?\s*}?"
+_K8S_BLOCK = compile_re2(rf"\b(?:data|stringData):(?:{_K8S_PAIR.replace('?P<v>', '')})+")
+_K8S_VALUE = compile_re2(_K8S_PAIR)
 
 
 def _kubernetes_secret_data(text: str) -> Iterator[Span]:
-    """The base64 values after a Secret's `data:` (YAML lines or a flow map), while they look like base64."""
-    for head in _K8S_DATA.finditer(text):
-        pos = head.end()
-        while (match := _K8S_PAIR.match(text, pos)) and match.end() > pos:
-            value = match.group("v")
-            if not _is_base64(value):
+    """The base64 values after a Secret's `data:` (YAML lines or a flow map), while they look like base64.
+    Each block is matched whole, then its pairs read within it: linear in the text."""
+    for block in _K8S_BLOCK.finditer(text):
+        offset = block.start() + block.group().index(":") + 1
+        for pair in _K8S_VALUE.finditer(text[offset:block.end()]):
+            if not _is_base64(pair.group(1)):
                 break
-            yield group_span(match, "v")
-            pos = match.end()
+            start, end = pair.span(1)
+            yield offset + start, offset + end
 
 
 def _is_base64(value: str) -> bool:

@@ -22,6 +22,10 @@ MARKER = "[REDACTED]"
 MAX_FIELD_CHARS = 65_536
 
 DETECTORS: list[Detector] = [*VENDORS, *CONTEXT, HIGH_ENTROPY, CATALOGUE]
+# The unfolded text joins what a line break or an invisible character separated: a shape or a context
+# makes a secret there, randomness alone does not (an id at a line's end joined with the next line's first
+# word would look random).
+UNFOLDED_DETECTORS = [d for d in DETECTORS if d is not HIGH_ENTROPY]
 _KEYWORDS = sorted(frozenset().union(*(d.keywords for d in DETECTORS)))
 
 
@@ -32,20 +36,25 @@ def cap(text: str, limit: int = MAX_FIELD_CHARS) -> str:
     return f"{text[:limit]}… [cut: {len(text) - limit} more characters]"
 
 
-def _spans(text: str) -> list[tuple[Span, str]]:
+def _spans(text: str, detectors: list[Detector]) -> list[tuple[Span, str]]:
     low = text.lower()
     present = {k for k in _KEYWORDS if k in low}
-    return [(span, d.name) for d in DETECTORS if not d.keywords or not d.keywords.isdisjoint(present)
+    return [(span, d.name) for d in detectors if not d.keywords or not d.keywords.isdisjoint(present)
             for span in d.find(text)]
 
 
-def secret_spans(text: str) -> list[tuple[Span, str]]:
-    """Every secret found in `text` (cut to `MAX_FIELD_CHARS` first), as (span, detector name), in text order."""
-    text = cap(text)
-    found = _spans(text)
+def scan(text: str) -> list[tuple[Span, str]]:
+    """Every secret found in the whole of `text`, as (span, detector name), in text order. Linear in the
+    text, however long (the property test in `tests/test_redact.py` holds it to that)."""
+    found = _spans(text, DETECTORS)
     if (unfolded := unfold(text)) is not None:
-        found += [(unfolded.original(span), name) for span, name in _spans(unfolded.text)]
+        found += [(unfolded.original(span), name) for span, name in _spans(unfolded.text, UNFOLDED_DETECTORS)]
     return sorted(found)
+
+
+def secret_spans(text: str) -> list[tuple[Span, str]]:
+    """Every secret found in `text` cut to `MAX_FIELD_CHARS`, as (span, detector name), in text order."""
+    return scan(cap(text))
 
 
 def redact(text: str, *, keyed: bool = False) -> str:

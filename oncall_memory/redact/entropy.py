@@ -17,12 +17,22 @@ from collections.abc import Iterator
 from .base import Detector, Span, compile_re2
 
 MIN_LENGTH = 24
-MIN_BITS_PER_CHAR = 4.5  # detect-secrets' limit for base64; random base64 of 24+ characters is above it
+# detect-secrets' limit for base64 is 4.5 bits a character, which random base64 reaches only from about 32
+# characters on (24 random characters hold about 20 distinct ones: 4.2 bits). Below 32 the limit is half
+# a bit under the most a token of that length can have.
+MAX_BITS_LIMIT = 4.5
+
+
+def min_bits(length: int) -> float:
+    return min(MAX_BITS_LIMIT, math.log2(length) - 0.5)
 _RUN = compile_re2(r"[A-Za-z0-9+/_-]{24,}={0,2}")  # maximal runs: no boundary checks needed
 _PART = compile_re2(r"[^/_.=+-]+")
 # A part that is a word: lower case, Capitalised, UPPER or CamelCase, four letters or more. A part of random
 # base64 is rarely all letters of one pattern, and two such parts in one token almost never.
 _WORD = compile_re2(r"[a-z]{4,}|[A-Z][a-z]{3,}|[A-Z]{4,}|[A-Z]+[a-z]{3,}(?:[A-Z][a-z]+)*|[a-z]+(?:[A-Z][a-z]+)+")
+# Runs of letters that read as words inside one part (`IO80211AWDLPeerManager`): in random base64 they
+# cover a sixth of a token on average; in an identifier, half or more.
+_WORDISH = compile_re2(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 
 
 def shannon_bits(token: str) -> float:
@@ -40,7 +50,9 @@ def looks_random(token: str) -> bool:
     if not (has_digit and mixed):
         return False
     words = sum(1 for part in _PART.finditer(token) if _WORD.fullmatch(part.group()))
-    return words < 2 and shannon_bits(token) >= MIN_BITS_PER_CHAR
+    if words >= 2 or 2 * sum(len(m.group()) for m in _WORDISH.finditer(token)) >= len(token):
+        return False
+    return shannon_bits(token) >= min_bits(len(token))
 
 
 def _random_tokens(text: str) -> Iterator[Span]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from .base import Span, compile_re2, group_span
+from .base import Groups, Span, compile_re2
 
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _TOKEN = r"[A-Za-z0-9+/_=.-]"
 # What unfolding changes: an invisible character; a %XX escape of an ASCII character; the line break
 # inside a token cut by wrapping (16 token characters before it, one after it).
 _EDIT = compile_re2(rf"(?P<inv>[{INVISIBLE}])|%(?P<hex>[0-7][0-9A-Fa-f])|{_TOKEN}{{16}}(?P<nl>\r?\n){_TOKEN}")
+_G = Groups(_EDIT)
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,12 @@ def unfold(text: str) -> Unfolded | None:
     variant_at, original_at = [0], [0]
     last = length = 0
     for match in _EDIT.finditer(text):
-        if match.group("inv") is not None:
-            start, end, replacement = *group_span(match, "inv"), ""
-        elif match.group("hex") is not None:
-            start, end, replacement = *match.span(), chr(int(match.group("hex"), 16))
+        if match.group(_G.inv) is not None:
+            start, end, replacement = *match.span(_G.inv), ""
+        elif match.group(_G.hex) is not None:
+            start, end, replacement = *match.span(), chr(int(match.group(_G.hex), 16))
         else:
-            start, end, replacement = *group_span(match, "nl"), ""
+            start, end, replacement = *match.span(_G.nl), ""
         pieces.append(text[last:start])
         length += start - last
         pieces.append(replacement)

@@ -30,6 +30,7 @@ from ..backlog import validation_message
 from ..errors import InvalidInput, OncallMemoryError
 from ..incident import worked
 from ..memory import Memory
+from ..redact import already_redacted, redact_all
 from ..ranking import AGE, FIX_KINDS, Neighbour
 from ..retrieve import Lookup
 from .auth import _bearer, same_secret
@@ -163,9 +164,14 @@ def search(
     only: list[str] = Query(default=[]),
     limit: int = 5,
     memory: Memory = Depends(memory_of),
-) -> HTMLResponse:
-    form = {"q": q, "service": service.strip(), "env": env.strip(), "flavor": flavor.strip(), "tags": tags.strip(),
-            "only": [f for f in only if f in FACTS], "limit": limit if limit in LIMITS else LIMITS[0]}
+) -> Response:
+    typed = {"q": q, "service": service.strip(), "env": env.strip(), "flavor": flavor.strip(), "tags": tags.strip()}
+    form = redact_all(typed)
+    if form != typed:
+        # A secret pasted into the form: the address bar and the history keep the redacted search instead.
+        query = urlencode({**{k: v for k, v in form.items() if v}, "only": only, "limit": limit}, doseq=True)
+        return RedirectResponse(f"/?{query}", status_code=303, headers=HEADERS)
+    form.update({"only": [f for f in only if f in FACTS], "limit": limit if limit in LIMITS else LIMITS[0]})
     context: dict[str, Any] = {"form": form, "limits": LIMITS, "known": known(memory), "panel": panel(request, memory),
                                "lookup": None, "error": None}
     code = 200
@@ -186,7 +192,8 @@ def lookup(memory: Memory, form: dict[str, Any]) -> Lookup:
     """The form's facts are soft preferences; those ticked "only" are also hard filters."""
     tags = [t for t in (part.strip() for part in form["tags"].split(",")) if t]
     facts = {"service": form["service"] or None, "env": form["env"] or None, "flavor": form["flavor"] or None}
-    alert = Alert(text=form["q"], component_tags=tags, **facts)
+    with already_redacted():  # the form was redacted as it arrived
+        alert = Alert(text=form["q"], component_tags=tags, **facts)
     only = set(form["only"])
     filters = Filters(**{k: v for k, v in facts.items() if k in only and v},
                       component_tags=tags if "tags" in only else [])

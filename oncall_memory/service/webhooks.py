@@ -1,5 +1,9 @@
 """Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie. Each answers 202 as soon as
-its jobs are claimed; the worker looks up and posts."""
+its jobs are claimed; the worker looks up and posts.
+
+The body is redacted as a whole as soon as it is parsed (its labels and annotations before any fact is
+read from them); the alert and the job built from it are then not scanned again.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 
+from ..redact import already_redacted, redact_all
 from .auth import alertmanager_token, opsgenie_token, verify_pagerduty_signature
 from .body import documented_body, parse, parse_json, raw_json_body
 from .inbound import (
@@ -41,11 +46,12 @@ def pagerduty(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
         secret = settings.pagerduty_webhook_secret.get_secret_value()
         if not verify_pagerduty_signature(secret, raw, request.headers.get("x-pagerduty-signature")):
             raise HTTPException(401, "missing or wrong X-PagerDuty-Signature")
-    hook = parse(PagerDutyWebhook, parse_json(raw))
+    hook = parse(PagerDutyWebhook, redact_all(parse_json(raw)))
     event = hook.event
     if event.event_type == "incident.triggered":
         known = request.app.state.memory.known_values()
-        return accept(request, [pagerduty_job(parse(PDIncident, event.data), known)])
+        with already_redacted():
+            return accept(request, [pagerduty_job(parse(PDIncident, event.data), known)])
     if event.event_type in LEARN_EVENTS and request.app.state.learning:
         # incident.resolved carries the incident; incident.annotated an incident_note, whose incident it is.
         data = event.data.get("incident") if event.event_type == "incident.annotated" else event.data
@@ -57,16 +63,20 @@ def pagerduty(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
 @router.post("/alertmanager", status_code=202, dependencies=[Depends(alertmanager_token)],
              openapi_extra=documented_body(AlertmanagerWebhook))
 def alertmanager(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
-    hook = parse(AlertmanagerWebhook, parse_json(raw))
-    jobs, ignored = alertmanager_jobs(hook, request.app.state.settings.label_facts, request.app.state.memory.known_values())
+    hook = parse(AlertmanagerWebhook, redact_all(parse_json(raw)))
+    known = request.app.state.memory.known_values()
+    with already_redacted():
+        jobs, ignored = alertmanager_jobs(hook, request.app.state.settings.label_facts, known)
     return accept(request, jobs, ignored)
 
 
 @router.post("/opsgenie", status_code=202, dependencies=[Depends(opsgenie_token)],
              openapi_extra=documented_body(OpsgenieWebhook))
 def opsgenie(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
-    hook = parse(OpsgenieWebhook, parse_json(raw))
+    hook = parse(OpsgenieWebhook, redact_all(parse_json(raw)))
     if hook.action != "Create":
         return {"accepted": 0, "duplicates": 0, "ignored": hook.action}
-    return accept(request, [opsgenie_job(hook, request.app.state.settings.label_facts,
-                                         request.app.state.memory.known_values())])
+    known = request.app.state.memory.known_values()
+    with already_redacted():
+        job = opsgenie_job(hook, request.app.state.settings.label_facts, known)
+    return accept(request, [job])
