@@ -1,18 +1,29 @@
-"""What secret detection costs: the same backlog ingested with and without redaction, one run.
+"""What secret detection costs and what it catches, in one run.
 
-    python -m bench.redaction [--incidents 10000] [--secret-share 0.02]
+    python -m bench.redaction [--incidents 10000] [--secret-share 0.02] [--before REV]
 
-Rows are the JSONL reader's dicts (redaction runs as each `Incident` is built); a share of them carry a
-pasted credential so the detectors' slow path is exercised, the rest are the pre-check's fast path.
-Timed: building the incidents, and the whole ingest (build, distill, fake embedding, Edge write).
+Prints, for the detectors now (and, with `--before REV`, for the detectors of that git revision, which
+needs detect-secrets installed, as that revision did):
+- cost per KB of clean on-call prose and of adversarial text (one keyword a rule looks for, repeated),
+  at 10 KB and 100 KB: linear detectors cost the same per KB at both sizes;
+- coverage of the tuned corpus (`tests/secret_corpus.py`) and of the hold-out corpus it was not tuned on;
+- on real public incident text (`python -m bench.real_text` builds it), what was altered that is not a
+  secret: records, links broken, words lost;
+- the whole ingest of a synthetic backlog with and without redaction (the Edge store, a fake embedder).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
 import random
+import re
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
 
@@ -20,10 +31,16 @@ from oncall_memory import facts
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.incident import Incident
 from oncall_memory.memory import Memory
-from oncall_memory.redact import redact_all
+from oncall_memory.redact import engine, redact, redact_all
 from oncall_memory.settings import Settings
 
+from .real_text import DEFAULT_OUT as REAL_TEXT
 from .synth import synthetic_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from secret_corpus import corpus  # noqa: E402
+from secret_holdout import holdout  # noqa: E402
 
 PASTED = [
     "psql said password authentication failed; PGPASSWORD=Hx7uQ2mZp9LrT4vW was in the runbook",
@@ -31,6 +48,84 @@ PASTED = [
     "the deploy key ghp_Zx8YwVu7TsRq6PoNm5LkJi4HgFe3DcBa2Q1w was rotated",
     "dd-agent: API Key invalid 3f8a9b2c4d5e6f708192a3b4c5d6e7f8",
 ]
+CLEAN = ("checkout pods crash looping after the 1.24.3 deploy; readiness probe failed: HTTP probe failed with "
+         "statuscode: 503; rolled back via argocd, see https://acme.pagerduty.com/incidents/Q0RIJJZL24RC6W. ")
+ADVERSARIAL = ["password ", "pwd", "redis-cli ", "mysql ", "AccountKey=", "data:", "pw: ", "token: ", "a://b:"]
+URL = re.compile(r"https?://[^\s)\]>\"']+")
+WORD = re.compile(r"\b[A-Za-z][a-z]{2,}\b")
+
+
+def per_kb(scan: Callable[[str], object], unit: str, size: int) -> float:
+    text = (unit * (size // len(unit) + 1))[:size]
+    started = time.perf_counter()
+    scan(text)
+    return (time.perf_counter() - started) / (size / 1024)
+
+
+def load_revision(rev: str) -> Callable[[str], str] | None:
+    """The `redact` function of the detectors at git revision `rev`, or None when it cannot be loaded."""
+    try:
+        source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:oncall_memory/redact.py"], check=True,
+                                capture_output=True, text=True).stdout
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return None
+    path = Path(tempfile.mkdtemp()) / "redact_before.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("redact_before", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["redact_before"] = module
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        print(f"before ({rev}): not measured ({exc})")
+        return None
+    return module.redact
+
+
+def caught(redact_fn: Callable[[str], str], shape) -> bool:
+    out = redact_fn(shape.text)
+    return not any(piece in out for secret in shape.secrets for piece in pieces(secret))
+
+
+def pieces(secret: str) -> set[str]:
+    """The secret, or for a long one its first, middle and last 12 characters: half a secret leaks too."""
+    if len(secret) <= 12:
+        return {secret}
+    middle = len(secret) // 2 - 6
+    return {secret[:12], secret[middle:middle + 12], secret[-12:]}
+
+
+def altered(redact_fn: Callable[[str], str], rows: list[dict]) -> tuple[int, int, int]:
+    records = links = words = 0
+    for row in rows:
+        text = row["text"]
+        out = redact_fn(text)
+        if out != text:
+            records += 1
+            links += sum(1 for u in URL.findall(text) if u not in URL.findall(out))
+            words += max(0, len(WORD.findall(text)) - len(WORD.findall(out.replace("[REDACTED]", ""))))
+    return records, links, words
+
+
+def report(label: str, redact_fn: Callable[[str], str], adversarial_sizes: tuple[int, ...]) -> None:
+    print(f"\n== {label}")
+    clean = [per_kb(redact_fn, CLEAN, n) for n in (10_240, 102_400)]
+    print(f"clean prose:  {clean[0] * 1e6:8.0f} µs/KB at 10 KB | {clean[1] * 1e6:8.0f} µs/KB at 100 KB")
+    for unit in ADVERSARIAL:
+        costs = [per_kb(redact_fn, unit, n) for n in adversarial_sizes]
+        cells = " | ".join(f"{c * 1e6:8.0f} µs/KB at {n // 1024} KB" for c, n in zip(costs, adversarial_sizes))
+        print(f"{unit!r:14}{cells}")
+    tuned, held = corpus(), holdout()
+    print(f"coverage: tuned corpus {sum(caught(redact_fn, s) for s in tuned)}/{len(tuned)}, "
+          f"hold-out corpus {sum(caught(redact_fn, s) for s in held)}/{len(held)}")
+    if REAL_TEXT.exists():
+        rows = [json.loads(line) for line in REAL_TEXT.open()]
+        records, links, words = altered(redact_fn, rows)
+        sources = sorted({r["source"] for r in rows})
+        print(f"real text ({len(rows)} records: {', '.join(sources)}): {records} altered, {links} links broken, "
+              f"{words} words lost")
+    else:
+        print(f"real text: {REAL_TEXT} missing (python -m bench.real_text MIRRORS builds it)")
 
 
 def rows_with_secrets(n: int, share: float) -> list[dict]:
@@ -58,16 +153,25 @@ def main() -> None:
     ap.add_argument("--incidents", type=int, default=10_000)
     ap.add_argument("--secret-share", type=float, default=0.02)
     ap.add_argument("--dim", type=int, default=1536)
+    ap.add_argument("--before", help="a git revision whose detectors to measure too (e.g. 759fe77)")
     args = ap.parse_args()
-    rows = rows_with_secrets(args.incidents, args.secret_share)
-    redact_all(rows[0])  # load detect-secrets' detectors outside the timing
 
+    redact_all({"x": PASTED[0]})  # load the catalogue outside the timing
+    print(f"catalogue: Kingfisher {engine.CATALOGUE.name}, kingfisher-secret-scanner "
+          f"{__import__('oncall_memory.redact', fromlist=['catalogue_version']).catalogue_version()}; "
+          f"{len(engine.DETECTORS)} detectors")
+    if args.before and (before := load_revision(args.before)):
+        # The earlier detectors were quadratic on these inputs: 100 KB took seconds to minutes, so 10 and 30 KB.
+        report(f"before ({args.before})", before, (10_240, 30_720))
+    report("now", redact, (10_240, 102_400))
+
+    rows = rows_with_secrets(args.incidents, args.secret_share)
     build = lambda: [Incident.model_validate(r) for r in rows]  # noqa: E731
     with mock.patch.object(facts, "holds_secret", lambda data: False):
         build_off, ingest_off = timed(build), timed(lambda: ingest(rows, args.dim))
     build_on, ingest_on = timed(build), timed(lambda: ingest(rows, args.dim))
     n = args.incidents
-    print(f"{n} incidents ({args.secret_share:.0%} with a pasted credential), fake embedder {args.dim} dims, Edge")
+    print(f"\n{n} incidents ({args.secret_share:.0%} with a pasted credential), fake embedder {args.dim} dims, Edge")
     print(f"build the incidents: without redaction {build_off:6.2f} s | with {build_on:6.2f} s | "
           f"{build_on / build_off:.2f}x  ({(build_on - build_off) / n * 1e6:.0f} µs an incident)")
     print(f"whole ingest:        without redaction {ingest_off:6.2f} s | with {ingest_on:6.2f} s | "

@@ -251,8 +251,15 @@ def test_ids_links_and_checksums_that_are_not_secrets_are_kept():
 
 def caught(shape) -> bool:
     out = redact(shape.text)
-    return not any(piece in out for secret in shape.secrets
-                   for piece in {secret[:12], secret[len(secret) // 2 - 6:len(secret) // 2 + 6], secret[-12:]})
+    return not any(piece in out for secret in shape.secrets for piece in pieces(secret))
+
+
+def pieces(secret: str) -> set[str]:
+    """The secret, or for a long one its first, middle and last 12 characters: half a secret leaks too."""
+    if len(secret) <= 12:
+        return {secret}
+    middle = len(secret) // 2 - 6
+    return {secret[:12], secret[middle:middle + 12], secret[-12:]}
 
 
 def test_every_shape_of_the_tuned_corpus_is_caught():

@@ -31,14 +31,17 @@ _NOT_SECRET_SUFFIXES = (
     "used", "size", "bucket", "budget", "rate", "enabled", "required", "reset", "hint", "prompt",
 )
 # Values that stand for a secret without being one: templates, placeholders, an earlier redaction.
-_PLACEHOLDERS = ("${", "$(", "{{", "<", "[redacted", "***", "xxx", "null", "none", "true", "false", "undefined",
-                 "required", "optional", "changeme-not", "secret-ref", "$")
+_TEMPLATES = ("$", "{{", "<", "[redacted", "%(")
+_WORDS = frozenset({"null", "none", "nil", "true", "false", "undefined", "required", "optional", "string", "str",
+                    "bool", "int", "empty", "redacted", "hidden", "masked"})
 _ASSIGN = r"[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
 
 
 def _is_placeholder(value: str) -> bool:
+    """A template (`${DB_PASS}`, `{{ .Values.pw }}`, `<password>`), a masked value (`****`, `xxxxxx`) or a
+    word that stands for a value (`null`, `required`)."""
     low = value.lower()
-    return low.startswith(_PLACEHOLDERS) or low in ("string", "str", "bool", "int") or len(set(low)) == 1
+    return low.startswith(_TEMPLATES) or low in _WORDS or len(set(low) - {"x", "*", ".", "•"}) == 0 or len(set(low)) == 1
 
 
 def _suffix_says_not_secret(key_rest: str) -> bool:
@@ -51,6 +54,7 @@ def _suffix_says_not_secret(key_rest: str) -> bool:
 # Key words that also name things that are not secrets ("auth: SIMPLE", "token: expired"): their unquoted
 # value counts only when it looks like a credential.
 _WEAK_KEYS = ("auth", "token", "credential", "session")
+_STRONG_IN_KEY = compile_re2(rf"(?i){_PASSWORD_WORDS}|secret|key")  # `auth.password`: the password decides
 
 
 def _looks_like_a_credential(value: str) -> bool:
@@ -71,7 +75,8 @@ def _keyword_values(regex: str) -> Detector:
                 value = m.group(group)
                 if value is None:
                     continue
-                weak = group == g.v and m.group(g.word).lower().strip("_").startswith(_WEAK_KEYS)
+                weak = group == g.v and m.group(g.word).lower().strip("_").startswith(_WEAK_KEYS) and \
+                    not _STRONG_IN_KEY.search(m.group(g.rest) or "")
                 if not _is_placeholder(value) and (not weak or _looks_like_a_credential(value)):
                     yield m.span(group)
                 break
@@ -134,7 +139,8 @@ def _flags() -> Detector:
                                                          "-keypass", "-passin", "-passout"}))
 
 
-_URL_USERINFO = compile_re2(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/@:\"'<>]*:")
+_URL_USERINFO_REGEX = r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/@:\"'<>]*:"
+_URL_USERINFO = compile_re2(_URL_USERINFO_REGEX)
 
 
 def _url_passwords(text: str) -> Iterator[Span]:
@@ -199,7 +205,9 @@ def _prose_passwords(text: str) -> Iterator[Span]:
     """`... user ops password Xy7pQ2... in the configmap`: a credential-looking word right after "password"."""
     for m in _PROSE_PASSWORD.finditer(text):
         value = m.group(_PROSE_GROUPS.s).rstrip(".,;:)")
-        if _looks_like_a_credential(value) and any(c.isdigit() for c in value) and not _is_placeholder(value):
+        # A word with a digit, or with a capital inside it: "password Rotation" is prose, "password yQaFl..." not.
+        mixed = any(c.isdigit() for c in value) or any(c.isupper() for c in value[1:])
+        if _looks_like_a_credential(value) and mixed and not _is_placeholder(value):
             start = m.start(_PROSE_GROUPS.s)
             yield start, start + len(value)
 
@@ -257,7 +265,7 @@ CONTEXT: list[Detector] = [
     KEYWORD_VALUES,
     _passphrases(),
     _flags(),
-    Detector("password in a URL", _url_passwords, frozenset({"://"})),
+    Detector("password in a URL", _url_passwords, trigger=_URL_USERINFO_REGEX),
     Detector("cookie", _cookies, frozenset({"cookie"})),
     Detector("base64-wrapped credential", _base64_wrapped),
     Detector("Kubernetes Secret data", _kubernetes_secret_data, frozenset({"data:"})),

@@ -8,6 +8,10 @@ before any of them runs.
 from __future__ import annotations
 
 import hashlib
+import re
+from dataclasses import dataclass
+
+import re2
 
 from .base import Detector, Span, merge
 from .catalogue import CATALOGUE
@@ -26,7 +30,54 @@ DETECTORS: list[Detector] = [*VENDORS, *CONTEXT, HIGH_ENTROPY, CATALOGUE]
 # makes a secret there, randomness alone does not (an id at a line's end joined with the next line's first
 # word would look random).
 UNFOLDED_DETECTORS = [d for d in DETECTORS if d is not HIGH_ENTROPY]
-_KEYWORDS = sorted(frozenset().union(*(d.keywords for d in DETECTORS)))
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """Which detectors a text calls for, found in two linear passes: one RE2 set of every pattern
+    detector's own regex (over the text), one of every keyword (over the text in lower case). A detector
+    with neither always runs."""
+
+    triggers: re2.Set
+    triggered: list[int]  # set index -> detector index
+    keywords: re2.Set
+    keyword_of: list[str]  # set index -> keyword
+
+    def detectors(self, text: str, detectors: list[Detector]) -> list[Detector]:
+        # (The last pattern of each set is the placeholder every set needs; it matches only empty text.)
+        fired = {self.triggered[i] for i in self.triggers.Match(text) or () if i < len(self.triggered)}
+        present = {self.keyword_of[i] for i in self.keywords.Match(text.lower()) or () if i < len(self.keyword_of)}
+        return [d for i, d in enumerate(detectors)
+                if (i in fired if d.trigger else not d.keywords or not d.keywords.isdisjoint(present))]
+
+
+_GATES: dict[int, tuple[list[Detector], _Gate]] = {}
+
+
+def _gate_of(detectors: list[Detector]) -> _Gate:
+    # One gate per list of detectors (the module's two; a test's own), built on first use.
+    cached = _GATES.get(id(detectors))
+    if cached is None or cached[0] is not detectors:
+        cached = _GATES[id(detectors)] = (detectors, _gate(tuple(detectors)))
+    return cached[1]
+
+
+def _gate(detectors: tuple[Detector, ...]) -> _Gate:
+    options = re2.Options()
+    options.max_mem = 256 << 20
+    triggers, triggered = re2.Set.SearchSet(options), []
+    for i, d in enumerate(detectors):
+        if d.trigger:
+            triggers.Add(d.trigger)
+            triggered.append(i)
+    keyword_of = sorted(frozenset().union(*(d.keywords for d in detectors if not d.trigger)))
+    keywords = re2.Set.SearchSet(options)
+    for keyword in keyword_of:
+        keywords.Add(re.escape(keyword))
+    for compiled in (triggers, keywords):
+        compiled.Add(r"\A\z")  # an RE2 set needs one pattern at least
+        compiled.Compile()
+    return _Gate(triggers, triggered, keywords, keyword_of)
 
 
 def cap(text: str, limit: int = MAX_FIELD_CHARS) -> str:
@@ -37,10 +88,7 @@ def cap(text: str, limit: int = MAX_FIELD_CHARS) -> str:
 
 
 def _spans(text: str, detectors: list[Detector]) -> list[tuple[Span, str]]:
-    low = text.lower()
-    present = {k for k in _KEYWORDS if k in low}
-    return [(span, d.name) for d in detectors if not d.keywords or not d.keywords.isdisjoint(present)
-            for span in d.find(text)]
+    return [(span, d.name) for d in _gate_of(detectors).detectors(text, detectors) for span in d.find(text)]
 
 
 def scan(text: str) -> list[tuple[Span, str]]:

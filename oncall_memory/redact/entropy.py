@@ -49,9 +49,10 @@ def looks_random(token: str) -> bool:
     mixed = token != token.lower() and token != token.upper()
     if not (has_digit and mixed):
         return False
-    words = sum(1 for part in _PART.finditer(token) if _WORD.fullmatch(part.group()))
-    if words >= 2 or 2 * sum(len(m.group()) for m in _WORDISH.finditer(token)) >= len(token):
-        return False
+    if 2 * sum(len(m.group()) for m in _WORDISH.finditer(token)) >= len(token):
+        return False  # mostly words: an identifier
+    if len(token) < 40 and sum(1 for part in _PART.finditer(token) if _WORD.fullmatch(part.group())) >= 2:
+        return False  # a short name of two words and an id (a long random token holds word-like parts too)
     return shannon_bits(token) >= min_bits(len(token))
 
 

@@ -37,7 +37,8 @@ def redact_all(value: Any) -> Any:
 
 def holds_secret(value: Any) -> bool:
     """Does any string in `value` (through lists and dicts) hold a secret? One pass over them all."""
-    return bool(secret_spans("\n".join(cap(s) for s in _strings(value))))
+    # Joined by a blank line: a line break between two tokens would read as one token wrapped in two.
+    return bool(secret_spans("\n\n".join(cap(s) for s in _strings(value))))
 
 
 def _strings(value: Any) -> Iterator[str]:

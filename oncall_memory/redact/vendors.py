@@ -29,7 +29,7 @@ VENDORS = [
     pattern("Twilio key", r"\bSK[0-9a-fA-F]{32}\b", keywords=("sk",)),
     pattern("Databricks token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", keywords=("dapi",)),
     pattern("Pulumi token", r"\bpul-[a-f0-9]{40}\b", keywords=("pul-",)),
-    pattern("Sentry token", r"\bsntr[yus]u?_[A-Za-z0-9_=+/.-]{40,}", keywords=("sntryu_", "sntrys_")),
+    pattern("Sentry token", r"\bsntry[us]_[A-Za-z0-9_=+/.-]{40,}", keywords=("sntryu_", "sntrys_")),
     pattern("Linear key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", keywords=("lin_api_", "lin_oauth_")),
     pattern("Notion token", r"\bntn_[A-Za-z0-9]{40,}", keywords=("ntn_",)),
     pattern("Atlassian API token", r"\bATATT3[A-Za-z0-9_=-]{150,}", keywords=("atatt3",)),
