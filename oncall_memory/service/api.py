@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..alert import Alert, Filters
 from ..memory import Memory
 from ..pagers import PAGERDUTY_ID
+from ..redact import redact
 from ..retrieve import Lookup
 from .auth import api_token
 from .body import documented_body, parse, parse_json, raw_json_body
@@ -99,7 +100,7 @@ def feedback(request: Request, raw: bytes = Depends(raw_json_body), memory: Memo
         raise HTTPException(422, "give the alert (its text) or alert_incident (a PagerDuty incident this service saw)")
     verdict = "not related" if req.verdict == "not-related" else req.verdict
     recorded = memory.record_feedback(alert, req.suggested, verdict, who=req.who, ref="api")
-    return {"recorded": recorded, "suggested": req.suggested, "verdict": verdict}
+    return {"recorded": recorded, "suggested": redact(req.suggested), "verdict": verdict}  # as it was stored
 
 
 @probes.get("/healthz")
