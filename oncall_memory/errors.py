@@ -34,4 +34,9 @@ class StoreDamaged(StoreUnavailable):
 
 
 class SourceFailed(OncallMemoryError):
-    """An incident source (PagerDuty, ...) could not be read after retries."""
+    """An incident source (PagerDuty, ...) could not be read after retries. `permanent`: it refused the
+    request itself (a 404 for an incident it does not have): asking again will not help."""
+
+    def __init__(self, message: str, *, permanent: bool = False):
+        super().__init__(message)
+        self.permanent = permanent

@@ -100,13 +100,18 @@ def wait_hint(response: httpx.Response, *, cap: float) -> float | None:
 
 
 def error_message(response: httpx.Response) -> str:
-    """PagerDuty's own words for a refused request: `error.message` and its `errors` list."""
+    """PagerDuty's own words for a refused request (`error.message` and its `errors` list), or whatever
+    the body says when it is not in PagerDuty's shape: a proxy's page, `{"error": "down"}`, nothing."""
     try:
-        error = response.json().get("error") or {}
+        body = response.json()
     except ValueError:
-        return response.text[:200]
-    parts = [error.get("message") or ""] + [str(e) for e in error.get("errors") or []]
-    return ": ".join(p for p in parts if p) or response.text[:200]
+        return " ".join(response.text.split())[:200]
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return str(error if error is not None else body)[:200]
+    errors = error.get("errors")
+    parts = [str(error.get("message") or "")] + [str(e) for e in (errors if isinstance(errors, list) else [errors or ""])]
+    return ": ".join(p for p in parts if p)[:500] or response.text[:200]
 
 
 class PagerDutyAPI:
@@ -183,7 +188,9 @@ class PagerDutyAPI:
                     raise SourceFailed(f"PagerDuty GET {path} answered {response.status_code} ({error_message(response)}): "
                                        "check ONCALL_MEMORY_PAGERDUTY_TOKEN and its permissions")
                 elif response.status_code < 500:
-                    raise SourceFailed(f"PagerDuty refused GET {path} ({response.status_code}): {error_message(response)}")
+                    # 400, 404, 422: asking again gets the same answer.
+                    raise SourceFailed(f"PagerDuty refused GET {path} ({response.status_code}): {error_message(response)}",
+                                       permanent=response.status_code not in (408, 409))
             if attempt >= self._max_retries:
                 raise SourceFailed(f"PagerDuty GET {path} failed after {self._max_retries} retries ({problem})")
             log.warning("PagerDuty GET %s: %s, retrying in %.1fs", path, problem, delay)

@@ -50,7 +50,8 @@ class FakePagerDuty:
     throttle: int = 0  # answer this many requests with 429 first
     throttle_reset: str = "1"  # their ratelimit-reset header
     # How to answer the next note POSTs: "500" (nothing stored), "500+stored" (stored, then a 500: an
-    # ambiguous outcome), "400"; after the list, 201.
+    # ambiguous outcome), "400"; "503+odd" (`{"error": "down"}`, a body not in PagerDuty's shape) and
+    # "502+html" (a proxy's HTML error page): nothing stored. After the list, 201.
     note_failures: list[str] = field(default_factory=list)
     note_delay: float = 0.0  # seconds before a note POST answers (after storing it)
     requests: list[tuple[float, str, str]] = field(default_factory=list)  # (time, method, path)
@@ -97,6 +98,11 @@ class FakePagerDuty:
         with self.lock:
             outcome = self.note_failures.pop(0) if self.note_failures else "201"
         status = int(outcome.split("+")[0])
+        if outcome.endswith("+odd"):
+            return Response(json.dumps({"error": "down"}), status=status, content_type="application/json")
+        if outcome.endswith("+html"):
+            return Response("<html><body><h1>502 Bad Gateway</h1>nginx</body></html>", status=status,
+                            content_type="text/html")
         if status == 201 or outcome.endswith("+stored"):
             self.notes.setdefault(incident_id, []).append({"id": f"N{len(self.notes.get(incident_id, []))}", "content": content,
                                                            "created_at": "2026-11-29T03:40:00Z", "posted": True})

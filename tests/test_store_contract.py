@@ -43,6 +43,7 @@ def test_payload_replacement_keeps_the_vectors(store):
     (Filters(component_tags=["dns", "networking"]), lambda p: {"dns", "networking"} <= set(p["component_tags"])),
     (Filters(since="2026-06-01", until="2026-09-01"), lambda p: "2026-06-01" <= p["opened_at"] < "2026-09-01"),
     (Filters(flavor="gke", service="reporting"), lambda p: p["flavor"] == "gke" and p["service"] == "reporting"),
+    (Filters(severity="info"), lambda p: p.get("severity") == "info"),
 ])
 def test_filters_return_exactly_the_matching_incidents(store, filters, expected):
     memory = Memory(store, FakeEmbedder(), Settings(data_dir=":memory:"))
@@ -71,6 +72,15 @@ def test_the_contract_is_checked_on_open(store):
     ingest([make_incident()], store, FakeEmbedder(dimension=64))
     with pytest.raises(ContractMismatch, match="fake-bow \\(64 dims\\).*other \\(32 dims\\)"):
         store.ensure_collection("other", 32)
+
+
+def test_a_new_dimension_under_the_same_model_name_is_a_mismatch(store):
+    # The realistic mistake: text-embedding-3-* with another `dimensions`, the model name unchanged.
+    ingest([make_incident()], store, FakeEmbedder(dimension=64))
+    with pytest.raises(ContractMismatch, match="fake-bow \\(64 dims\\).*fake-bow \\(32 dims\\)"):
+        store.check_contract("fake-bow", 32)
+    with pytest.raises(ContractMismatch):
+        store.ensure_collection("fake-bow", 32)
 
 
 @pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "local"])

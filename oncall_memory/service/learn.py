@@ -11,7 +11,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from ..errors import OncallMemoryError
+from ..errors import OncallMemoryError, SourceFailed
 from ..memory import Memory
 from ..pagerduty import PagerDutyAPI
 from ..pagers import PDIncident, pagerduty_alert
@@ -42,7 +42,9 @@ class Learner:
             raw = self._api.incident(incident_id)
             notes = self._api.notes(incident_id)
             oldest = self._api.oldest_alert(incident_id) if raw.get("status") == "resolved" else None
-        except OncallMemoryError as exc:  # PagerDuty down or refusing: the outbox tries again
+        except SourceFailed as exc:  # PagerDuty down: the outbox tries again; refusing (404): it fails now
+            raise DeliveryError(f"reading PagerDuty incident {incident_id}: {exc}", retry=not exc.permanent) from exc
+        except OncallMemoryError as exc:
             raise DeliveryError(f"reading PagerDuty incident {incident_id}: {exc}", retry=True) from exc
         alert = pagerduty_alert(PDIncident.model_validate({**raw, "title": raw.get("title") or incident_id}))
         for v in verdicts(notes):

@@ -159,15 +159,23 @@ class Dispatcher:
         except DeliveryError as exc:
             self._failed(d, exc)
             return
+        except Exception as exc:  # a bug or a surprise in the target: an attempt that may have posted, retried
+            log.exception("%s: %s raised %s", d.job.key, target.name, type(exc).__name__)
+            self._failed(d, DeliveryError(f"unexpected {type(exc).__name__}: {exc}"[:500], retry=True, ambiguous=True))
+            return
         self._outbox.delivered(d)
         self._outcome(target.name, "delivered")
         log.info("%s: delivered to %s", d.job.key, target.name)
 
+    @staticmethod
+    def gives_up(policy: RetryPolicy, *, attempts: int, next_at: float, deadline: float) -> bool:
+        """Is a retry due at `next_at` one too many: past the delivery's deadline, or past `max_retries`?"""
+        return next_at > deadline or policy.max_retries is not None and attempts > policy.max_retries
+
     def _failed(self, d: Delivery, exc: DeliveryError) -> None:
         policy = self._policy
         at = time.time() + (exc.wait if exc.wait is not None else policy.delay(d.attempts))
-        over = policy.max_retries is not None and d.attempts > policy.max_retries
-        if not exc.retry or at > d.deadline or over:
+        if not exc.retry or self.gives_up(policy, attempts=d.attempts, next_at=at, deadline=d.deadline):
             why = "refused" if not exc.retry else "gave up"
             log.error("%s: %s %s after %d attempt(s): %s", d.job.key, why, d.target, d.attempts, exc)
             self._outbox.give_up(d, str(exc))

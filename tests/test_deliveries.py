@@ -1,0 +1,137 @@
+"""Nothing stuck: whatever a target answers or raises, a delivery is either retried with backoff until its
+deadline or failed at once with the reason, and `deliveries` shows which. Each test reproduced a finding
+of the service getting stuck or retrying what cannot succeed."""
+
+import json
+import time
+
+import pytest
+from conftest import FIXTURES
+from fastapi.testclient import TestClient
+from pagerduty_fake import TOKEN as PD_TOKEN
+from pagerduty_fake import FakePagerDuty, pd_incident
+from pydantic import SecretStr
+
+from oncall_memory.backlog import read_jsonl
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.memory import Memory
+from oncall_memory.pagerduty import error_message
+from oncall_memory.service import create_app
+from oncall_memory.service.outbox import Outbox
+from oncall_memory.service.worker import RetryPolicy
+from oncall_memory.settings import Settings
+from oncall_memory.stores import open_store
+
+TRIGGERED = {"event": {"id": "E1", "event_type": "incident.triggered",
+                       "data": {"id": "PGR0VU2", "title": "IPsec tunnel down to the payment processor"}}}
+
+
+@pytest.fixture
+def settings(httpserver, tmp_path):
+    return Settings(data_dir=tmp_path / "data", embedder="fake", pagerduty_url=httpserver.url_for(""),
+                    pagerduty_token=SecretStr(PD_TOKEN), pagerduty_from_email="oncall@acme.example",
+                    post_backoff=0.01, post_backoff_cap=0.05, pagerduty_backoff=0.01)
+
+
+@pytest.fixture
+def memory(settings):
+    mem = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
+    mem.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    yield mem
+    mem.close()
+
+
+def serve(settings, memory):
+    return TestClient(create_app(settings, memory=memory, outbox=Outbox(settings.data_dir / "outbox.sqlite3")))
+
+
+def wait_for(predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("odd", ["503+odd", "502+html"])
+def test_an_odd_error_body_is_a_failed_attempt_retried_not_a_stuck_delivery(settings, memory, httpserver, odd):
+    pagerduty = FakePagerDuty(incidents=[pd_incident(0, id="PGR0VU2")], note_failures=[odd, odd]).install(httpserver)
+    with serve(settings, memory) as client:
+        assert client.post("/webhooks/pagerduty", json=TRIGGERED).status_code == 202
+        wait_for(lambda: pagerduty.posted_notes("PGR0VU2"))
+    assert len(pagerduty.posted_notes("PGR0VU2")) == 1
+    assert sum(1 for _, m, p in pagerduty.requests if m == "POST") == 3  # two refusals in odd shapes, then 201
+
+
+def test_pagerduty_error_message_reads_any_body():
+    import httpx
+
+    for body, ctype in [(json.dumps({"error": "down"}), "application/json"), ("[1, 2]", "application/json"),
+                        (json.dumps({"error": {"message": "Nope", "errors": "flat"}}), "application/json"),
+                        ("<html>502 Bad Gateway</html>", "text/html"), ("", "text/plain")]:
+        message = error_message(httpx.Response(503, content=body.encode(), headers={"content-type": ctype}))
+        assert isinstance(message, str)
+    assert error_message(httpx.Response(503, json={"error": "down"})) == "down"
+
+
+def test_an_unexpected_exception_in_a_target_is_retried_with_its_reason(settings, memory, httpserver, monkeypatch):
+    from oncall_memory.service import notify
+
+    pagerduty = FakePagerDuty(incidents=[pd_incident(0, id="PGR0VU2")]).install(httpserver)
+    real_send, calls = notify.PagerDutyNotes.send, []
+
+    def flaky(self, job, body):
+        calls.append(1)
+        if len(calls) <= 2:
+            raise KeyError("a bug in the target")
+        return real_send(self, job, body)
+
+    monkeypatch.setattr(notify.PagerDutyNotes, "send", flaky)
+    with serve(settings, memory) as client:
+        client.post("/webhooks/pagerduty", json=TRIGGERED)
+        wait_for(lambda: pagerduty.posted_notes("PGR0VU2"))
+        assert client.app.state.dispatcher.join(10)
+    with Outbox(settings.data_dir / "outbox.sqlite3") as box:
+        (row,) = [r for r in box.deliveries() if r["target"] == "pagerduty-note"]
+    assert row["state"] == "done" and row["attempts"] == 3
+
+
+def test_an_unexpected_exception_past_the_deadline_fails_with_the_reason(settings, memory, httpserver, monkeypatch):
+    from oncall_memory.service import notify
+
+    FakePagerDuty(incidents=[pd_incident(0, id="PGR0VU2")]).install(httpserver)
+    monkeypatch.setattr(notify.PagerDutyNotes, "send", lambda self, job, body: 1 / 0)
+    settings = settings.model_copy(update={"delivery_deadline": 0.3})
+    with serve(settings, memory) as client:
+        client.post("/webhooks/pagerduty", json=TRIGGERED)
+        assert client.app.state.dispatcher.join(20)
+    with Outbox(settings.data_dir / "outbox.sqlite3") as box:
+        (row,) = [r for r in box.deliveries() if r["target"] == "pagerduty-note"]
+    assert row["state"] == "failed" and "ZeroDivisionError" in row["last_error"] and row["attempts"] >= 2
+
+
+def test_learning_an_incident_pagerduty_does_not_have_fails_at_once(settings, memory, httpserver):
+    FakePagerDuty(incidents=[]).install(httpserver)  # answers 404 for every incident
+    resolved = {"event": {"id": "E9", "event_type": "incident.resolved", "data": {"id": "PMISSING1", "title": "x"}}}
+    with serve(settings, memory) as client:
+        assert client.post("/webhooks/pagerduty", json=resolved).status_code == 202
+        assert client.app.state.dispatcher.join(20)
+        assert "degraded" not in client.get("/readyz").json()
+    with Outbox(settings.data_dir / "outbox.sqlite3") as box:
+        (row,) = [r for r in box.deliveries() if r["target"] == "memory"]
+    assert row["state"] == "failed" and row["attempts"] == 1 and "404" in row["last_error"]
+
+
+def test_the_deadline_holds_under_the_default_policy():
+    # No max_retries (the default): only the deadline stops retries. Broken, a delivery would retry forever.
+    policy = RetryPolicy(backoff=1.0, backoff_cap=300.0, deadline=3600.0)
+    assert policy.max_retries is None
+    from oncall_memory.service.worker import Dispatcher
+
+    assert Dispatcher.gives_up(policy, attempts=50, next_at=time.time() + 10, deadline=time.time() + 5)
+    assert not Dispatcher.gives_up(policy, attempts=50, next_at=time.time() + 10, deadline=time.time() + 60)
+
+
+def test_backoff_doubles_up_to_its_cap():
+    policy = RetryPolicy(backoff=1.0, backoff_cap=300.0)
+    assert [policy.delay(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 8.0]
+    assert policy.delay(9) == 256.0 and policy.delay(10) == 300.0 and policy.delay(40) == 300.0
