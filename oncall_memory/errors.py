@@ -40,3 +40,7 @@ class SourceFailed(OncallMemoryError):
     def __init__(self, message: str, *, permanent: bool = False):
         super().__init__(message)
         self.permanent = permanent
+
+
+class DiskFull(OncallMemoryError):
+    """The disk under the data dir has no room for what was about to be written. Nothing was written."""

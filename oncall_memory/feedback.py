@@ -7,6 +7,8 @@ it moves that suggestion for the next alert that reads the same, not for every a
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Literal
 
 from .sqlite_file import open_db
+
+log = logging.getLogger(__name__)
 
 Verdict = Literal["helped", "not related"]
 VERDICTS: tuple[Verdict, ...] = ("helped", "not related")
@@ -40,7 +44,8 @@ class Tally:
 class FeedbackStore:
     def __init__(self, path: Path | str):
         self.path = str(path)
-        self._db = open_db(self.path, _SCHEMA)
+        self._db = open_db(self.path, _SCHEMA, what="the feedback store")
+        self._warned = False
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -65,10 +70,18 @@ class FeedbackStore:
         with this canonical signature."""
         if not alert_key:
             return {}
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT suggested, SUM(verdict = 'helped'), SUM(verdict = 'not related') FROM feedback "
-                "WHERE alert_key = ? GROUP BY suggested", (alert_key,)).fetchall()
+        try:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT suggested, SUM(verdict = 'helped'), SUM(verdict = 'not related') FROM feedback "
+                    "WHERE alert_key = ? GROUP BY suggested", (alert_key,)).fetchall()
+        except sqlite3.DatabaseError as exc:  # damaged after it was opened: feedback is a boost, lookups go on
+            if not self._warned:
+                log.warning("the feedback store %s cannot be read (%s): lookups go on without feedback. Stop the "
+                            "service and move the file aside; it is set aside and started fresh at the next start",
+                            self.path, exc)
+                self._warned = True
+            return {}
         return {suggested: Tally(helped, not_related) for suggested, helped, not_related in rows}
 
     def all(self) -> list[dict[str, str]]:

@@ -186,10 +186,12 @@ def ingest(
     batch_size: int = 64,
     lock: AbstractContextManager | None = None,
     on_batch: Callable[[int, int], None] | None = None,
+    room: Callable[[int], None] | None = None,
 ) -> IngestReport:
     """Ingest a backlog into `store`; returns the counts. `embed` replaces the plain embedding call (the
     flow passes its retried task); `lock` is held around store calls only, never around embedding;
-    `on_batch(done, total)` reports progress.
+    `on_batch(done, total)` reports progress; `room(n)` is asked before `n` points are written and raises
+    `DiskFull` when the disk cannot take them (the batches before it stay written, whole).
 
     Raises `IngestStopped` (an `EmbeddingFailed`) when a batch cannot be embedded.
     """
@@ -197,8 +199,11 @@ def ingest(
     lock = lock or nullcontext()
     report = IngestReport()
     prepared = collect(items, report)
+    room = room or (lambda n: None)
     if prepared:
         with lock:
+            if not store.exists():
+                room(min(len(prepared), batch_size))
             store.ensure_collection(embedder.model, embedder.dimension)
     for start in range(0, len(prepared), batch_size):
         batch = prepared[start : start + batch_size]
@@ -215,6 +220,7 @@ def ingest(
                 setattr(plan.report, plan.kinds[p.point_id], getattr(plan.report, plan.kinds[p.point_id]) - 1)
         plan.report.rejected += len(refused)
         plan.report.rejections.extend(refused)
+        room(len(embedded) + len(plan.payload_only))
         with lock:
             store.write([StoredPoint(p.point_id, list(v), p.sparse, p.payload) for p, v in embedded])
             # Facts changed, not the text: no embedding, but the sparse vector follows the payload (its

@@ -28,6 +28,7 @@ from .alert import Alert, Filters
 from .backlog import Rejected
 from .backup import Verification, backup, read_manifest, restore_into, verify
 from .conditions import Match
+from .datadir import ENGINE_HEADROOM, stored_bytes
 from .embedders import Embedder, make_embedder
 from .errors import InvalidInput, OncallMemoryError
 from .feedback import FeedbackStore, Verdict
@@ -254,12 +255,20 @@ class Memory:
         embedder = _TimedEmbedder(self.embedder, "ingest", self.observer)
         try:
             report = ingest(items, self.store, embedder, embed=embed, batch_size=self.settings.embed_batch_size,
-                            lock=self._writing, on_batch=on_batch)
+                            lock=self._writing, on_batch=on_batch, room=self._room_for)
         except IngestStopped as exc:
             self._ingested(exc.report, stopped=True)
             raise
         self._ingested(report, stopped=False)
         return report
+
+    def _room_for(self, points: int) -> None:
+        """Raise `DiskFull` unless the data dir's disk can take `points` more incidents (and the engine's
+        next 32 MB chunk); checked before each batch is written."""
+        if points and self.store.disk_path is not None:
+            per_point = self.embedder.dimension * 4 * 2 + 8192  # vector, its copy in the log, payload, terms
+            self.settings.dir.need_for_store(self.store.disk_path, writing=points * per_point,
+                                             doing=f"store {points} incidents")
 
     def _ingested(self, report: IngestReport, *, stopped: bool) -> None:
         self._record_written(report.new)
@@ -363,6 +372,9 @@ class Memory:
                     state = self.store.index_state() if self.store.exists() else None
                     if state is None or not (force or state.due(self.settings.index_threshold)):
                         return None
+                    if self.store.disk_path is not None:  # the copy, then the engine's optimized segments
+                        self.settings.dir.need(2 * stored_bytes(self.store.disk_path) + ENGINE_HEADROOM,
+                                               "build the vector index (on a copy of the store)")
                     job = self.store.begin_index()
                 try:
                     self.store.copy_for_index(job)

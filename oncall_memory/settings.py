@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .datadir import DataDir
 from .pagers import LABEL_FACTS
 
 
@@ -131,10 +132,14 @@ class Settings(BaseSettings):
         return value
 
     @property
+    def dir(self) -> DataDir:
+        """Where each file of this memory lives (see `datadir.py`)."""
+        return DataDir(self.data_dir)
+
+    @property
     def store_location(self) -> str:
         """Where the store lives, for messages: a server URL or an embedded path."""
         if self.qdrant_url:
             return self.qdrant_url
-        if str(self.data_dir) == ":memory:":
-            return ":memory:"
-        return str(self.data_dir / ("qdrant" if self.store == "local" else "edge"))
+        data = self.dir
+        return data.qdrant if data.in_memory or self.store == "local" else str(data.edge)

@@ -135,3 +135,46 @@ def test_backoff_doubles_up_to_its_cap():
     policy = RetryPolicy(backoff=1.0, backoff_cap=300.0)
     assert [policy.delay(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 8.0]
     assert policy.delay(9) == 256.0 and policy.delay(10) == 300.0 and policy.delay(40) == 300.0
+
+
+def test_the_outbox_forgets_old_deliveries_and_their_claims_but_not_recent_ones(tmp_path):
+    from oncall_memory.alert import Alert
+    from oncall_memory.service.inbound import Job
+
+    with Outbox(tmp_path / "outbox.sqlite3") as box:
+        old, new = (Job.single(f"opsgenie:{n}", Alert(text=f"disk full {n}"), "disk full") for n in ("old", "new"))
+        box.claim([old, new], {old.key: ["slack"], new.key: ["slack"]}, deadline=3600)
+        box.rendered(old.key, {"slack": {"text": "x"}})
+        box.rendered(new.key, {"slack": {"text": "y"}})
+        for _ in range(2):
+            box.delivered(box.take("slack"))
+        box._db.execute("UPDATE deliveries SET updated_at = updated_at - 8 * 86400 WHERE job = ?", (old.key,))
+        box._db.execute("UPDATE jobs SET created_at = created_at - 8 * 86400 WHERE key = ?", (old.key,))
+        now = time.time()
+        assert box.compact(done_before=now - 7 * 86400, failed_before=now - 30 * 86400) == 1
+        assert [d["job"] for d in box.deliveries()] == [new.key]
+        assert box.claim([new], {new.key: ["slack"]}, deadline=3600) == ([], 1)  # still a duplicate
+        assert len(box.claim([old], {old.key: ["slack"]}, deadline=3600)[0]) == 1  # long gone: new again
+
+
+def test_the_first_services_ledger_is_carried_into_the_outbox(settings, memory, httpserver):
+    import sqlite3
+
+    pagerduty = FakePagerDuty(incidents=[pd_incident(0, id="PGR0VU2")]).install(httpserver)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    ledger = sqlite3.connect(settings.data_dir / "enrich.sqlite3")
+    ledger.executescript(
+        "CREATE TABLE jobs (key TEXT PRIMARY KEY, job TEXT NOT NULL, status TEXT NOT NULL, updated_at TEXT NOT NULL,"
+        " detail TEXT); CREATE TABLE deliveries (key TEXT NOT NULL, target TEXT NOT NULL, at TEXT NOT NULL,"
+        " PRIMARY KEY (key, target));")
+    for key, incident, status in (("pagerduty:PGR0VU2", "PGR0VU2", "pending"), ("pagerduty:PDONE1", "PDONE1", "done")):
+        job = {"key": key, "alert": {"text": "IPsec tunnel down"}, "title": "IPsec tunnel down",
+               "pagerduty_incident": incident}
+        ledger.execute("INSERT INTO jobs VALUES (?, ?, ?, '2026-11-01T00:00:00Z', NULL)", (key, json.dumps(job), status))
+    ledger.commit()
+    ledger.close()
+    with serve(settings, memory) as client:
+        wait_for(lambda: pagerduty.posted_notes("PGR0VU2"))  # the pending job is delivered after the upgrade
+        done_again = {"event": {"id": "E2", "event_type": "incident.triggered", "data": {"id": "PDONE1", "title": "x"}}}
+        assert client.post("/webhooks/pagerduty", json=done_again).json()["duplicates"] == 1
+    assert (settings.data_dir / "enrich.sqlite3.migrated").exists() and not (settings.data_dir / "enrich.sqlite3").exists()

@@ -8,12 +8,15 @@ Exit status: 0 done; 1 failed (embedder or store down; nothing half-written); 2 
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import sqlite3
 from collections.abc import Sequence
 
 from pydantic import ValidationError
 
 from ..backlog import validation_message
+from ..datadir import no_space
 from ..errors import InvalidInput, OncallMemoryError
 from ..settings import Settings
 from . import agents, deliveries, ingest, lookup, maintenance, run
@@ -36,7 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rest and args.command != "schedule":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.options = rest
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    settings = None
     try:
         settings = Settings()
         return args.func(args, settings)
@@ -49,3 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OncallMemoryError as exc:
         err(str(exc))
         return EXIT_FAILED
+    except (OSError, sqlite3.OperationalError) as exc:
+        # The disk filled up where no size was known beforehand (a backup, a side file): say so, plainly.
+        if getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in str(exc):
+            err(no_space(settings.data_dir if settings else "the data dir", "finish", ) + f" ({exc})")
+            return EXIT_FAILED
+        raise

@@ -10,7 +10,6 @@ import http.client
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,20 +18,18 @@ from ..settings import Settings
 TIMEOUT = 30.0  # seconds: a lookup on a busy service, the local model included
 
 
-def service_file(settings: Settings) -> Path | None:
-    return None if str(settings.data_dir) == ":memory:" else Path(settings.data_dir) / "service.json"
-
-
 def service_url(settings: Settings) -> str | None:
     """The URL of a service to ask: ONCALL_MEMORY_URL, else the one running on this data dir."""
     if settings.url:
         return settings.url.rstrip("/")
-    path = service_file(settings)
+    path = settings.dir.service
     try:
         info = json.loads(path.read_text()) if path else None
     except (OSError, ValueError):
         return None
     if not info or not _alive(int(info.get("pid", 0))):
+        if path is not None and info is not None:
+            path.unlink(missing_ok=True)  # left by a service that was killed
         return None
     return str(info["url"]).rstrip("/")
 

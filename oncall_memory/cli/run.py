@@ -6,12 +6,9 @@ Their stacks (uvicorn and FastAPI, Prefect) load only when one of them runs.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 
 from ..errors import InvalidInput
 from ..settings import Settings
-from . import remote
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,15 +43,6 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             + "; ".join(problems)
             + ". Set those, serve on 127.0.0.1 behind your own proxy, or set ONCALL_MEMORY_ALLOW_UNAUTHENTICATED=true"
         )
-    # Tell the CLI on this data dir where to ask (see cli/remote.py), for as long as we serve.
-    info = remote.service_file(settings)
-    if info is not None:
-        info.parent.mkdir(parents=True, exist_ok=True)
-        host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
-        info.write_text(json.dumps({"url": f"http://{host}:{settings.port}", "pid": os.getpid()}))
-    try:
-        uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
-    finally:
-        if info is not None:
-            info.unlink(missing_ok=True)
+    # The app tells the CLI on this data dir where to ask while it serves (service.json, see cli/remote.py).
+    uvicorn.run(create_app(settings, announce=True), host=settings.host, port=settings.port, log_level="info")
     return 0

@@ -44,7 +44,5 @@ def make_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "local":
         from .local import LocalEmbedder
 
-        in_memory = str(settings.data_dir) == ":memory:"
-        return LocalEmbedder(settings.embed_model or LocalEmbedder.DEFAULT_MODEL,
-                             cache=None if in_memory else Path(settings.data_dir) / "models")
+        return LocalEmbedder(settings.embed_model or LocalEmbedder.DEFAULT_MODEL, cache=settings.dir.models)
     raise InvalidInput(f"unknown embedder {settings.embedder!r}: use openai, local or fake")

@@ -8,7 +8,9 @@ slow lookup never stalls the event loop, and the memory's lock covers store call
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request
@@ -17,6 +19,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import InvalidInput, OncallMemoryError
+from ..datadir import write_atomic
 from ..logs import redacted_logs
 from ..memory import Memory
 from ..settings import Settings
@@ -24,6 +27,7 @@ from ..sources.factory import pagerduty_api
 from . import api, page, webhooks
 from .auth import api_token
 from .indexer import Indexer
+from .ledger import migrate_ledger
 from .ingest_timer import IngestTimer
 from .learn import Learner
 from .mcp_http import McpEndpoint, mcp_app
@@ -44,10 +48,6 @@ def openapi_schema(app: FastAPI) -> dict:
             for operation in path.values():
                 components.update(operation.pop("x-components", {}))
     return app.openapi_schema
-
-
-def outbox_path(settings: Settings) -> str:
-    return ":memory:" if str(settings.data_dir) == ":memory:" else str(settings.data_dir / "outbox.sqlite3")
 
 
 def make_targets(settings: Settings) -> list[Target]:
@@ -73,15 +73,17 @@ def secrets_of(settings: Settings) -> list[str]:
                                            settings.qdrant_api_key) if s]
 
 
-def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outbox | None = None) -> FastAPI:
+def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outbox | None = None,
+               announce: bool = False) -> FastAPI:
     """Build the service. `memory` and `outbox` default to the configured store and `<data dir>/outbox.sqlite3`;
-    ones passed in are the caller's to close."""
+    ones passed in are the caller's to close. `announce`: while it serves, `<data dir>/service.json` tells the
+    CLI on this data dir where to ask (`oncall-memory serve` sets it; see cli/remote.py)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         async with AsyncExitStack() as stack:
             mem = memory or stack.enter_context(Memory.open(settings))
-            box = outbox or stack.enter_context(Outbox(outbox_path(settings)))
+            box = outbox or stack.enter_context(Outbox(settings.dir.outbox))
             stack.enter_context(redacted_logs(secrets_of(settings)))
             targets = make_targets(settings)
             if settings.pagerduty_token:  # reading resolved incidents needs the REST API
@@ -93,6 +95,8 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
             stack.callback(metrics.watch(box, lambda: mem.stats()["count"]))
             dispatcher = Dispatcher(box, lambda alert: mem.similar(alert, limit=settings.notify_limit), targets,
                                     retry_policy(settings), outcome=metrics.delivery)
+            migrate_ledger(settings.dir.file("enrich.sqlite3"), box,
+                           lambda job: [t.name for t in targets if t.accepts(job)], deadline=settings.delivery_deadline)
             dispatcher.start()
             stack.callback(dispatcher.stop)
             if settings.ingest_interval > 0:
@@ -101,6 +105,10 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
                 stack.enter_context(Indexer(mem))
             app.state.memory, app.state.dispatcher, app.state.outbox = mem, dispatcher, box
             app.state.mcp = await stack.enter_async_context(mcp_app(mem))
+            if announce and (info := settings.dir.service) is not None:
+                host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+                write_atomic(info, json.dumps({"url": f"http://{host}:{settings.port}", "pid": os.getpid()}))
+                stack.callback(info.unlink, missing_ok=True)  # at shutdown, even one a signal started
             yield
 
     # The docs describe the whole API: served behind the same token as the lookups.

@@ -72,7 +72,7 @@ def _stored_job(raw: str) -> Job:
 class Outbox:
     def __init__(self, path: Path | str):
         self.path = str(path)
-        self._db = open_db(self.path, _SCHEMA)  # WAL: the CLI reads while the service writes
+        self._db = open_db(self.path, _SCHEMA, what="the outbox")  # WAL: the CLI reads while the service writes
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -203,6 +203,19 @@ class Outbox:
         with self._lock:
             return self._db.execute(f"UPDATE deliveries SET state='{PENDING}', ambiguous=1, next_at=? "
                                     f"WHERE state='{SENDING}'", (time.time(),)).rowcount
+
+    def compact(self, *, done_before: float, failed_before: float) -> int:
+        """Forget deliveries done before `done_before` and failed before `failed_before`, the jobs left with
+        none, and those jobs' claims (a pager redelivers within hours, not days: an alert claimed that long
+        ago and sent again is new). Returns the deliveries removed."""
+        with self._lock, self._transaction():
+            removed = self._db.execute(
+                f"DELETE FROM deliveries WHERE (state='{DONE}' AND updated_at < ?) OR (state='{FAILED}' AND updated_at < ?)",
+                (done_before, failed_before)).rowcount
+            self._db.execute("DELETE FROM jobs WHERE key NOT IN (SELECT DISTINCT job FROM deliveries) AND created_at < ?",
+                             (done_before,))
+            self._db.execute("DELETE FROM claims WHERE job NOT IN (SELECT key FROM jobs)")
+        return removed
 
     # -- what is there --------------------------------------------------------------------------
 

@@ -25,6 +25,9 @@ from .outbox import Delivery, Outbox
 log = logging.getLogger(__name__)
 
 LOOKUP_RETRY = 30.0  # seconds before a job whose lookup failed (store unavailable) is tried again
+# The outbox keeps what was delivered this long (a week of `deliveries` to look back on), what failed a
+# month, and is compacted about hourly.
+KEEP_DONE, KEEP_FAILED, COMPACT_EVERY = 7 * 86400.0, 30 * 86400.0, 3600.0
 # Jobs of up to this many alerts are looked up by their own thread: a page is never queued behind a
 # large Alertmanager group's lookups.
 SMALL_JOB = 10
@@ -52,6 +55,7 @@ class Dispatcher:
         self._wake = threading.Condition()
         self._stopping = False
         self._threads: list[threading.Thread] = []
+        self._compacted = 0.0
 
     # -- the webhook side ------------------------------------------------------------------------
 
@@ -117,6 +121,7 @@ class Dispatcher:
     def _lookups(self, sizes: tuple[int, int]) -> None:
         jobs = self._outbox.awaiting_lookup(sizes=sizes)
         if not jobs:
+            self._compact()
             self._sleep(self._outbox.next_lookup_due())
             return
         for job in jobs:
@@ -130,6 +135,14 @@ class Dispatcher:
             ids = ", ".join(dict.fromkeys(n.id for a in answers for n in a.lookup.neighbours)) or "none"
             log.info("%s: neighbours %s", job.key, ids)
         self.wake()
+
+    def _compact(self) -> None:
+        now = time.time()
+        if now - self._compacted < COMPACT_EVERY:
+            return
+        self._compacted = now
+        if removed := self._outbox.compact(done_before=now - KEEP_DONE, failed_before=now - KEEP_FAILED):
+            log.info("outbox: forgot %d deliveries done over a week ago (or failed over a month ago)", removed)
 
     def answers(self, job: Job) -> list[Answer]:
         """One lookup per distinct alert: a thousand pods crash looping read the same once cleaned."""

@@ -9,8 +9,6 @@ Each engine module is imported only when chosen, so the Edge path never imports 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..settings import Settings
 from .base import DENSE, SPARSE, Hit, IncidentStore, Mode, QueryPlan, StoredPoint, copy_points
 
@@ -28,25 +26,28 @@ def open_store(settings: Settings, *, load: bool = True) -> IncidentStore:
         key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         return QdrantStore.server(settings.qdrant_url, key, settings.collection,
                                   shards=settings.qdrant_shards, replicas=settings.qdrant_replicas)
-    if settings.store == "local" or str(settings.data_dir) == ":memory:":
+    if settings.store == "local" or settings.dir.in_memory:
         return open_local(settings)
-    from .edge import EdgeStore
-
-    return EdgeStore(Path(settings.data_dir) / "edge", settings.collection, load=load)
+    return open_edge(settings, load=load)
 
 
 def open_local(settings: Settings) -> IncidentStore:
     """qdrant-client's local mode under the data dir (or in memory)."""
     from .qdrant import QdrantStore
 
-    if str(settings.data_dir) == ":memory:":
-        return QdrantStore.local(":memory:", settings.collection)
-    Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
-    return QdrantStore.local(str(Path(settings.data_dir) / "qdrant"), settings.collection)
+    data = settings.dir
+    if data.root is not None:
+        data.root.mkdir(parents=True, exist_ok=True)
+    return QdrantStore.local(data.qdrant, settings.collection)
 
 
-def open_edge(settings: Settings) -> IncidentStore:
-    """The Edge engine under the data dir, whatever the settings choose (for `migrate`)."""
+def open_edge(settings: Settings, *, load: bool = True) -> IncidentStore:
+    """The Edge engine under the data dir, whatever the settings choose (`migrate` asks for it by name).
+    Raises `DiskFull` when opening it could fill the disk (a memory-backed filesystem fills the engine's
+    preallocated files as it opens them)."""
     from .edge import EdgeStore
 
-    return EdgeStore(Path(settings.data_dir) / "edge", settings.collection)
+    data = settings.dir
+    if load:
+        data.need_for_store(data.edge / settings.collection, writing=0, doing="open the embedded store")
+    return EdgeStore(data.edge, settings.collection, load=load)

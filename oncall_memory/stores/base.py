@@ -8,6 +8,8 @@ embedding model and dimension it was built with: that is its contract. An engine
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +80,8 @@ class IncidentStore(ABC):
 
     collection: str
     location: str
+    # Where the engine keeps its files on this machine (embedded engines), for the room on the disk.
+    disk_path: Path | None = None
 
     def __enter__(self) -> IncidentStore:
         return self

@@ -118,10 +118,13 @@ class EdgeStore(IncidentStore):
         self._path = root / collection
         self._contract_file = root / f"{collection}.contract.json"
         self.location = str(self._path)
+        self.disk_path = self._path
         self._shard: E.EdgeShard | None = None
         self._indexed = 0  # points the vector index covers (see `index_state`)
         self._written_since: set[str] | None = None  # ids written while an index build runs on a copy
         self._lock = _hold_lock(root / f"{collection}.lock", self._path)
+        # A copy left by an index build that was killed: nobody builds while we hold the lock.
+        shutil.rmtree(root / f"{collection}{INDEX_SUFFIX}", ignore_errors=True)
         try:
             if load and self.exists():
                 self._open_shard()

@@ -8,18 +8,47 @@ small collections; see the README's engine figures.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+import functools
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
 
 from qdrant_client import QdrantClient, models
 
 from ..conditions import HasId, Match, Range, Where
-from ..errors import StoreUnavailable
+from ..errors import OncallMemoryError, StoreDamaged, StoreUnavailable
 from ..lexical import Sparse
 from .base import DENSE, INDEXES, SPARSE, Hit, IncidentStore, QueryPlan, StoredPoint, hit
 
 _INDEX_TYPES = {"keyword": models.PayloadSchemaType.KEYWORD, "datetime": models.PayloadSchemaType.DATETIME,
                 "bool": models.PayloadSchemaType.BOOL}
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+RECOVERY = ("run `oncall-memory verify` to see what is damaged, and `oncall-memory restore BACKUP` to put a "
+            "backup in its place")
+
+
+def _failure(store: QdrantStore, exc: Exception) -> OncallMemoryError:
+    """A client failure in the user's words: a server that does not answer is unavailable (check it and
+    QDRANT_URL); local-mode files that cannot be read are damaged (verify, restore)."""
+    if store._indexes:  # a server
+        return StoreUnavailable(f"the Qdrant server at {store.location} failed ({type(exc).__name__}: {exc}): "
+                                "check that it runs and answers at QDRANT_URL")
+    return StoreDamaged(f"the local-mode store at {store.location} failed ({type(exc).__name__}: {exc}): {RECOVERY}")
+
+
+def _client_errors(method: F) -> F:
+    @functools.wraps(method)
+    def call(self: QdrantStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except OncallMemoryError:
+            raise
+        except Exception as exc:
+            raise _failure(self, exc) from exc
+
+    return call  # type: ignore[return-value]
 
 
 class QdrantStore(IncidentStore):
@@ -56,7 +85,9 @@ class QdrantStore(IncidentStore):
                 f"the embedded store at {path} is open in another process ({exc}). Stop that process, "
                 "or run both against a Qdrant server (QDRANT_URL)"
             ) from exc
-        return cls(client, collection, location=path, indexes=False)
+        store = cls(client, collection, location=path, indexes=False)
+        store.disk_path = None if path == ":memory:" else Path(path)
+        return store
 
     def close(self) -> None:
         if not self._borrowed:
@@ -148,9 +179,12 @@ class QdrantStore(IncidentStore):
     def points(self, *, with_vectors: bool = False, batch: int = 256) -> Iterator[tuple[str, dict, dict | None]]:
         offset = None
         while True:
-            records, offset = self._client.scroll(
-                self.collection, limit=batch, offset=offset, with_payload=True, with_vectors=with_vectors
-            )
+            try:
+                records, offset = self._client.scroll(
+                    self.collection, limit=batch, offset=offset, with_payload=True, with_vectors=with_vectors
+                )
+            except Exception as exc:
+                raise _failure(self, exc) from exc
             for r in records:
                 yield str(r.id), r.payload or {}, _vectors(r.vector) if with_vectors else None
             if offset is None:
@@ -241,3 +275,9 @@ def to_filter(where: Where) -> models.Filter | None:
         else:
             raise TypeError(f"unsupported condition: {cond!r}")
     return models.Filter(must=must)
+
+
+# Every call that reaches the client speaks in the user's words when it fails (`points` does so itself).
+for _name in ("exists", "contract", "_create", "drop", "write", "replace_payloads", "retrieve", "count", "query",
+              "values", "find"):
+    setattr(QdrantStore, _name, _client_errors(getattr(QdrantStore, _name)))
