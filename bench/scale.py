@@ -95,7 +95,7 @@ def raw_query_ms(settings: Settings, vectors: list[list[float]]) -> tuple[float,
     from oncall_memory.stores.edge import DENSE, INDEXED_SEARCH
 
     with Memory.open(settings, embedder=FakeEmbedder(dimension=DIM)) as memory:
-        shard = memory.store.shard
+        shard = memory._store.shard
         result = []
         for params in (E.SearchParams(exact=True), INDEXED_SEARCH):
             times = []
@@ -150,8 +150,8 @@ def scale_run(n: int, lookups: int) -> dict:
                         collection=f"scale_{n}")
     embedder = FakeEmbedder(dimension=DIM)
     with Memory.open(settings, embedder=embedder) as memory:
-        if settings.qdrant_url and memory.store.exists():
-            memory.store.drop()  # a server keeps what an earlier run left
+        if settings.qdrant_url and memory._store.exists():
+            memory._store.drop()  # a server keeps what an earlier run left
         started = time.perf_counter()
         memory.ingest(incidents)
         ingest_s = time.perf_counter() - started

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from .datadir import write_atomic
 from .ingest import IngestReport
 from .memory import Memory
 from .pagerduty import MAX_RANGE
@@ -68,7 +69,5 @@ def _resume_point(checkpoint: Path | None, since: datetime, until: datetime) -> 
 
 
 def _record(checkpoint: Path, since: datetime, until: datetime, done_until: datetime) -> None:
-    checkpoint.parent.mkdir(parents=True, exist_ok=True)
-    tmp = checkpoint.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"since": since.isoformat(), "until": until.isoformat(), "done_until": done_until.isoformat()}))
-    tmp.replace(checkpoint)
+    write_atomic(checkpoint, json.dumps({"since": since.isoformat(), "until": until.isoformat(),
+                                         "done_until": done_until.isoformat()}))

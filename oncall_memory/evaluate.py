@@ -23,7 +23,6 @@ from .alert import Alert, Filters
 from .backlog import validation_message
 from .errors import InvalidInput
 from .facts import Facts, Redacted
-from .feedback import FeedbackStore
 from .memory import Memory
 from .stores import Mode
 
@@ -193,9 +192,7 @@ def replay_feedback(memory: Memory, queries: Sequence[Query], *, now: datetime |
     def score_of(qs: Sequence[Query]) -> Scores:
         return evaluate(memory, qs, configurations=[ranked], now=now)[ranked.name]
 
-    real = memory.feedback
-    memory.feedback = FeedbackStore(":memory:")
-    try:
+    with memory.scratch_feedback():
         held_before, repeated_before = score_of(held), score_of(given)
         verdicts = 0
         for q in given:
@@ -208,9 +205,6 @@ def replay_feedback(memory: Memory, queries: Sequence[Query], *, now: datetime |
                     memory.record_feedback(alert, n.id, verdict, who="replay", ref="eval")
                     verdicts += 1
         return Replay(held_before, score_of(held), repeated_before, score_of(given), verdicts)
-    finally:
-        memory.feedback.close()
-        memory.feedback = real
 
 
 def format_replay(replay: Replay) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from . import payload as P
 from .backlog import Rejected
 from .distill import distill
-from .embedders import Embedder, truncate
+from .embedders import Embedder
 from .errors import EmbeddingFailed
 from .incident import Incident
 from .lexical import Sparse
@@ -146,7 +146,7 @@ def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
 def fit(p: Prepared, embedder: Embedder) -> Prepared:
     """`p` with its text cut to what the model takes; a cut is recorded in the payload (outside the record
     hash, so an unchanged incident stays unchanged)."""
-    text, cut = truncate(embedder, p.text)
+    text, cut = embedder.truncate(p.text)
     if not cut:
         return p
     return Prepared(p.incident, text, {**p.payload, P.EMBEDDED_CUT: True}, p.point_id, p.sparse)

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .redact import neutralise
 from .ranking import AGE, CHANGED, FIX_KINDS, FIXED, NO_EFFECT, WORSE, Neighbour
+from .redact import neutralise
 from .retrieve import Lookup
 
 PAGERDUTY_NOTE_LIMIT = 25_000  # characters PagerDuty takes in a note

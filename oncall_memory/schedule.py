@@ -114,7 +114,7 @@ def serve_schedule(
     if api:
         _serve(api, source, path, window_days or None, interval, cron)
         return
-    home = (settings.data_dir if str(settings.data_dir) != ":memory:" else Path(".oncall-memory")) / "prefect"
+    home = settings.dir.prefect
     with local_prefect_server(home.resolve()) as url:
         _serve(url, source, path, window_days or None, interval, cron)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import random
 import string
-import urllib.parse
 import zlib
 from typing import NamedTuple
 

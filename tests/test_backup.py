@@ -22,7 +22,7 @@ def stored(tmp_path):
     settings = Settings(data_dir=tmp_path / "data", embedder="fake")
     with Memory.open(settings, embedder=FakeEmbedder()) as memory:
         memory.ingest(synthetic_incidents(2000))
-        before = snapshot(memory.store)
+        before = snapshot(memory._store)
     return settings, before
 
 

@@ -32,7 +32,7 @@ def memories(tmp_path_factory):
     yield opened
     for backend, memory in opened.items():
         if backend == "server":
-            memory.store.drop()
+            memory._store.drop()
         memory.close()
 
 

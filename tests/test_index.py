@@ -25,7 +25,7 @@ WORDS = ["disk", "memory", "crash", "timeout", "dns", "certificate", "queue", "l
 def in_graph(memory) -> int:
     """Points the engine has put in the HNSW graph: its count adds up every named vector, and every
     incident has a sparse one (always indexed)."""
-    info = memory.store.shard.info()
+    info = memory._store.shard.info()
     return info.indexed_vectors_count - info.points_count
 
 
@@ -57,7 +57,7 @@ def test_due_only_past_the_threshold_with_a_tenth_unindexed():
 def test_below_the_threshold_nothing_is_built_and_search_is_exact(memory):
     memory.ingest(incidents(200))
     assert not memory.index_due() and memory.build_index() is None
-    assert memory.store.index_state() == IndexState(200, 0) and in_graph(memory) == 0
+    assert memory._store.index_state() == IndexState(200, 0) and in_graph(memory) == 0
 
 
 def test_a_build_beside_lets_lookups_and_writes_go_on_and_loses_no_write(memory):
@@ -77,7 +77,7 @@ def test_a_build_beside_lets_lookups_and_writes_go_on_and_loses_no_write(memory)
 
     looker = threading.Thread(target=look)
     looker.start()
-    original_build = memory.store.build_index
+    original_build = memory._store.build_index
 
     def build_while_writing(job, **kw):
         writer = threading.Thread(target=write)
@@ -85,13 +85,13 @@ def test_a_build_beside_lets_lookups_and_writes_go_on_and_loses_no_write(memory)
         original_build(job, **kw)
         writer.join()
 
-    memory.store.build_index = build_while_writing
+    memory._store.build_index = build_while_writing
     report = memory.build_index()
     stop.set()
     looker.join()
     assert not failures and len(lookups) > 5
     assert report.count == 680 and report.indexed == 600 and report.replayed == 80
-    assert memory.store.index_state() == IndexState(680, 600)
+    assert memory._store.index_state() == IndexState(680, 600)
     assert in_graph(memory) >= 600  # written during the build: outside the graph until the next build
     assert memory.verify().healthy
     for i in (600, 640, 679):  # written during the build: found after the swap, with their payload
@@ -155,11 +155,11 @@ def test_a_failed_build_leaves_the_live_collection_and_a_later_one_works(memory,
     def broken(job, **kw):
         raise OncallMemoryError("child process killed")
 
-    monkeypatch.setattr(memory.store, "build_index", broken)
+    monkeypatch.setattr(memory._store, "build_index", broken)
     with pytest.raises(OncallMemoryError, match="killed"):
         memory.build_index()
-    assert not (memory.store._root / f"{memory.store.collection}{edge.INDEX_SUFFIX}").exists()
-    assert memory.store.index_state() == IndexState(400, 0) and memory.verify().healthy
+    assert not (memory._store._root / f"{memory._store.collection}{edge.INDEX_SUFFIX}").exists()
+    assert memory._store.index_state() == IndexState(400, 0) and memory.verify().healthy
     memory.ingest(incidents(10, start=400))  # writes are not held back, nor tracked, any more
     monkeypatch.undo()
     assert memory.build_index().indexed == 410

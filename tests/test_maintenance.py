@@ -25,7 +25,7 @@ def fixtures():
 def build(settings, embedder=None):
     with Memory.open(settings, embedder=embedder or FakeEmbedder()) as memory:
         memory.ingest(fixtures())
-        return snapshot(memory.store)
+        return snapshot(memory._store)
 
 
 def contents(settings):

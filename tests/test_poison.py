@@ -63,7 +63,7 @@ def incidents(n, poison_at=()):
 def test_a_refused_incident_is_rejected_alone_and_the_rest_of_its_batch_is_written(openai_memory):
     memory, calls = openai_memory
     report = memory.ingest(incidents(192, poison_at={5}))
-    assert memory.store.count() == 191
+    assert memory._store.count() == 191
     assert (report.new, report.rejected) == (191, 1)
     (rejection,) = report.rejections
     assert rejection.where == "jsonl incident I5" and "context_length_exceeded" in rejection.reason
@@ -81,7 +81,7 @@ def test_an_outage_is_not_mistaken_for_poison(httpserver):
     memory = Memory(open_store(Settings(data_dir=":memory:")), embedder, Settings(data_dir=":memory:"))
     with pytest.raises(IngestStopped) as info:
         memory.ingest(incidents(10))
-    assert info.value.report.rejected == 0 and memory.store.count() == 0
+    assert info.value.report.rejected == 0 and memory._store.count() == 0
 
 
 def test_an_over_long_text_is_cut_to_the_model_limit_and_the_cut_is_recorded(openai_memory):
@@ -91,7 +91,7 @@ def test_an_over_long_text_is_cut_to_the_model_limit_and_the_cut_is_recorded(ope
                             make_incident(id="SHORT", title="checkout 500s again")])
     assert (report.new, report.rejected) == (2, 0)
     assert max(len(t.encode()) for t in calls[-1]) <= LIMIT_BYTES
-    payloads = {p["id"]: p for _, p, _ in memory.store.points()}
+    payloads = {p["id"]: p for _, p, _ in memory._store.points()}
     assert payloads["TRACE"]["embedded_cut"] is True and "embedded_cut" not in payloads["SHORT"]
     assert len(payloads["TRACE"]["text"]) > 40_000  # the whole text is kept; only what is embedded was cut
     assert memory.ingest([make_incident(id="TRACE", title="checkout 500s", oncall_note=trace)]).unchanged == 1

@@ -112,7 +112,7 @@ def test_a_copy_left_by_a_killed_index_build_is_removed_when_the_store_opens(tmp
     settings = Settings(data_dir=tmp_path / "data", embedder="fake")
     with Memory.open(settings, embedder=FakeEmbedder()) as memory:
         memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
-        leftover = memory.store.disk_path.parent / f"{settings.collection}__index"
+        leftover = memory._store.disk_path.parent / f"{settings.collection}__index"
     leftover.mkdir()
     (leftover / "segment").write_bytes(b"x" * 4096)  # what a killed build leaves: a copy of the store
     with Memory.open(settings, embedder=FakeEmbedder()) as memory:

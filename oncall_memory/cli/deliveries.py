@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import datetime, timezone
-from pathlib import Path
 
 from ..errors import InvalidInput
 from ..settings import Settings
@@ -25,8 +24,8 @@ def _when(stamp: float | None) -> str:
 def cmd_deliveries(args: argparse.Namespace, settings: Settings) -> int:
     from ..service.outbox import Outbox
 
-    path = Path(settings.data_dir) / "outbox.sqlite3"
-    if not path.exists():
+    path = settings.dir.file("outbox.sqlite3")
+    if path is None or not path.exists():
         raise InvalidInput(f"no outbox at {path}: the service (oncall-memory serve) has not received a webhook here")
     with Outbox(path) as outbox:
         rows = outbox.deliveries(failed_only=args.failed)

@@ -76,7 +76,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             err(f"{exc}")
             err(f"stopped: batches before the failure are stored ({exc.report.counts()}); re-run to finish the rest")
             return EXIT_FAILED
-        location = memory.store.location
+        location = memory.location
         build_index_if_due(memory)
     _print(report, args, settings, location, time.perf_counter() - started)
     return EXIT_REJECTED if report.rejected else 0
@@ -97,7 +97,7 @@ def _backfill(memory: Memory, settings: Settings, since: datetime, until: dateti
     from ..backfill import backfill
     from ..sources.factory import make_source
 
-    checkpoint = None if str(settings.data_dir) == ":memory:" else Path(settings.data_dir) / "backfill-pagerduty.json"
+    checkpoint = settings.dir.backfill_checkpoint
     bar, on_slice = _progress("PagerDuty, 180 days at a time")
     with make_source(settings, "pagerduty", None, follow_open=False) as source, bar:
         return backfill(memory, source, since, until, checkpoint=checkpoint, on_slice=on_slice)

@@ -90,9 +90,8 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
     from ..memory import Memory
 
     with Memory.open(settings) as memory:
-        load = getattr(memory.embedder, "load", None)  # a local model loads lazily: keep that out of the lookup time
-        if load and args.mode != "lexical":
-            load()
+        if args.mode != "lexical":
+            memory.embedder.load()  # a local model loads lazily: keep that out of the lookup time
         started = time.perf_counter()
         lookup = memory.similar(alert, filters=filters, limit=args.limit, mode=args.mode, rank=not args.no_rank)
         elapsed = time.perf_counter() - started

@@ -1,33 +1,13 @@
-"""The embedder seam: texts in, vectors out. Everything else (batching for writes, hashing, counting) lives outside."""
+"""The embedder seam (`base.Embedder`: texts in, vectors out) and the factory. Everything else (batching
+for writes, hashing, counting) lives outside."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Protocol, runtime_checkable
-
 from ..errors import InvalidInput
 from ..settings import Settings
+from .base import Embedder
 
-
-@runtime_checkable
-class Embedder(Protocol):
-    """One method. `model` and `dimension` are the contract a collection is built with."""
-
-    model: str
-    dimension: int
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Return one vector of `dimension` floats per text, in order. Raises `EmbeddingFailed`
-        (with `refused=True` when the model rejected the input itself)."""
-        ...
-
-
-def truncate(embedder: Embedder, text: str) -> tuple[str, bool]:
-    """`text` as the model will take it, and whether it was cut. An embedder that knows its input limit
-    says so with an optional `truncate(text)`; one without it takes any length (the fake)."""
-    fit = getattr(embedder, "truncate", None)
-    return fit(text) if fit else (text, False)
+__all__ = ["Embedder", "make_embedder"]
 
 
 def make_embedder(settings: Settings) -> Embedder:

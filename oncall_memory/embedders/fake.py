@@ -13,9 +13,10 @@ import numpy as np
 
 from ..errors import EmbeddingFailed
 from ..lexical import terms
+from .base import Embedder
 
 
-class FakeEmbedder:
+class FakeEmbedder(Embedder):
     DEFAULT_DIMENSION = 64
 
     def __init__(self, dimension: int = DEFAULT_DIMENSION, *, model: str = "fake-bow", fail_calls: Sequence[int] = ()):

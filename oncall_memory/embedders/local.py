@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import EmbeddingFailed, InvalidInput
+from .base import Embedder
 from .onnx import OnnxModel, export, export_dir, exportable
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ def _quiet_transformers() -> None:
         pass
 
 
-class LocalEmbedder:
+class LocalEmbedder(Embedder):
     DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
     def __init__(self, model: str = DEFAULT_MODEL, *, batch_size: int = 64, cache: Path | None = None):

@@ -14,11 +14,12 @@ import openai
 
 from ..errors import EmbeddingFailed, InvalidInput
 from ..settings import Settings
+from .base import Embedder
 
 _KNOWN_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(Embedder):
     DEFAULT_MODEL = "text-embedding-3-small"
     MAX_INPUTS_PER_REQUEST = 2048  # the API's limit on inputs per embeddings request
     MAX_INPUT_TOKENS = 8191  # the API's limit per input (8,192, less one for safety)

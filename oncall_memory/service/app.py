@@ -18,8 +18,8 @@ from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import InvalidInput, OncallMemoryError
 from ..datadir import write_atomic
+from ..errors import InvalidInput, OncallMemoryError
 from ..logs import redacted_logs
 from ..memory import Memory
 from ..settings import Settings
@@ -27,9 +27,9 @@ from ..sources.factory import pagerduty_api
 from . import api, page, webhooks
 from .auth import api_token
 from .indexer import Indexer
-from .ledger import migrate_ledger
 from .ingest_timer import IngestTimer
 from .learn import Learner
+from .ledger import migrate_ledger
 from .mcp_http import McpEndpoint, mcp_app
 from .metrics import HttpMetrics, Metrics
 from .notify import PagerDutyNotes, SlackWebhook, Target

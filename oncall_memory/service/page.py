@@ -30,8 +30,8 @@ from ..backlog import validation_message
 from ..errors import InvalidInput, OncallMemoryError
 from ..incident import worked
 from ..memory import Memory
-from ..redact import already_redacted, redact_all
 from ..ranking import AGE, FIX_KINDS, Neighbour
+from ..redact import already_redacted, redact_all
 from ..retrieve import Lookup
 from .auth import _bearer, same_secret
 from .outbox import FAILED, NEW, PENDING, SENDING

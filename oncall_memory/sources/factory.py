@@ -38,7 +38,6 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
     if source == "pagerduty":
         if settings.pagerduty_token is None:
             raise InvalidInput("the pagerduty source needs ONCALL_MEMORY_PAGERDUTY_TOKEN (a REST API key)")
-        in_memory = str(settings.data_dir) == ":memory:"
-        state = None if in_memory or not follow_open else Path(settings.data_dir) / "pagerduty-open.json"
+        state = settings.dir.pagerduty_open if follow_open else None
         return PagerDutySource(pagerduty_api(settings), service_ids=settings.pagerduty_service_ids, state_file=state)
     raise InvalidInput(f"unknown source {source!r}: use jsonl or pagerduty")

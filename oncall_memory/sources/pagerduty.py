@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from ..backlog import Rejected, validation_message
+from ..datadir import write_atomic
 from ..incident import Incident, Outcome
 from ..pagerduty import FIRST_YEAR, PagerDutyAPI
 from . import Source, Window
@@ -113,10 +114,7 @@ class PagerDutySource(Source):
             return set()
 
     def _remember(self, open_ids: set[str]) -> None:
-        self._state_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"open": sorted(open_ids)}))
-        tmp.replace(self._state_file)
+        write_atomic(self._state_file, json.dumps({"open": sorted(open_ids)}))
 
 
 def to_incident(raw: dict, notes: list[dict], first_alert: dict | None) -> Incident:

@@ -8,11 +8,10 @@ embedding model and dimension it was built with: that is its contract. An engine
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from .. import payload as P
@@ -229,32 +228,46 @@ class IncidentStore(ABC):
         """Build the engine's vector index now, where the engine builds it on request. False: nothing to do."""
         return False
 
-    # -- the vector index, where the store builds it on request (Edge) ---------------------------
-    # A server indexes in the background by itself, and local mode only searches exactly: both keep
-    # these defaults. See `Memory.build_index` for how they are used.
-
     def index_state(self) -> IndexState | None:
         """How many points there are and how many the vector index covers; None where the engine looks
-        after its index itself."""
+        after its index itself (a server indexes in the background; local mode only searches exactly)."""
         return None
 
-    # The steps of `Memory.build_index`, which says which locks each is called under.
+
+class BuildsIndex(ABC):
+    """What an engine that builds its vector index on request offers (Edge): the steps `guard.GuardedStore`
+    takes to build it beside the live collection. The guard holds the locks; a step never takes one."""
+
+    @abstractmethod
     def begin_index(self) -> IndexJob:
-        raise NotImplementedError(f"{type(self).__name__} builds no index on request")
+        """Start noting what is written from now on (writes are held back until the copy is made)."""
 
+    @abstractmethod
     def copy_for_index(self, job: IndexJob) -> None:
-        raise NotImplementedError
+        """Copy the collection's files (lookups may read meanwhile)."""
 
+    @abstractmethod
     def build_index(self, job: IndexJob) -> None:
-        raise NotImplementedError
+        """Build the index on the copy (no lock held: lookups and writes go on)."""
 
-    def replay_into_index(self, job: IndexJob, lock: Any) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def written_during(self, job: IndexJob) -> list[str]:
+        """The ids written since `begin_index` (writes are held back again by now)."""
 
+    @abstractmethod
+    def read_points(self, ids: Sequence[str]) -> list[Any]:
+        """The live collection's records of `ids`, vectors and payload (a read: under the guard's lock)."""
+
+    @abstractmethod
+    def replay_into_index(self, job: IndexJob, batches: Iterable[list[Any]]) -> None:
+        """Write the records written during the build into the built copy."""
+
+    @abstractmethod
     def finish_index(self, job: IndexJob) -> IndexReport:
-        raise NotImplementedError
+        """Swap the built collection in: the only step lookups wait for."""
 
-    def abandon_index(self, job: IndexJob) -> None:  # noqa: B027 - nothing to drop where nothing is built
+    @abstractmethod
+    def abandon_index(self, job: IndexJob) -> None:
         """Drop a build that failed; the live collection was never touched."""
 
 

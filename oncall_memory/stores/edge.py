@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -22,6 +22,7 @@ import portalocker
 import qdrant_edge as E
 
 from ..conditions import HasId, Match, Range, Where
+from ..datadir import write_atomic
 from ..errors import OncallMemoryError, StoreDamaged, StoreUnavailable
 from ..lexical import Sparse
 from .base import (
@@ -29,6 +30,7 @@ from .base import (
     INDEXES,
     RRF_K,
     SPARSE,
+    BuildsIndex,
     Hit,
     IncidentStore,
     IndexJob,
@@ -109,7 +111,7 @@ _IN_USE = (
 )
 
 
-class EdgeStore(IncidentStore):
+class EdgeStore(IncidentStore, BuildsIndex):
     def __init__(self, root: Path, collection: str, *, load: bool = True):
         """Open (and lock) the collection. `load=False` holds the lock without reading the shard: enough to
         restore a backup over a store too damaged to load."""
@@ -153,9 +155,7 @@ class EdgeStore(IncidentStore):
         for field, kind in INDEXES.items():
             shard.update(E.UpdateOperation.create_field_index(field, _INDEX_TYPES[kind]))
         # The contract is written last: a collection without one does not exist yet.
-        tmp = self._contract_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(contract))
-        tmp.replace(self._contract_file)
+        write_atomic(self._contract_file, json.dumps(contract))
         self._shard = shard
 
     def expected_count(self) -> int | None:
@@ -165,10 +165,7 @@ class EdgeStore(IncidentStore):
         self._update_contract(count=count)
 
     def _update_contract(self, **fields: Any) -> None:
-        contract = {**self.contract(), **fields}
-        tmp = self._contract_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(contract))
-        tmp.replace(self._contract_file)
+        write_atomic(self._contract_file, json.dumps({**self.contract(), **fields}))
 
     def _open_shard(self) -> None:
         # Loading with today's config upgrades a store made by an older version: its next index build
@@ -365,21 +362,25 @@ class EdgeStore(IncidentStore):
                                     f"{(done.stderr or done.stdout).strip()[-500:]}")
         job.built_seconds = time.perf_counter() - started
 
+    def written_during(self, job: IndexJob) -> list[str]:
+        return sorted(self._written_since or ())
+
     @_engine_errors
-    def replay_into_index(self, job: IndexJob, lock: Any) -> None:
-        """Copy what was written during the build into the built collection. Writes are held back by the
-        caller; each read of the live collection takes `lock` briefly, so lookups go on."""
+    def read_points(self, ids: Sequence[str]) -> list[Any]:
+        return self.shard.retrieve(list(ids), with_payload=True, with_vector=True)
+
+    @_engine_errors
+    def replay_into_index(self, job: IndexJob, batches: Iterable[list[Any]]) -> None:
+        """Write what was written during the build (the records `batches` yields) into the built copy."""
         started = time.perf_counter()
         built = _load(job.path, edge_config(self.contract()["dimension"]))
         try:
             if (held := built.count(E.CountRequest(exact=True))) != job.count:
                 raise OncallMemoryError(f"the index build of {self.location} holds {held} points, the copy had {job.count}")
-            job.replayed = sorted(self._written_since or ())
-            for at in range(0, len(job.replayed), 256):
-                with lock:
-                    records = self.shard.retrieve(job.replayed[at:at + 256], with_payload=True, with_vector=True)
+            for records in batches:
                 built.update(E.UpdateOperation.upsert_points(
                     [E.Point(r.id, dict(r.vector or {}), r.payload or {}) for r in records]))
+                job.replayed.extend(str(r.id) for r in records)
             built.flush()
         finally:
             built.close()
