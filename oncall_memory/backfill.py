@@ -15,9 +15,10 @@ from pathlib import Path
 
 from .datadir import write_atomic
 from .ingest import IngestReport
+from .job import IngestJob
 from .memory import Memory
 from .pagerduty import MAX_RANGE
-from .sources import Source, Window
+from .sources import Window
 
 
 def slices(since: datetime, until: datetime) -> list[Window]:
@@ -30,14 +31,15 @@ def slices(since: datetime, until: datetime) -> list[Window]:
 
 def backfill(
     memory: Memory,
-    source: Source,
+    job: IngestJob,
     since: datetime,
     until: datetime,
     *,
     checkpoint: Path | None = None,
     on_slice: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
-    """Ingest everything `source` has in [since, until), slice by slice, resuming from `checkpoint`."""
+    """Run `job` over every slice of [since, until), resuming from `checkpoint`. The vector index is left
+    to the caller (once, at the end)."""
     parts = slices(since, until)
     resume = _resume_point(checkpoint, since, until)
     report = IngestReport()
@@ -46,7 +48,7 @@ def backfill(
             if on_slice:
                 on_slice(number, len(parts))
             continue
-        report.add(memory.ingest(list(source.incidents(window))))
+        report.add(job.over(window).run(memory, index=False).report)
         if checkpoint is not None:
             _record(checkpoint, since, until, window.until)
         if on_slice:

@@ -19,25 +19,22 @@ from prefect.cache_policies import NO_CACHE
 from prefect.logging import get_run_logger
 from prefect.runtime import flow_run, task_run
 
-from .backlog import Rejected
 from .embedders import Embedder
-from .incident import Incident
 from .ingest import embed_texts
+from .job import IngestJob, Items
 from .memory import Memory
 from .settings import Settings
-from .sources import Source, Window, scheduled_window
-from .sources.factory import make_source
+from .sources import scheduled_window
 
 
 # Objects (source, embedder) are never hashed or persisted as task inputs: no caching.
 def _load_name() -> str:
-    params = task_run.parameters
-    return f"load {params['source'].name} {params['window'] or 'all time'}"
+    return f"load {task_run.parameters['job'].describe()}"
 
 
 @task(name="load-backlog", task_run_name=_load_name, cache_policy=NO_CACHE)
-def load_backlog(source: Source, window: Window | None) -> list[Incident | Rejected]:
-    return list(source.incidents(window))
+def load_backlog(job: IngestJob) -> Items:
+    return job.read()
 
 
 def _retry_unless_refused(task: Any, task_run: Any, state: Any) -> bool:
@@ -72,18 +69,17 @@ def ingest_flow(
     """
     logger = get_run_logger()
     settings = settings or Settings()
-    window = scheduled_window(source, window_days, settings.pagerduty_refresh_days)
-    with make_source(settings, source, path) as src:
-        items = load_backlog(src, window)
+    job = IngestJob(settings, source, path, scheduled_window(source, window_days, settings.pagerduty_refresh_days))
+    items = load_backlog(job)  # read whole before the store is opened
     with Memory.open(settings, embedder=embedder) as memory:
         embed = embed_batch.with_options(retries=settings.embed_retries, retry_delay_seconds=settings.embed_retry_delays)
-        report = memory.ingest(items, embed=partial(embed, memory.embedder))
-        index = memory.build_index()  # only when due: past the threshold, a tenth unindexed
+        outcome = job.into(memory, items, embed=partial(embed, memory.embedder))
+    report, index = outcome.report, outcome.index
     if index:
         logger.info("vector index rebuilt: %d of %d incidents indexed in %.1fs", index.indexed, index.count,
                     index.build_seconds)
     for rejection in report.rejections:
         logger.warning("rejected %s", rejection)
     counts = report.counts()
-    logger.info("ingest %s %s: %s", source, window or "all time", counts)
+    logger.info("ingest %s: %s", job.describe(), counts)
     return counts

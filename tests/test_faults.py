@@ -23,10 +23,10 @@ from pydantic import SecretStr
 from bench.synth import synthetic_rows  # noqa: I001
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
+from oncall_memory.pagerduty.source import PagerDutySource
 from oncall_memory.schedule import free_port
 from oncall_memory.settings import Settings
 from oncall_memory.sources import Window
-from oncall_memory.sources.pagerduty import PagerDutySource
 from oncall_memory.stores import open_store
 
 pytestmark = pytest.mark.fault

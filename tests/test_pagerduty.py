@@ -7,12 +7,12 @@ import pytest
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
 from pydantic import SecretStr
 
-from oncall_memory import pagerduty as pd
 from oncall_memory.backlog import Rejected
 from oncall_memory.errors import SourceFailed
-from oncall_memory.pagerduty import PagerDutyAPI, RateLimiter, limiter_for
+from oncall_memory.pagerduty import api as pd
+from oncall_memory.pagerduty.api import PagerDutyAPI, RateLimiter, limiter_for
+from oncall_memory.pagerduty.source import PagerDutySource
 from oncall_memory.sources import Window
-from oncall_memory.sources.pagerduty import PagerDutySource
 
 NOV = Window(datetime(2026, 11, 1, tzinfo=timezone.utc), datetime(2026, 12, 1, tzinfo=timezone.utc))
 

@@ -10,7 +10,6 @@ import sys
 import time
 from contextlib import nullcontext
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
@@ -19,11 +18,11 @@ from ..ingest import IngestReport, IngestStopped
 from ..pagerduty import FIRST_YEAR
 from ..settings import Settings
 from ..sources import Window
-from ..sources.jsonl import JsonlSource
 from .common import EXIT_FAILED, EXIT_REJECTED, err
 
 if TYPE_CHECKING:
     from ..memory import Memory
+    from ..stores.base import IndexReport
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,6 +55,7 @@ def _progress(what: str):
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from ..job import IngestJob
     from ..memory import Memory
 
     started = time.perf_counter()
@@ -64,43 +64,52 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         try:
             if args.source == "pagerduty":
                 report = _backfill(memory, settings, args.since or FIRST_YEAR, until)
+                build_index_if_due(memory)
             else:
                 if not args.path:
                     raise InvalidInput("give the backlog: oncall-memory ingest PATH (a JSONL file or a folder of them)")
                 bar, on_batch = _progress("embedding")
                 window = Window(args.since or FIRST_YEAR, until) if args.since or args.until else None
-                items = JsonlSource(Path(args.path)).incidents(window)
+                job = IngestJob(settings, "jsonl", args.path, window)
                 with bar:
-                    report = memory.ingest(items, on_batch=on_batch)
+                    outcome = job.run(memory, on_batch=on_batch, on_index=_building_index)
+                report = outcome.report
+                _built(outcome.index)
         except IngestStopped as exc:
             err(f"{exc}")
             err(f"stopped: batches before the failure are stored ({exc.report.counts()}); re-run to finish the rest")
             return EXIT_FAILED
         location = memory.location
-        build_index_if_due(memory)
     _print(report, args, settings, location, time.perf_counter() - started)
     return EXIT_REJECTED if report.rejected else 0
 
 
 def build_index_if_due(memory: Memory) -> None:
-    """Past the threshold, the ingest ends by (re)building the vector index (see `Memory.build_index`)."""
+    """Past the threshold, an ingest ends by (re)building the vector index (see `Memory.build_index`)."""
     if memory.index_due():
-        err("building the vector index (once past ONCALL_MEMORY_INDEX_THRESHOLD incidents; lookups stay exact "
-            "until it is done) ...")
-        report = memory.build_index()
-        if report:
-            err(f"vector index: {report.indexed} of {report.count} incidents indexed in "
-                f"{report.copy_seconds + report.build_seconds + report.replay_seconds + report.swap_seconds:.1f}s")
+        _building_index()
+        _built(memory.build_index())
+
+
+def _building_index() -> None:
+    err("building the vector index (once past ONCALL_MEMORY_INDEX_THRESHOLD incidents; lookups stay exact "
+        "until it is done) ...")
+
+
+def _built(report: IndexReport | None) -> None:
+    if report:
+        err(f"vector index: {report.indexed} of {report.count} incidents indexed in "
+            f"{report.copy_seconds + report.build_seconds + report.replay_seconds + report.swap_seconds:.1f}s")
 
 
 def _backfill(memory: Memory, settings: Settings, since: datetime, until: datetime) -> IngestReport:
     from ..backfill import backfill
-    from ..sources.factory import make_source
+    from ..job import IngestJob
 
-    checkpoint = settings.dir.backfill_checkpoint
     bar, on_slice = _progress("PagerDuty, 180 days at a time")
-    with make_source(settings, "pagerduty", None, follow_open=False) as source, bar:
-        return backfill(memory, source, since, until, checkpoint=checkpoint, on_slice=on_slice)
+    with bar:
+        return backfill(memory, IngestJob(settings, "pagerduty", follow_open=False), since, until,
+                        checkpoint=settings.dir.backfill_checkpoint, on_slice=on_slice)
 
 
 def _print(report: IngestReport, args: argparse.Namespace, settings: Settings, location: str, elapsed: float) -> None:

@@ -5,25 +5,21 @@ from __future__ import annotations
 import time
 from typing import Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..alert import Alert, Filters
-from ..memory import Memory
 from ..pagers import PAGERDUTY_ID
 from ..redact import redact
 from ..retrieve import Lookup
 from .auth import api_token
 from .body import documented_body, parse, parse_json, raw_json_body
+from .deps import MemoryDep, OutboxDep, SettingsDep
 from .outbox import Outbox
 
 router = APIRouter(dependencies=[Depends(api_token)], tags=["lookup"])
 probes = APIRouter(tags=["probes"])
-
-
-def get_memory(request: Request) -> Memory:
-    return request.app.state.memory
 
 
 class SimilarRequest(BaseModel):
@@ -46,6 +42,7 @@ def neighbours_json(lookup: Lookup) -> list[dict]:
 # encoding of the neighbours took about 1 ms of a lookup. `response_model` keeps the documented shape.
 @router.get("/similar", response_model=list[dict])
 def similar_get(
+    memory: MemoryDep,
     text: str,
     service: str | None = None,
     env: str | None = None,
@@ -53,7 +50,6 @@ def similar_get(
     tag: list[str] = Query(default=[]),
     status: str | None = None,
     limit: int = 5,
-    memory: Memory = Depends(get_memory),
 ) -> JSONResponse:
     alert = parse(Alert, {"text": text})
     filters = parse(Filters, {"service": service, "env": env, "flavor": flavor, "component_tags": tag, "status": status})
@@ -61,7 +57,7 @@ def similar_get(
 
 
 @router.post("/similar", openapi_extra=documented_body(SimilarRequest))
-def similar_post(raw: bytes = Depends(raw_json_body), memory: Memory = Depends(get_memory)) -> JSONResponse:
+def similar_post(memory: MemoryDep, raw: bytes = Depends(raw_json_body)) -> JSONResponse:
     req = parse(SimilarRequest, parse_json(raw))
     lookup = memory.similar(req.alert, filters=req.filters, limit=req.limit, mode=req.mode, rank=req.rank)
     # How the lookup ran, for a client that prints it (the CLI); the body stays the list of neighbours.
@@ -72,7 +68,7 @@ def similar_post(raw: bytes = Depends(raw_json_body), memory: Memory = Depends(g
 
 
 @router.get("/stats")
-def stats(memory: Memory = Depends(get_memory)) -> dict:
+def stats(memory: MemoryDep) -> dict:
     return memory.stats()
 
 
@@ -90,11 +86,11 @@ class FeedbackRequest(BaseModel):
 
 
 @router.post("/feedback", openapi_extra=documented_body(FeedbackRequest))
-def feedback(request: Request, raw: bytes = Depends(raw_json_body), memory: Memory = Depends(get_memory)) -> dict:
+def feedback(memory: MemoryDep, outbox: OutboxDep, raw: bytes = Depends(raw_json_body)) -> dict:
     req = parse(FeedbackRequest, parse_json(raw))
     alert = req.alert
     if alert is None and req.alert_incident:
-        job = request.app.state.outbox.job_of(f"pagerduty:{req.alert_incident}")
+        job = outbox.job_of(f"pagerduty:{req.alert_incident}")
         alert = job.items[0].alert if job else None
     if alert is None:
         raise HTTPException(422, "give the alert (its text) or alert_incident (a PagerDuty incident this service saw)")
@@ -109,11 +105,11 @@ def healthz() -> dict:
 
 
 @probes.get("/readyz")
-def readyz(request: Request, memory: Memory = Depends(get_memory)) -> JSONResponse:
+def readyz(memory: MemoryDep, outbox: OutboxDep, settings: SettingsDep) -> JSONResponse:
     state = memory.ready()
     body = {"ready": state.ready, "detail": state.detail}
     degraded = [state.degraded] if state.degraded else []
-    degraded += failing_targets(request.app.state.outbox, request.app.state.settings.degraded_after)
+    degraded += failing_targets(outbox, settings.degraded_after)
     if degraded:
         body["degraded"] = "; ".join(degraded)
     return JSONResponse(body, status_code=200 if state.ready else 503)

@@ -22,8 +22,8 @@ from ..datadir import write_atomic
 from ..errors import InvalidInput, OncallMemoryError
 from ..logs import redacted_logs
 from ..memory import Memory
+from ..pagerduty import PagerDutyAPI
 from ..settings import Settings
-from ..sources.factory import pagerduty_api
 from . import api, page, webhooks
 from .auth import api_token
 from .indexer import Indexer
@@ -54,7 +54,7 @@ def make_targets(settings: Settings) -> list[Target]:
     """Every target the settings configure: a PagerDuty note needs a token and a From address."""
     targets: list[Target] = []
     if settings.pagerduty_token and settings.pagerduty_from_email:
-        targets.append(PagerDutyNotes(pagerduty_api(settings, with_from=True)))
+        targets.append(PagerDutyNotes(PagerDutyAPI.from_settings(settings, with_from=True)))
     if settings.slack_webhook_url:
         targets.append(SlackWebhook(settings.slack_webhook_url, timeout=settings.post_timeout,
                                     wait_cap=settings.retry_after_cap))
@@ -87,7 +87,7 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
             stack.enter_context(redacted_logs(secrets_of(settings)))
             targets = make_targets(settings)
             if settings.pagerduty_token:  # reading resolved incidents needs the REST API
-                targets.append(Learner(pagerduty_api(settings), mem))
+                targets.append(Learner(PagerDutyAPI.from_settings(settings), mem))
             app.state.learning = bool(settings.pagerduty_token)
             for target in targets:
                 stack.callback(target.close)

@@ -22,6 +22,7 @@ from fastapi import HTTPException, Request
 from pydantic import SecretStr
 
 from ..settings import Settings
+from .deps import settings_of
 
 OPSGENIE_HEADER = "x-oncall-memory-token"  # what to name the custom header in Opsgenie's webhook integration
 
@@ -54,10 +55,6 @@ def _basic_password(request: Request) -> str:
     return decoded.partition(":")[2]
 
 
-def _settings(request: Request) -> Settings:
-    return request.app.state.settings
-
-
 def _check(token: SecretStr | None, offered: list[str], what: str) -> None:
     if token is None:
         return  # not configured: open (serve refuses this on a non-loopback address, see `exposure`)
@@ -69,18 +66,18 @@ def _check(token: SecretStr | None, offered: list[str], what: str) -> None:
 
 def api_token(request: Request) -> None:
     """Dependency of the lookup API and the docs."""
-    _check(_settings(request).api_token, [_bearer(request)], "bearer token (ONCALL_MEMORY_API_TOKEN)")
+    _check(settings_of(request).api_token, [_bearer(request)], "bearer token (ONCALL_MEMORY_API_TOKEN)")
 
 
 def alertmanager_token(request: Request) -> None:
     """Alertmanager's `http_config.authorization` (Bearer by default), checked before the body is read."""
-    _check(_settings(request).alertmanager_token, [_bearer(request)], "bearer token")
+    _check(settings_of(request).alertmanager_token, [_bearer(request)], "bearer token")
 
 
 def opsgenie_token(request: Request) -> None:
     """Opsgenie's webhook integration sends custom headers, or basic auth: any one carrying the secret."""
     offered = [request.headers.get(OPSGENIE_HEADER, ""), _bearer(request), _basic_password(request)]
-    _check(_settings(request).opsgenie_token, offered, f"{OPSGENIE_HEADER} header, bearer token or basic auth")
+    _check(settings_of(request).opsgenie_token, offered, f"{OPSGENIE_HEADER} header, bearer token or basic auth")
 
 
 def is_loopback(host: str) -> bool:

@@ -10,13 +10,14 @@ from fastapi import HTTPException, Request
 from pydantic import BaseModel, ValidationError
 
 from ..backlog import validation_message
+from .deps import settings_of
 
 MAX_DEPTH = 32  # no pager nests deeper than a handful of levels; deeper input is an attack, not an alert
 
 
 async def raw_json_body(request: Request) -> bytes:
     """The raw body of a JSON request, or a 4xx that says what is wrong (type, size)."""
-    limit = request.app.state.settings.max_body_bytes
+    limit = settings_of(request).max_body_bytes
     ctype = request.headers.get("content-type", "")
     if ctype.split(";")[0].strip().lower() != "application/json":
         raise HTTPException(415, f"send Content-Type: application/json (got {ctype[:100] or 'none'})")

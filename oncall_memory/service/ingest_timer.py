@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import logging
 
+from ..job import IngestJob
 from ..memory import Memory
 from ..settings import Settings
-from ..sources import default_window_days, scheduled_window
-from ..sources.factory import make_source
 from .periodic import Periodic
 
 log = logging.getLogger(__name__)
@@ -31,9 +30,7 @@ class IngestTimer(Periodic):
 
     def run(self) -> None:
         s = self._settings
-        days = s.ingest_window_days if s.ingest_window_days is not None else default_window_days(s.ingest_source)
-        # The source is read before the memory is touched: lookups go on while PagerDuty pages.
-        with make_source(s, s.ingest_source, s.ingest_path) as source:
-            items = list(source.incidents(scheduled_window(s.ingest_source, days, s.pagerduty_refresh_days)))
-        report = self._memory.ingest(items)
-        log.info("scheduled ingest of %s: %s", s.ingest_source, report.counts())
+        # The index is the service's indexer's to build (it checks every 30 s), so no build here.
+        job = IngestJob.scheduled(s, s.ingest_source, s.ingest_path, s.ingest_window_days)
+        outcome = job.run(self._memory, index=False)
+        log.info("scheduled ingest of %s: %s", job.describe(), outcome.report.counts())

@@ -14,9 +14,9 @@ from typing import Any
 from ..errors import OncallMemoryError, SourceFailed
 from ..memory import Memory
 from ..pagerduty import PagerDutyAPI
+from ..pagerduty.source import to_incident, verdicts
 from ..pagers import PDIncident, pagerduty_alert
 from ..render import Answer
-from ..sources.pagerduty import to_incident, verdicts
 from .inbound import Job
 from .notify import DeliveryError
 

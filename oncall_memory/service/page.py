@@ -34,6 +34,7 @@ from ..ranking import AGE, FIX_KINDS, Neighbour
 from ..redact import already_redacted, redact_all
 from ..retrieve import Lookup
 from .auth import _bearer, same_secret
+from .deps import memory_of, outbox_of, settings_of
 from .outbox import FAILED, NEW, PENDING, SENDING
 
 router = APIRouter(include_in_schema=False)
@@ -92,7 +93,7 @@ class LoginRequired(Exception):
 def page_user(request: Request) -> None:
     """The API token as a bearer token, or the session cookie; open when no token is configured (the
     service then refuses to listen beyond loopback, see `auth.exposure`)."""
-    token = request.app.state.settings.api_token
+    token = settings_of(request).api_token
     if token is None:
         return
     expected = token.get_secret_value()
@@ -129,7 +130,7 @@ async def login(request: Request) -> Response:
             raise HTTPException(413, f"the login form is over {MAX_FORM_BYTES} bytes")
     form = {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
     target = safe_next(form.get("next"))
-    token = request.app.state.settings.api_token
+    token = settings_of(request).api_token
     if token is None:
         return RedirectResponse(target, status_code=303, headers=HEADERS)
     if not same_secret(form.get("token", ""), token.get_secret_value()):
@@ -148,10 +149,6 @@ def logout() -> Response:
 
 
 # -- searching ------------------------------------------------------------------------------------
-
-def memory_of(request: Request) -> Memory:
-    return request.app.state.memory
-
 
 @router.get("/", dependencies=[Depends(page_user)])
 def search(
@@ -231,7 +228,7 @@ def panel(request: Request, memory: Memory) -> dict[str, Any]:
         count: int | None = memory.stats()["count"]
     except OncallMemoryError:
         count = None
-    depth = request.app.state.outbox.depth()
+    depth = outbox_of(request).depth()
     last = memory.last_ingest
     return {
         "count": count,

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from ..redact import already_redacted, redact_all
 from .auth import alertmanager_token, opsgenie_token, verify_pagerduty_signature
 from .body import documented_body, parse, parse_json, raw_json_body
+from .deps import DispatcherDep, LearningDep, MemoryDep, SettingsDep
 from .inbound import (
     AlertmanagerWebhook,
     IncidentRef,
@@ -26,13 +27,14 @@ from .inbound import (
     opsgenie_job,
     pagerduty_job,
 )
+from .worker import Dispatcher
 
 router = APIRouter(prefix="/webhooks", tags=["webhooks"])
 LEARN_EVENTS = ("incident.resolved", "incident.annotated")
 
 
-def accept(request: Request, jobs: list[Job], ignored: int = 0) -> dict[str, Any]:
-    accepted, duplicates = request.app.state.dispatcher.submit(jobs)
+def accept(dispatcher: Dispatcher, jobs: list[Job], ignored: int = 0) -> dict[str, Any]:
+    accepted, duplicates = dispatcher.submit(jobs)
     answer: dict[str, Any] = {"accepted": accepted, "duplicates": duplicates}
     if ignored:
         answer["ignored"] = ignored
@@ -40,8 +42,8 @@ def accept(request: Request, jobs: list[Job], ignored: int = 0) -> dict[str, Any
 
 
 @router.post("/pagerduty", status_code=202, openapi_extra=documented_body(PagerDutyWebhook))
-def pagerduty(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
-    settings = request.app.state.settings
+def pagerduty(request: Request, settings: SettingsDep, memory: MemoryDep, dispatcher: DispatcherDep,
+              learning: LearningDep, raw: bytes = Depends(raw_json_body)) -> dict:
     if settings.pagerduty_webhook_secret is not None:
         secret = settings.pagerduty_webhook_secret.get_secret_value()
         if not verify_pagerduty_signature(secret, raw, request.headers.get("x-pagerduty-signature")):
@@ -49,34 +51,36 @@ def pagerduty(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
     hook = parse(PagerDutyWebhook, redact_all(parse_json(raw)))
     event = hook.event
     if event.event_type == "incident.triggered":
-        known = request.app.state.memory.known_values()
+        known = memory.known_values()
         with already_redacted():
-            return accept(request, [pagerduty_job(parse(PDIncident, event.data), known)])
-    if event.event_type in LEARN_EVENTS and request.app.state.learning:
+            return accept(dispatcher, [pagerduty_job(parse(PDIncident, event.data), known)])
+    if event.event_type in LEARN_EVENTS and learning:
         # incident.resolved carries the incident; incident.annotated an incident_note, whose incident it is.
         data = event.data.get("incident") if event.event_type == "incident.annotated" else event.data
         incident = parse(IncidentRef, data if isinstance(data, dict) else {})
-        return accept(request, [learn_job(incident.id, event.id, event.event_type)])
+        return accept(dispatcher, [learn_job(incident.id, event.id, event.event_type)])
     return {"accepted": 0, "duplicates": 0, "ignored": event.event_type}
 
 
 @router.post("/alertmanager", status_code=202, dependencies=[Depends(alertmanager_token)],
              openapi_extra=documented_body(AlertmanagerWebhook))
-def alertmanager(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
+def alertmanager(settings: SettingsDep, memory: MemoryDep, dispatcher: DispatcherDep,
+                 raw: bytes = Depends(raw_json_body)) -> dict:
     hook = parse(AlertmanagerWebhook, redact_all(parse_json(raw)))
-    known = request.app.state.memory.known_values()
+    known = memory.known_values()
     with already_redacted():
-        jobs, ignored = alertmanager_jobs(hook, request.app.state.settings.label_facts, known)
-    return accept(request, jobs, ignored)
+        jobs, ignored = alertmanager_jobs(hook, settings.label_facts, known)
+    return accept(dispatcher, jobs, ignored)
 
 
 @router.post("/opsgenie", status_code=202, dependencies=[Depends(opsgenie_token)],
              openapi_extra=documented_body(OpsgenieWebhook))
-def opsgenie(request: Request, raw: bytes = Depends(raw_json_body)) -> dict:
+def opsgenie(settings: SettingsDep, memory: MemoryDep, dispatcher: DispatcherDep,
+             raw: bytes = Depends(raw_json_body)) -> dict:
     hook = parse(OpsgenieWebhook, redact_all(parse_json(raw)))
     if hook.action != "Create":
         return {"accepted": 0, "duplicates": 0, "ignored": hook.action}
-    known = request.app.state.memory.known_values()
+    known = memory.known_values()
     with already_redacted():
-        job = opsgenie_job(hook, request.app.state.settings.label_facts, known)
-    return accept(request, [job])
+        job = opsgenie_job(hook, settings.label_facts, known)
+    return accept(dispatcher, [job])

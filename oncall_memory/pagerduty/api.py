@@ -31,7 +31,8 @@ from urllib.parse import quote
 import httpx
 from pydantic import SecretStr
 
-from .errors import SourceFailed
+from ..errors import InvalidInput, SourceFailed
+from ..settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +141,22 @@ class PagerDutyAPI:
         self._backoff = backoff
         self.max_wait = max_wait
         self.max_throttle = max_throttle
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, with_from: bool = False) -> PagerDutyAPI:
+        """The client the settings describe (`with_from`: the From: header notes need)."""
+        if settings.pagerduty_token is None:
+            raise InvalidInput("PagerDuty needs ONCALL_MEMORY_PAGERDUTY_TOKEN (a REST API key)")
+        return cls(
+            settings.pagerduty_token,
+            base_url=settings.pagerduty_url,
+            from_email=settings.pagerduty_from_email if with_from else None,
+            per_minute=settings.pagerduty_requests_per_minute,
+            max_retries=settings.pagerduty_max_retries,
+            backoff=settings.pagerduty_backoff,
+            max_wait=settings.retry_after_cap,
+            timeout=settings.post_timeout if with_from else 30.0,
+        )
 
     def close(self) -> None:
         self._http.close()
