@@ -42,9 +42,15 @@ def main() -> None:
     with Serve({"ONCALL_MEMORY_DATA_DIR": str(data)}):
         run(data, "similar", "--alert", ALERT)  # the service's first lookup loads its model
         through = [run(data, "similar", "--alert", ALERT) for _ in range(args.runs)]
-    print(f"oncall-memory similar, wall clock, {args.runs} runs each (first ingest, ONNX export included: {first:.1f} s)")
-    print(f"standalone:           median {statistics.median(standalone):.2f} s  (min {min(standalone):.2f}, max {max(standalone):.2f})")
-    print(f"through the service:  median {statistics.median(through):.2f} s  (min {min(through):.2f}, max {max(through):.2f})")
+    print(
+        f"oncall-memory similar, wall clock, {args.runs} runs each (first ingest, ONNX export included: {first:.1f} s)"
+    )
+    print(
+        f"standalone:           median {statistics.median(standalone):.2f} s  (min {min(standalone):.2f}, max {max(standalone):.2f})"
+    )
+    print(
+        f"through the service:  median {statistics.median(through):.2f} s  (min {min(through):.2f}, max {max(through):.2f})"
+    )
     print(f"standalone / service: {statistics.median(standalone) / statistics.median(through):.1f}x")
 
 

@@ -49,14 +49,34 @@ def main() -> None:
     pagerduty = FakePagerDuty(incidents=[pd_incident(0, id="PBENCH1")]).install(server)
     server.expect_request(re.compile("^/slack"), method="POST").respond_with_data("ok")
     data = Path(tempfile.mkdtemp())
-    settings = Settings(data_dir=data, embedder="fake", pagerduty_url=server.url_for(""), pagerduty_token=SecretStr(TOKEN),
-                        pagerduty_from_email="bench@acme.example", slack_webhook_url=SecretStr(server.url_for("/slack/x")))
+    settings = Settings(
+        data_dir=data,
+        embedder="fake",
+        pagerduty_url=server.url_for(""),
+        pagerduty_token=SecretStr(TOKEN),
+        pagerduty_from_email="bench@acme.example",
+        slack_webhook_url=SecretStr(server.url_for("/slack/x")),
+    )
     base = json.loads((ROOT / "fixtures" / "webhooks" / "alertmanager-group.json").read_text())["alerts"][1]
-    alerts = [{**base, "fingerprint": f"fp{i:05d}", "annotations": {
-        "summary": f"pods crash looping ({i % args.distinct})" if args.distinct > 1 else base["annotations"]["summary"],
-        "description": f"Pod orders/orders-api-5c8d7f9b6-{_pod(i)} is restarting"}} for i in range(args.alerts)]
-    group = {"version": "4", "groupKey": "{}:{alertname=\"KubePodCrashLooping\"}", "alerts": alerts,
-             "groupLabels": {"alertname": "KubePodCrashLooping"}}
+    alerts = [
+        {
+            **base,
+            "fingerprint": f"fp{i:05d}",
+            "annotations": {
+                "summary": f"pods crash looping ({i % args.distinct})"
+                if args.distinct > 1
+                else base["annotations"]["summary"],
+                "description": f"Pod orders/orders-api-5c8d7f9b6-{_pod(i)} is restarting",
+            },
+        }
+        for i in range(args.alerts)
+    ]
+    group = {
+        "version": "4",
+        "groupKey": '{}:{alertname="KubePodCrashLooping"}',
+        "alerts": alerts,
+        "groupLabels": {"alertname": "KubePodCrashLooping"},
+    }
     hook = {"event": {"event_type": "incident.triggered", "data": {"id": "PBENCH1", "title": "IPsec tunnel down"}}}
     with Memory.open(settings, embedder=FakeEmbedder()) as memory:
         memory.ingest(read_jsonl(ROOT / "fixtures" / "incidents.jsonl"))
@@ -74,10 +94,14 @@ def main() -> None:
     slack = [r for r, _ in server.log if r.path.startswith("/slack")]
     server.stop()
     print(f"{args.alerts}-alert Alertmanager group ({args.distinct} distinct), fake embedder, Edge, loopback fakes")
-    print(f"group 202 after {group_202 * 1000:.0f} ms; Slack messages for it: {len(slack) - 1} "
-          f"(plus 1 for the PagerDuty incident)")
-    print(f"PagerDuty note queued right behind it arrived {note_after * 1000:.0f} ms after its webhook; "
-          f"all delivered after {everything:.2f} s")
+    print(
+        f"group 202 after {group_202 * 1000:.0f} ms; Slack messages for it: {len(slack) - 1} "
+        f"(plus 1 for the PagerDuty incident)"
+    )
+    print(
+        f"PagerDuty note queued right behind it arrived {note_after * 1000:.0f} ms after its webhook; "
+        f"all delivered after {everything:.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -23,12 +23,17 @@ from oncall_memory.evaluate import CONFIGURATIONS, evaluate, read_labels
 from oncall_memory.settings import RankingWeights
 
 ROOT = Path(__file__).resolve().parent.parent
-OLD_LABELS = {"service": ["service", "app", "job"], "env": ["env", "environment", "cluster"],
-              "flavor": ["flavor", "platform"], "component_tags": ["component", "namespace"]}
+OLD_LABELS = {
+    "service": ["service", "app", "job"],
+    "env": ["env", "environment", "cluster"],
+    "flavor": ["flavor", "platform"],
+    "component_tags": ["component", "namespace"],
+}
 
 
 def old_facts():
     """The label mapping and pager reading from before: first label present wins, nothing skipped."""
+
     def pd(incident, known=None):
         service = incident.service.summary if incident.service else None
         return Alert(text=incident.title, service=service)
@@ -36,9 +41,12 @@ def old_facts():
     def og(a, mapping=None, known=None):
         return Alert(text=" - ".join(p for p in (a.message, a.description) if p), component_tags=a.tags)
 
-    return [mock.patch.object(pagers, "_value_for", lambda fact, label, value: value.strip() or None),
-            mock.patch.object(Memory, "known_values", lambda self: {}),
-            mock.patch.object(pagers, "pagerduty_alert", pd), mock.patch.object(pagers, "opsgenie_alert", og)]
+    return [
+        mock.patch.object(pagers, "_value_for", lambda fact, label, value: value.strip() or None),
+        mock.patch.object(Memory, "known_values", lambda self: {}),
+        mock.patch.object(pagers, "pagerduty_alert", pd),
+        mock.patch.object(pagers, "opsgenie_alert", og),
+    ]
 
 
 def no_ceremony():
@@ -62,7 +70,7 @@ VARIANTS = [
 def main() -> None:
     embedder = LocalEmbedder()
     embedder.load()
-    sets = {name: read_labels(ROOT / "fixtures" / "eval" / f"{name}.jsonl") for name in ("alerts", "labels")}
+    sets = {name: read_labels(ROOT / "oncall_memory" / "evalsets" / f"{name}.jsonl") for name in ("alerts", "labels")}
     print("MRR / hit@1 per configuration; all-MiniLM-L6-v2, 64 fixture incidents, Edge")
     header = " | ".join(f"{s} {c.name}" for s in sets for c in CONFIGURATIONS)
     print(f"{'variant':<30} | {header}")
@@ -70,8 +78,11 @@ def main() -> None:
         with contextlib.ExitStack() as stack:
             for patch in patches:
                 stack.enter_context(patch)
-            settings = Settings(data_dir=Path(tempfile.mkdtemp()), weights=RankingWeights(**weights),
-                                **({"label_facts": labels} if labels else {}))
+            settings = Settings(
+                data_dir=Path(tempfile.mkdtemp()),
+                weights=RankingWeights(**weights),
+                **({"label_facts": labels} if labels else {}),
+            )
             with Memory.open(settings, embedder=embedder) as memory:
                 memory.ingest(read_jsonl(ROOT / "fixtures" / "incidents.jsonl"))
                 cells = []

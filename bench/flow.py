@@ -30,7 +30,9 @@ def main() -> None:
     for run in (1, 2):
         started = time.perf_counter()
         counts = ingest_flow("jsonl", str(FIXTURES), None, settings=settings, embedder=embedder)
-        print(f"run {run}: {time.perf_counter() - started:.2f} s wall (incl. any Prefect start-up) {counts}", flush=True)
+        print(
+            f"run {run}: {time.perf_counter() - started:.2f} s wall (incl. any Prefect start-up) {counts}", flush=True
+        )
 
 
 if __name__ == "__main__":

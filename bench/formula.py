@@ -43,21 +43,35 @@ def formula_request(alert: Alert, dense, sparse, settings: Settings, now: dateti
         return E.Expression.Mult([E.Expression.Constant(weight), E.Expression.Condition(cond)])
 
     terms = [E.Expression.Variable("$score")]
-    for value, key, weight in ((alert.flavor, P.FLAVOR, w.same_flavor), (alert.env, P.ENV, w.same_env),
-                               (alert.service, P.SERVICE, w.same_service)):
+    for value, key, weight in (
+        (alert.flavor, P.FLAVOR, w.same_flavor),
+        (alert.env, P.ENV, w.same_env),
+        (alert.service, P.SERVICE, w.same_service),
+    ):
         if value:
             terms.append(boost(weight, key, value))
     terms += [boost(w.shared_tag, P.TAGS, t) for t in alert.component_tags[: w.max_shared_tags]]
     terms.append(boost(w.worked_fix, P.HAS_WORKING_FIX, True))
-    decay = E.Expression.Decay(E.DecayKind.Exp, E.Expression.DatetimeKey(P.OPENED_AT),
-                               target=E.Expression.Datetime(now.isoformat()), midpoint=0.5,
-                               scale=w.recency_half_life_days * 86400)
+    decay = E.Expression.Decay(
+        E.DecayKind.Exp,
+        E.Expression.DatetimeKey(P.OPENED_AT),
+        target=E.Expression.Datetime(now.isoformat()),
+        midpoint=0.5,
+        scale=w.recency_half_life_days * 86400,
+    )
     terms.append(E.Expression.Mult([E.Expression.Constant(w.recency), decay]))
     limit = settings.candidates
-    fused = E.Prefetch(limit=limit, query=E.Fusion.Rrf(k=RRF_K), prefetches=[
-        E.Prefetch(limit=limit, query=E.Query.Nearest(dense, using=DENSE)),
-        E.Prefetch(limit=limit, query=E.Query.Nearest(E.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE)),
-    ])
+    fused = E.Prefetch(
+        limit=limit,
+        query=E.Fusion.Rrf(k=RRF_K),
+        prefetches=[
+            E.Prefetch(limit=limit, query=E.Query.Nearest(dense, using=DENSE)),
+            E.Prefetch(
+                limit=limit,
+                query=E.Query.Nearest(E.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE),
+            ),
+        ],
+    )
     rescored = E.Prefetch(limit=limit, query=E.Query.Nearest(dense, using=DENSE), prefetches=[fused])
     return E.QueryRequest(limit=5, query=E.Formula(E.Expression.Sum(terms)), prefetches=[rescored], with_payload=True)
 

@@ -34,8 +34,13 @@ def measure(embedder_name: str, runs: int) -> list[float]:
     server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
     server.start()
     pagerduty = FakePagerDuty().install(server)
-    settings = Settings(data_dir=Path(tempfile.mkdtemp()), embedder=embedder_name, pagerduty_url=server.url_for(""),
-                        pagerduty_token=SecretStr(TOKEN), pagerduty_from_email="bench@acme.example")
+    settings = Settings(
+        data_dir=Path(tempfile.mkdtemp()),
+        embedder=embedder_name,
+        pagerduty_url=server.url_for(""),
+        pagerduty_token=SecretStr(TOKEN),
+        pagerduty_from_email="bench@acme.example",
+    )
     took = []
     with Memory.open(settings) as memory:
         memory.ingest(read_jsonl(ROOT / "fixtures" / "incidents.jsonl"))
@@ -45,11 +50,18 @@ def measure(embedder_name: str, runs: int) -> list[float]:
                 incident_id = f"PBENCH{run}"
                 title = f"Search shard {run} rejecting writes: circuit breaker tripped on field data"
                 pagerduty.incidents.append(pd_incident(900 + run, id=incident_id, title=title))
-                pagerduty.notes[incident_id] = [{"id": f"N{run}", "created_at": "2026-11-28T04:00:00Z",
-                                                 "content": "Root cause: fielddata on a text field\nFix: map it as keyword => resolved"}]
+                pagerduty.notes[incident_id] = [
+                    {
+                        "id": f"N{run}",
+                        "created_at": "2026-11-28T04:00:00Z",
+                        "content": "Root cause: fielddata on a text field\nFix: map it as keyword => resolved",
+                    }
+                ]
                 started = time.perf_counter()
-                client.post("/webhooks/pagerduty", json={"event": {"id": f"E{run}", "event_type": "incident.resolved",
-                                                                   "data": {"id": incident_id}}})
+                client.post(
+                    "/webhooks/pagerduty",
+                    json={"event": {"id": f"E{run}", "event_type": "incident.resolved", "data": {"id": incident_id}}},
+                )
                 while not any(n["id"] == incident_id for n in client.get("/similar", params={"text": title}).json()):
                     time.sleep(0.005)
                 took.append(time.perf_counter() - started)
@@ -64,8 +76,10 @@ def main() -> None:
     print("incident.resolved webhook -> returned by /similar (in-process service, PagerDuty fake on loopback)")
     for name in ("fake", "local"):
         took = measure(name, args.runs)
-        print(f"{name:>5} embedder: median {statistics.median(took) * 1000:.0f} ms, max {max(took) * 1000:.0f} ms "
-              f"over {len(took)} incidents")
+        print(
+            f"{name:>5} embedder: median {statistics.median(took) * 1000:.0f} ms, max {max(took) * 1000:.0f} ms "
+            f"over {len(took)} incidents"
+        )
 
 
 if __name__ == "__main__":

@@ -54,7 +54,9 @@ def main() -> None:
     store = retriever.store
     t = time.perf_counter()
     retriever.ingest(synthetic_incidents(args.incidents))
-    print(f"built {store.count()} incidents ({args.dim} dims) in {time.perf_counter() - t:.1f}s, qdrant-client local mode")
+    print(
+        f"built {store.count()} incidents ({args.dim} dims) in {time.perf_counter() - t:.1f}s, qdrant-client local mode"
+    )
 
     client = store._client  # the raw baseline talks to the very same collection
     alerts = [Alert.model_validate(a) for a in sample_alerts()]
@@ -69,9 +71,18 @@ def main() -> None:
             counter["raw"] += 1
             client.query_points(
                 store.collection,
-                prefetch=[models.Prefetch(query=dense, using=DENSE, filter=where, limit=settings.candidates),
-                          models.Prefetch(query=models.SparseVector(indices=sparse.indices, values=sparse.values), using=SPARSE, filter=where, limit=settings.candidates)],
-                query=models.FusionQuery(fusion=models.Fusion.RRF), limit=5, with_payload=True,
+                prefetch=[
+                    models.Prefetch(query=dense, using=DENSE, filter=where, limit=settings.candidates),
+                    models.Prefetch(
+                        query=models.SparseVector(indices=sparse.indices, values=sparse.values),
+                        using=SPARSE,
+                        filter=where,
+                        limit=settings.candidates,
+                    ),
+                ],
+                query=models.FusionQuery(fusion=models.Fusion.RRF),
+                limit=5,
+                with_payload=True,
             )
 
         def pipeline():
@@ -85,8 +96,10 @@ def main() -> None:
             raw_ms += timed(raw, 1)
             pipe_ms += timed(pipeline, 1)
         r50, p50 = statistics.median(raw_ms), statistics.median(pipe_ms)
-        print(f"{label:>10}: raw query_points p50 {r50:7.2f} ms p99 {pct(raw_ms, 99):7.2f} | "
-              f"retriever p50 {p50:7.2f} ms p99 {pct(pipe_ms, 99):7.2f} | ratio {p50 / r50:.2f}x")
+        print(
+            f"{label:>10}: raw query_points p50 {r50:7.2f} ms p99 {pct(raw_ms, 99):7.2f} | "
+            f"retriever p50 {p50:7.2f} ms p99 {pct(pipe_ms, 99):7.2f} | ratio {p50 / r50:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -60,13 +60,15 @@ def main() -> None:
     for label, filters in (("hybrid", None), ("env filter", Filters(env="shop-prod"))):
         exact_ms, exact_scores = results[label]
         hnsw_ms, hnsw_scores = run(retriever, alerts, filters)
-        same = sum(all(abs(x - y) < 1e-4 for x, y in zip(a, b)) and len(a) == len(b)
-                   for a, b in zip(exact_scores, hnsw_scores)) / len(alerts)
+        same = sum(
+            all(abs(x - y) < 1e-4 for x, y in zip(a, b)) and len(a) == len(b) for a, b in zip(exact_scores, hnsw_scores)
+        ) / len(alerts)
         loss = statistics.mean(sum(a) - sum(b) for a, b in zip(exact_scores, hnsw_scores))
-        print(f"{label:>10}: exact p50 {exact_ms:.2f} ms | after optimize p50 {hnsw_ms:.2f} ms | top-5 as good "
-              f"(same scores) in {same:.0%} of {len(alerts)} lookups, mean top-5 score lost {loss:.4f}")
+        print(
+            f"{label:>10}: exact p50 {exact_ms:.2f} ms | after optimize p50 {hnsw_ms:.2f} ms | top-5 as good "
+            f"(same scores) in {same:.0%} of {len(alerts)} lookups, mean top-5 score lost {loss:.4f}"
+        )
     store.close()
-
 
 
 def _timed_embed(embedder: LocalEmbedder, texts: list[str]) -> list[float]:

@@ -53,8 +53,10 @@ def main() -> None:
     shard = raw_store.shard
     t = time.perf_counter()  # raw = the engine's own point objects from plain lists, then upsert
     for start in range(0, len(raw_rows), 64):
-        batch = [E.Point(pid, {DENSE: v, SPARSE: E.SparseVector(*sv)}, payload)
-                 for pid, v, sv, payload in raw_rows[start : start + 64]]
+        batch = [
+            E.Point(pid, {DENSE: v, SPARSE: E.SparseVector(*sv)}, payload)
+            for pid, v, sv, payload in raw_rows[start : start + 64]
+        ]
         shard.update(E.UpdateOperation.upsert_points(batch))
     raw_ingest = time.perf_counter() - t
 
@@ -71,11 +73,15 @@ def main() -> None:
     re_ingest = time.perf_counter() - t
 
     print(f"{args.incidents} incidents, {args.dim} dims, fake embedder, Qdrant Edge, batches of 64")
-    print(f"ingest  raw Edge upsert {raw_ingest:7.2f} s | pipeline {pipe_ingest:7.2f} s "
-          f"({first.embedding_calls} embedding calls) | ratio {pipe_ingest / raw_ingest:.2f}x")
+    print(
+        f"ingest  raw Edge upsert {raw_ingest:7.2f} s | pipeline {pipe_ingest:7.2f} s "
+        f"({first.embedding_calls} embedding calls) | ratio {pipe_ingest / raw_ingest:.2f}x"
+    )
     print(f"        (the fake embedder alone took {_time_embed(embedder, prepared):.2f} s of that; raw excludes it)")
-    print(f"re-ingest unchanged: {second.embedding_calls} embedding calls, {len(again.calls)} embed() calls, "
-          f"{re_ingest:.2f} s = {re_ingest / pipe_ingest:.0%} of the first ingest")
+    print(
+        f"re-ingest unchanged: {second.embedding_calls} embedding calls, {len(again.calls)} embed() calls, "
+        f"{re_ingest:.2f} s = {re_ingest / pipe_ingest:.0%} of the first ingest"
+    )
 
     alerts = [Alert.model_validate(a) for a in sample_alerts()]
     for label, filters in (("no filter", Filters()), ("env filter", Filters(env="shop-prod"))):
@@ -87,10 +93,17 @@ def main() -> None:
 
         def raw(i: int) -> None:
             dense, sparse = prepared_q[i % len(prepared_q)]
-            store.shard.query(E.QueryRequest(
-                limit=5, query=E.Fusion.Rrf(k=RRF_K), with_payload=True,
-                prefetches=[E.Prefetch(limit=settings.candidates, query=E.Query.Nearest(dense, using=DENSE), filter=flt),
-                            E.Prefetch(limit=settings.candidates, query=E.Query.Nearest(sparse, using=SPARSE), filter=flt)]))
+            store.shard.query(
+                E.QueryRequest(
+                    limit=5,
+                    query=E.Fusion.Rrf(k=RRF_K),
+                    with_payload=True,
+                    prefetches=[
+                        E.Prefetch(limit=settings.candidates, query=E.Query.Nearest(dense, using=DENSE), filter=flt),
+                        E.Prefetch(limit=settings.candidates, query=E.Query.Nearest(sparse, using=SPARSE), filter=flt),
+                    ],
+                )
+            )
 
         def pipeline(i: int) -> None:
             retriever.similar(alerts[i % len(alerts)], filters=filters, limit=5)
@@ -106,8 +119,10 @@ def main() -> None:
             pipeline(i)
             pipe_ms.append((time.perf_counter() - t) * 1000)
         r50, p50 = statistics.median(raw_ms), statistics.median(pipe_ms)
-        print(f"lookup {label:>10}: raw Edge query p50 {r50:6.2f} ms p99 {pct(raw_ms, 99):6.2f} | retriever p50 "
-              f"{p50:6.2f} ms p99 {pct(pipe_ms, 99):6.2f} | ratio {p50 / r50:.2f}x")
+        print(
+            f"lookup {label:>10}: raw Edge query p50 {r50:6.2f} ms p99 {pct(raw_ms, 99):6.2f} | retriever p50 "
+            f"{p50:6.2f} ms p99 {pct(pipe_ms, 99):6.2f} | ratio {p50 / r50:.2f}x"
+        )
     store.close()
     raw_store.close()
 

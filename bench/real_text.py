@@ -62,7 +62,7 @@ def loghub(repo: Path, per_system: int = 60, lines: int = 5) -> Iterator[str]:
         log = _git(repo, "show", f"HEAD:{path}").splitlines()
         starts = sorted(rng.sample(range(0, len(log) - lines, lines), per_system))
         for start in starts:
-            yield "\n".join(log[start:start + lines])
+            yield "\n".join(log[start : start + lines])
 
 
 SOURCES = {

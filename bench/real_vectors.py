@@ -30,8 +30,10 @@ def real_vectors(n: int, *, seed: int = 11) -> tuple[list[Incident], np.ndarray]
     path = CACHE / f"varied-{seed}-{n}-all-MiniLM-L6-v2.npy"
     if path.exists():
         return incidents, np.load(path)
-    larger = sorted((p for p in CACHE.glob(f"varied-{seed}-*-all-MiniLM-L6-v2.npy")
-                     if int(p.stem.split("-")[2]) >= n), key=lambda p: int(p.stem.split("-")[2]))
+    larger = sorted(
+        (p for p in CACHE.glob(f"varied-{seed}-*-all-MiniLM-L6-v2.npy") if int(p.stem.split("-")[2]) >= n),
+        key=lambda p: int(p.stem.split("-")[2]),
+    )
     if larger:  # the same generator and seed: a longer run starts with the same incidents
         return incidents, np.load(larger[0])[:n]
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -40,7 +42,7 @@ def real_vectors(n: int, *, seed: int = 11) -> tuple[list[Incident], np.ndarray]
     vectors = np.zeros((n, embedder.dimension), dtype=np.float32)
     started = time.perf_counter()
     for at in range(0, n, 512):
-        vectors[at:at + 512] = embedder.embed(texts[at:at + 512])
+        vectors[at : at + 512] = embedder.embed(texts[at : at + 512])
         done = min(n, at + 512)
         print(f"\rembedded {done}/{n} ({time.perf_counter() - started:.0f}s)", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)

@@ -48,8 +48,10 @@ PASTED = [
     "the deploy key ghp_Zx8YwVu7TsRq6PoNm5LkJi4HgFe3DcBa2Q1w was rotated",
     "dd-agent: API Key invalid 3f8a9b2c4d5e6f708192a3b4c5d6e7f8",
 ]
-CLEAN = ("checkout pods crash looping after the 1.24.3 deploy; readiness probe failed: HTTP probe failed with "
-         "statuscode: 503; rolled back via argocd, see https://acme.pagerduty.com/incidents/Q0RIJJZL24RC6W. ")
+CLEAN = (
+    "checkout pods crash looping after the 1.24.3 deploy; readiness probe failed: HTTP probe failed with "
+    "statuscode: 503; rolled back via argocd, see https://acme.pagerduty.com/incidents/Q0RIJJZL24RC6W. "
+)
 ADVERSARIAL = ["password ", "pwd", "redis-cli ", "mysql ", "AccountKey=", "data:", "pw: ", "token: ", "a://b:"]
 URL = re.compile(r"https?://[^\s)\]>\"']+")
 WORD = re.compile(r"\b[A-Za-z][a-z]{2,}\b")
@@ -65,8 +67,12 @@ def per_kb(scan: Callable[[str], object], unit: str, size: int) -> float:
 def load_revision(rev: str) -> Callable[[str], str] | None:
     """The `redact` function of the detectors at git revision `rev`, or None when it cannot be loaded."""
     try:
-        source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:oncall_memory/redact.py"], check=True,
-                                capture_output=True, text=True).stdout
+        source = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{rev}:oncall_memory/redact.py"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
     except (subprocess.CalledProcessError, FileNotFoundError):
         return None
     path = Path(tempfile.mkdtemp()) / "redact_before.py"
@@ -92,7 +98,7 @@ def pieces(secret: str) -> set[str]:
     if len(secret) <= 12:
         return {secret}
     middle = len(secret) // 2 - 6
-    return {secret[:12], secret[middle:middle + 12], secret[-12:]}
+    return {secret[:12], secret[middle : middle + 12], secret[-12:]}
 
 
 def altered(redact_fn: Callable[[str], str], rows: list[dict]) -> tuple[int, int, int]:
@@ -116,14 +122,18 @@ def report(label: str, redact_fn: Callable[[str], str], adversarial_sizes: tuple
         cells = " | ".join(f"{c * 1e6:8.0f} µs/KB at {n // 1024} KB" for c, n in zip(costs, adversarial_sizes))
         print(f"{unit!r:14}{cells}")
     tuned, held = corpus(), holdout()
-    print(f"coverage: tuned corpus {sum(caught(redact_fn, s) for s in tuned)}/{len(tuned)}, "
-          f"hold-out corpus {sum(caught(redact_fn, s) for s in held)}/{len(held)}")
+    print(
+        f"coverage: tuned corpus {sum(caught(redact_fn, s) for s in tuned)}/{len(tuned)}, "
+        f"hold-out corpus {sum(caught(redact_fn, s) for s in held)}/{len(held)}"
+    )
     if REAL_TEXT.exists():
         rows = [json.loads(line) for line in REAL_TEXT.open()]
         records, links, words = altered(redact_fn, rows)
         sources = sorted({r["source"] for r in rows})
-        print(f"real text ({len(rows)} records: {', '.join(sources)}): {records} altered, {links} links broken, "
-              f"{words} words lost")
+        print(
+            f"real text ({len(rows)} records: {', '.join(sources)}): {records} altered, {links} links broken, "
+            f"{words} words lost"
+        )
     else:
         print(f"real text: {REAL_TEXT} missing (python -m bench.real_text MIRRORS builds it)")
 
@@ -157,9 +167,11 @@ def main() -> None:
     args = ap.parse_args()
 
     redact_all({"x": PASTED[0]})  # load the catalogue outside the timing
-    print(f"catalogue: Kingfisher {engine.CATALOGUE.name}, kingfisher-secret-scanner "
-          f"{__import__('oncall_memory.redact', fromlist=['catalogue_version']).catalogue_version()}; "
-          f"{len(engine.DETECTORS)} detectors")
+    print(
+        f"catalogue: Kingfisher {engine.CATALOGUE.name}, kingfisher-secret-scanner "
+        f"{__import__('oncall_memory.redact', fromlist=['catalogue_version']).catalogue_version()}; "
+        f"{len(engine.DETECTORS)} detectors"
+    )
     if args.before and (before := load_revision(args.before)):
         # The earlier detectors were quadratic on these inputs: 100 KB took seconds to minutes, so 10 and 30 KB.
         report(f"before ({args.before})", before, (10_240, 30_720))
@@ -172,10 +184,14 @@ def main() -> None:
     build_on, ingest_on = timed(build), timed(lambda: ingest(rows, args.dim))
     n = args.incidents
     print(f"\n{n} incidents ({args.secret_share:.0%} with a pasted credential), fake embedder {args.dim} dims, Edge")
-    print(f"build the incidents: without redaction {build_off:6.2f} s | with {build_on:6.2f} s | "
-          f"{build_on / build_off:.2f}x  ({(build_on - build_off) / n * 1e6:.0f} µs an incident)")
-    print(f"whole ingest:        without redaction {ingest_off:6.2f} s | with {ingest_on:6.2f} s | "
-          f"{ingest_on / ingest_off:.2f}x")
+    print(
+        f"build the incidents: without redaction {build_off:6.2f} s | with {build_on:6.2f} s | "
+        f"{build_on / build_off:.2f}x  ({(build_on - build_off) / n * 1e6:.0f} µs an incident)"
+    )
+    print(
+        f"whole ingest:        without redaction {ingest_off:6.2f} s | with {ingest_on:6.2f} s | "
+        f"{ingest_on / ingest_off:.2f}x"
+    )
 
 
 if __name__ == "__main__":

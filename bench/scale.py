@@ -56,9 +56,15 @@ class Serving(Serve):
     the benchmark: ONCALL_MEMORY_INDEX_THRESHOLD=0)."""
 
     def __init__(self, data: Path, collection: str = "incidents"):
-        super().__init__({"ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake",
-                          "ONCALL_MEMORY_EMBED_DIM": str(DIM), "ONCALL_MEMORY_INDEX_THRESHOLD": "0",
-                          "ONCALL_MEMORY_COLLECTION": collection})
+        super().__init__(
+            {
+                "ONCALL_MEMORY_DATA_DIR": str(data),
+                "ONCALL_MEMORY_EMBEDDER": "fake",
+                "ONCALL_MEMORY_EMBED_DIM": str(DIM),
+                "ONCALL_MEMORY_INDEX_THRESHOLD": "0",
+                "ONCALL_MEMORY_COLLECTION": collection,
+            }
+        )
 
     def rss_mb(self) -> float:
         return proc_kb(self.proc.pid, "VmRSS") / 1024
@@ -101,8 +107,15 @@ def raw_query_ms(settings: Settings, vectors: list[list[float]]) -> tuple[float,
             times = []
             for v in vectors:
                 started = time.perf_counter()
-                shard.query(E.QueryRequest(query=E.Query.Nearest(v, using=DENSE), limit=50, params=params,
-                                           with_payload=False, with_vector=False))
+                shard.query(
+                    E.QueryRequest(
+                        query=E.Query.Nearest(v, using=DENSE),
+                        limit=50,
+                        params=params,
+                        with_payload=False,
+                        with_vector=False,
+                    )
+                )
                 times.append((time.perf_counter() - started) * 1000)
             result.append(statistics.median(times))
     return result[0], result[1]
@@ -115,14 +128,17 @@ def server_raw_query_ms(settings: Settings, vectors: list[list[float]]) -> tuple
     from oncall_memory.stores.base import DENSE
 
     client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
-    indexed = models.SearchParams(hnsw_ef=128, quantization=models.QuantizationSearchParams(rescore=True, oversampling=2.0))
+    indexed = models.SearchParams(
+        hnsw_ef=128, quantization=models.QuantizationSearchParams(rescore=True, oversampling=2.0)
+    )
     result = []
     for params in (models.SearchParams(exact=True), indexed):
         times = []
         for v in vectors:
             started = time.perf_counter()
-            client.query_points(settings.collection, query=v, using=DENSE, limit=50, search_params=params,
-                                with_payload=False)
+            client.query_points(
+                settings.collection, query=v, using=DENSE, limit=50, search_params=params, with_payload=False
+            )
             times.append((time.perf_counter() - started) * 1000)
         result.append(statistics.median(times))
     client.close()
@@ -146,8 +162,9 @@ def scale_run(n: int, lookups: int) -> dict:
     incidents = [Incident.model_validate(r) for r in rows[:n]]
     alerts = [r["title"] for r in rows[n:]]
     data = Path(tempfile.mkdtemp(prefix=f"scale-{n}-"))
-    settings = Settings(data_dir=data, embedder="fake", embed_dim=DIM, index_threshold=0, embed_batch_size=256,
-                        collection=f"scale_{n}")
+    settings = Settings(
+        data_dir=data, embedder="fake", embed_dim=DIM, index_threshold=0, embed_batch_size=256, collection=f"scale_{n}"
+    )
     embedder = FakeEmbedder(dimension=DIM)
     with Memory.open(settings, embedder=embedder) as memory:
         if settings.qdrant_url and memory._store.exists():
@@ -155,8 +172,12 @@ def scale_run(n: int, lookups: int) -> dict:
         started = time.perf_counter()
         memory.ingest(incidents)
         ingest_s = time.perf_counter() - started
-    out: dict = {"n": n, "ingest_s": ingest_s, "ingest_rate": n / ingest_s,
-                 "disk_mb": sum(f.stat().st_size for f in data.rglob("*") if f.is_file()) / 2**20}
+    out: dict = {
+        "n": n,
+        "ingest_s": ingest_s,
+        "ingest_rate": n / ingest_s,
+        "disk_mb": sum(f.stat().st_size for f in data.rglob("*") if f.is_file()) / 2**20,
+    }
     query_vectors = embedder.embed([distill_alert(a) for a in alerts[:50]])
     if settings.qdrant_url:  # the server indexes as it ingests: one measurement, once it is done
         out["green_s"] = wait_green(settings)
@@ -173,6 +194,7 @@ def scale_run(n: int, lookups: int) -> dict:
 
 
 # -- recall on the local model's vectors ------------------------------------------------------------
+
 
 class Precomputed:
     """The local model, answering from vectors it computed earlier (cached by `bench.real_vectors`) for the
@@ -209,8 +231,10 @@ def recall_run(n: int, queries: int = 200) -> dict:
     kinds = (("unfiltered", None), ("env", Filters(env="shop-prod")))
     with Memory.open(settings, embedder=embedder) as memory:
         memory.ingest(incidents)
-        exact = {label: [memory.similar(a, filters=f, limit=10, mode="dense", rank=False) for a in alerts]
-                 for label, f in kinds}
+        exact = {
+            label: [memory.similar(a, filters=f, limit=10, mode="dense", rank=False) for a in alerts]
+            for label, f in kinds
+        }
         ranked = [memory.similar(a, limit=5) for a in alerts]  # as a page is answered: hybrid, ranked
         memory.build_index(force=True)
         # Compared by score: the backlog holds incidents with the same text, whose exact ties either engine
@@ -221,8 +245,10 @@ def recall_run(n: int, queries: int = 200) -> dict:
         )
         for label, f in kinds:
             indexed = [memory.similar(a, filters=f, limit=10, mode="dense", rank=False) for a in alerts]
-            out[label] = statistics.mean(len({x.id for x in e.neighbours} & {x.id for x in i.neighbours}) / 10
-                                         for e, i in zip(exact[label], indexed))
+            out[label] = statistics.mean(
+                len({x.id for x in e.neighbours} & {x.id for x in i.neighbours}) / 10
+                for e, i in zip(exact[label], indexed)
+            )
     return out
 
 
@@ -234,56 +260,79 @@ def main() -> None:
     args = ap.parse_args()
     server = Settings().qdrant_url
     engine = f"Qdrant server at {server}" if server else "Edge"
-    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; "
-          f"fake embedder, {DIM} dims, {engine}; {args.lookups} lookups per kind over HTTP", flush=True)
+    print(
+        f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; "
+        f"fake embedder, {DIM} dims, {engine}; {args.lookups} lookups per kind over HTTP",
+        flush=True,
+    )
     runs = []
     for n in args.sizes:
         r = scale_run(n, args.lookups)
         runs.append(r)
-        print(f"\n{n:,} incidents: ingest {r['ingest_s']:.0f}s ({r['ingest_rate']:.0f}/s), on disk {r['disk_mb']:.0f} MB")
+        print(
+            f"\n{n:,} incidents: ingest {r['ingest_s']:.0f}s ({r['ingest_rate']:.0f}/s), on disk {r['disk_mb']:.0f} MB"
+        )
         if server:
             print(f"  the server's index done {r['green_s']:.0f}s after the ingest")
         else:
             b = r["build"]
-            print(f"  index build: copy {b.copy_seconds:.1f}s (writes wait), build {b.build_seconds:.1f}s (child process), "
-                  f"swap {b.swap_seconds:.2f}s (lookups wait)")
+            print(
+                f"  index build: copy {b.copy_seconds:.1f}s (writes wait), build {b.build_seconds:.1f}s (child process), "
+                f"swap {b.swap_seconds:.2f}s (lookups wait)"
+            )
         for label in ("exact", "indexed"):
             if (m := r.get(label)) is None:
                 continue
             cells = "  ".join(f"{k} {m[k][0]:.1f}/{m[k][1]:.1f}" for k in FILTERS)
-            print(f"  {label:8s} serve ready {m['ready_s']:.1f}s, RSS {m['rss_start_mb']:.0f} MB at start, "
-                  f"{m['rss_after_mb']:.0f} MB after lookups (peak {m['hwm_mb']:.0f}); p50/p99 ms: {cells}")
+            print(
+                f"  {label:8s} serve ready {m['ready_s']:.1f}s, RSS {m['rss_start_mb']:.0f} MB at start, "
+                f"{m['rss_after_mb']:.0f} MB after lookups (peak {m['hwm_mb']:.0f}); p50/p99 ms: {cells}"
+            )
         ix = r["indexed"]["unfiltered"][0]
-        line = (f"  raw engine, one dense top-50 query: exact {r['raw_exact_ms']:.1f} ms, indexed {r['raw_indexed_ms']:.2f} ms; "
-                f"pipeline (HTTP, unfiltered, indexed) / raw indexed: {ix / r['raw_indexed_ms']:.1f}x")
+        line = (
+            f"  raw engine, one dense top-50 query: exact {r['raw_exact_ms']:.1f} ms, indexed {r['raw_indexed_ms']:.2f} ms; "
+            f"pipeline (HTTP, unfiltered, indexed) / raw indexed: {ix / r['raw_indexed_ms']:.1f}x"
+        )
         if "exact" in r:
             ex = r["exact"]["unfiltered"][0]
             line += f"; exact: {ex / r['raw_exact_ms']:.2f}x; indexed / exact p50 {ix / ex:.2f}"
         print(line, flush=True)
     if len(runs) >= 2:
         a, b = runs[-2], runs[-1]
-        per = (b["n"] - a["n"])
+        per = b["n"] - a["n"]
 
         def project(get) -> float:
             return get(b) + (get(b) - get(a)) / per * (1_000_000 - b["n"])
 
         print("\nprojection to 1,000,000 incidents (linear from the two largest runs):")
         if not server:
-            print(f"  exact p50 unfiltered {project(lambda r: r['exact']['unfiltered'][0]):.0f} ms, "
-                  f"RSS after lookups {project(lambda r: r['exact']['rss_after_mb']):.0f} MB")
-        print(f"  indexed p50 unfiltered {project(lambda r: r['indexed']['unfiltered'][0]):.0f} ms (graph search grows "
-              f"slower than linearly: an upper bound), RSS after lookups "
-              f"{project(lambda r: r['indexed']['rss_after_mb']):.0f} MB")
+            print(
+                f"  exact p50 unfiltered {project(lambda r: r['exact']['unfiltered'][0]):.0f} ms, "
+                f"RSS after lookups {project(lambda r: r['exact']['rss_after_mb']):.0f} MB"
+            )
+        print(
+            f"  indexed p50 unfiltered {project(lambda r: r['indexed']['unfiltered'][0]):.0f} ms (graph search grows "
+            f"slower than linearly: an upper bound), RSS after lookups "
+            f"{project(lambda r: r['indexed']['rss_after_mb']):.0f} MB"
+        )
         build = "" if server else f", index build {project(lambda r: r['build'].build_seconds) / 60:.0f} min"
-        print(f"  ingest {project(lambda r: r['ingest_s']) / 60:.0f} min{build}, on disk "
-              f"{project(lambda r: r['disk_mb']) / 1024:.1f} GB")
+        print(
+            f"  ingest {project(lambda r: r['ingest_s']) / 60:.0f} min{build}, on disk "
+            f"{project(lambda r: r['disk_mb']) / 1024:.1f} GB"
+        )
     if args.recall_sizes:
-        print("\nrecall@10 of indexed (HNSW m=16, ef 128, int8, rescored x2) vs exact search, local-model vectors "
-              "(all-MiniLM-L6-v2, 384 dims) of the varied backlog, 200 held-out alerts:", flush=True)
+        print(
+            "\nrecall@10 of indexed (HNSW m=16, ef 128, int8, rescored x2) vs exact search, local-model vectors "
+            "(all-MiniLM-L6-v2, 384 dims) of the varied backlog, 200 held-out alerts:",
+            flush=True,
+        )
         for n in args.recall_sizes:
             r = recall_run(n)
-            print(f"  {n:,} incidents: unfiltered {r['unfiltered']:.3f}, env filter {r['env']:.3f}; the ranked hybrid "
-                  f"lookup's top 5, indexed vs exact: {r['ranked']:.3f}", flush=True)
+            print(
+                f"  {n:,} incidents: unfiltered {r['unfiltered']:.3f}, env filter {r['env']:.3f}; the ranked hybrid "
+                f"lookup's top 5, indexed vs exact: {r['ranked']:.3f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

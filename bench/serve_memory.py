@@ -43,7 +43,11 @@ def main() -> None:
         memory.ingest(synthetic_incidents(args.incidents))
     print(f"built {args.incidents} incidents ({args.dim} dims, edge) in {time.perf_counter() - t:.0f}s")
 
-    env = {"ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake", "ONCALL_MEMORY_EMBED_DIM": str(args.dim)}
+    env = {
+        "ONCALL_MEMORY_DATA_DIR": str(data),
+        "ONCALL_MEMORY_EMBEDDER": "fake",
+        "ONCALL_MEMORY_EMBED_DIM": str(args.dim),
+    }
     with Serve(env) as service:
         url, ready = service.url, service.ready_seconds
         idle = proc_kb(service.pid, "VmRSS")
@@ -54,8 +58,10 @@ def main() -> None:
                 client.post("/similar", json={"alert": alerts[i % len(alerts)], "limit": 5}).raise_for_status()
             took = time.perf_counter() - t
         peak = proc_kb(service.pid, "VmHWM")
-        print(f"serve: ready in {ready:.1f}s, RSS after start {idle / 1024:.0f} MB, peak RSS {peak / 1024:.0f} MB "
-              f"after {args.requests} lookups ({took / args.requests * 1000:.1f} ms each over HTTP)")
+        print(
+            f"serve: ready in {ready:.1f}s, RSS after start {idle / 1024:.0f} MB, peak RSS {peak / 1024:.0f} MB "
+            f"after {args.requests} lookups ({took / args.requests * 1000:.1f} ms each over HTTP)"
+        )
 
 
 if __name__ == "__main__":

@@ -60,8 +60,10 @@ def drive(url: str, make_request, seconds: float, concurrency: int) -> tuple[lis
 
 def report(label: str, latencies: list[float], errors: int, seconds: float) -> float:
     p50 = pct(latencies, 50)
-    print(f"{label:<28} {len(latencies) / seconds:8.1f} req/s   p50 {p50:8.2f} ms   p99 {pct(latencies, 99):8.2f} ms"
-          f"   errors {errors}")
+    print(
+        f"{label:<28} {len(latencies) / seconds:8.1f} req/s   p50 {p50:8.2f} ms   p99 {pct(latencies, 99):8.2f} ms"
+        f"   errors {errors}"
+    )
     return p50
 
 
@@ -81,10 +83,18 @@ def main() -> None:
     print(f"store: {args.incidents} incidents, {args.dim} dims, built in {time.perf_counter() - t:.1f}s at {data}")
 
     port = free_port()
-    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake",
-           "ONCALL_MEMORY_EMBED_DIM": str(args.dim)}
-    service = subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(port)],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "ONCALL_MEMORY_DATA_DIR": str(data),
+        "ONCALL_MEMORY_EMBEDDER": "fake",
+        "ONCALL_MEMORY_EMBED_DIM": str(args.dim),
+    }
+    service = subprocess.Popen(
+        [sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     alerts = sample_alerts()
     try:
@@ -105,9 +115,13 @@ def main() -> None:
 
         def webhook(i: int):
             a = alerts[i % len(alerts)]
-            alert = {"status": "firing", "labels": {"alertname": "Bench", "service": a.get("service", ""),
-                     "env": a.get("env", "")}, "annotations": {"summary": a["text"]},
-                     "startsAt": "2026-11-29T00:00:00Z", "fingerprint": f"bench-{i}"}
+            alert = {
+                "status": "firing",
+                "labels": {"alertname": "Bench", "service": a.get("service", ""), "env": a.get("env", "")},
+                "annotations": {"summary": a["text"]},
+                "startsAt": "2026-11-29T00:00:00Z",
+                "fingerprint": f"bench-{i}",
+            }
             return "POST", "/webhooks/alertmanager", {"version": "4", "status": "firing", "alerts": [alert]}
 
         lat, err = drive(url, webhook, args.seconds, args.concurrency)

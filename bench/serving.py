@@ -20,8 +20,12 @@ class Serve:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         started = time.perf_counter()
-        self.proc = subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(self.port)],
-                                     env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(self.port)],
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         while True:
             try:
                 if httpx.get(self.url + "/readyz", timeout=5).status_code == 200:

@@ -83,21 +83,43 @@ def main() -> None:
         print(json.dumps(one(args.one[0], int(args.one[1]), args.dim, args.queries)))
         return
     print(f"{args.dim} dims, {args.queries} queries per figure, top-10, filter = env + component tag")
-    print(f"{'size':>7} {'engine':>6} {'upsert s':>9} {'reopen s':>9} {'RSS MB':>8} {'p50 ms':>8} {'p99 ms':>8}"
-          f" {'filt p50':>9} {'filt p99':>9}")
+    print(
+        f"{'size':>7} {'engine':>6} {'upsert s':>9} {'reopen s':>9} {'RSS MB':>8} {'p50 ms':>8} {'p99 ms':>8}"
+        f" {'filt p50':>9} {'filt p99':>9}"
+    )
     for size in args.sizes:
         rows = {}
         for engine in ("edge", "local"):
-            out = subprocess.run([sys.executable, "-m", "bench.store", "--one", engine, str(size), "--dim", str(args.dim),
-                                  "--queries", str(args.queries)], capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "bench.store",
+                    "--one",
+                    engine,
+                    str(size),
+                    "--dim",
+                    str(args.dim),
+                    "--queries",
+                    str(args.queries),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             r = rows[engine] = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"{size:>7} {engine:>6} {r['upsert_s']:>9.2f} {r['reopen_s']:>9.2f} {r['rss_mb']:>8.0f}"
-                  f" {r['plain_p50']:>8.2f} {r['plain_p99']:>8.2f} {r['filtered_p50']:>9.2f} {r['filtered_p99']:>9.2f}",
-                  flush=True)
+            print(
+                f"{size:>7} {engine:>6} {r['upsert_s']:>9.2f} {r['reopen_s']:>9.2f} {r['rss_mb']:>8.0f}"
+                f" {r['plain_p50']:>8.2f} {r['plain_p99']:>8.2f} {r['filtered_p50']:>9.2f} {r['filtered_p99']:>9.2f}",
+                flush=True,
+            )
         e, lo = rows["edge"], rows["local"]
-        print(f"{size:>7} {'local/edge':>6}  upsert {lo['upsert_s'] / e['upsert_s']:.1f}x  reopen {lo['reopen_s'] / e['reopen_s']:.1f}x"
-              f"  RSS {lo['rss_mb'] / e['rss_mb']:.1f}x  p50 {lo['plain_p50'] / e['plain_p50']:.1f}x"
-              f"  filtered p50 {lo['filtered_p50'] / e['filtered_p50']:.1f}x", flush=True)
+        print(
+            f"{size:>7} {'local/edge':>6}  upsert {lo['upsert_s'] / e['upsert_s']:.1f}x  reopen {lo['reopen_s'] / e['reopen_s']:.1f}x"
+            f"  RSS {lo['rss_mb'] / e['rss_mb']:.1f}x  p50 {lo['plain_p50'] / e['plain_p50']:.1f}x"
+            f"  filtered p50 {lo['filtered_p50'] / e['filtered_p50']:.1f}x",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

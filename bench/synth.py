@@ -12,11 +12,33 @@ from oncall_memory.incident import Incident
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ENVS = ["shop-prod", "shop-staging", "payments-prod", "data-prod", "internal-prod", "eu-prod", "us-prod", "dev"]
 FLAVORS = ["eks", "aks", "gke", "onprem"]
-SERVICES = ["checkout", "orders", "search", "payments-api", "auth", "gateway", "inventory", "reporting",
-            "notifications", "ingest-worker", "ledger", "catalog", "pricing", "shipping"]
-EXTRA_NOTES = ["paged twice before ack", "happened during a deploy freeze", "customer-facing for 10 minutes",
-               "seen right after the weekly batch", "second occurrence this month", "noisy alert, real impact",
-               "escalated to the platform team", "followed a config change", "correlated with a traffic spike"]
+SERVICES = [
+    "checkout",
+    "orders",
+    "search",
+    "payments-api",
+    "auth",
+    "gateway",
+    "inventory",
+    "reporting",
+    "notifications",
+    "ingest-worker",
+    "ledger",
+    "catalog",
+    "pricing",
+    "shipping",
+]
+EXTRA_NOTES = [
+    "paged twice before ack",
+    "happened during a deploy freeze",
+    "customer-facing for 10 minutes",
+    "seen right after the weekly batch",
+    "second occurrence this month",
+    "noisy alert, real impact",
+    "escalated to the platform team",
+    "followed a config change",
+    "correlated with a traffic spike",
+]
 
 
 def synthetic_incidents(n: int, seed: int = 7) -> list[Incident]:
@@ -79,21 +101,60 @@ _SYNONYMS = {
     "down": ["down", "unreachable", "offline", "not responding"],
     "slow": ["slow", "sluggish", "degraded", "lagging"],
 }
-_OPENINGS = ["", "", "", "[P1] ", "[P2] ", "Sev2: ", "Sev1: ", "URGENT ", "Again: ", "Prod: ", "Alert: ",
-             "Customer impact: ", "Paging: "]
-_CLOSINGS = ["", "", "", " again", " (recurring)", " during peak traffic", " overnight", " in {env}",
-             " on {flavor}", " after the weekend", " during the batch window", " for {service}"]
+_OPENINGS = [
+    "",
+    "",
+    "",
+    "[P1] ",
+    "[P2] ",
+    "Sev2: ",
+    "Sev1: ",
+    "URGENT ",
+    "Again: ",
+    "Prod: ",
+    "Alert: ",
+    "Customer impact: ",
+    "Paging: ",
+]
+_CLOSINGS = [
+    "",
+    "",
+    "",
+    " again",
+    " (recurring)",
+    " during peak traffic",
+    " overnight",
+    " in {env}",
+    " on {flavor}",
+    " after the weekend",
+    " during the batch window",
+    " for {service}",
+]
 _CONTEXT = [
-    "Started at the top of the hour.", "Two teams were paged.", "The dashboard lagged by several minutes.",
-    "Only one availability zone was affected.", "It resolved briefly, then came back.",
-    "Synthetic checks caught it before customers did.", "The on-call was mid-handover.",
-    "A similar page fired last month.", "Error budget burn was {n}x normal.", "Latency p99 reached {n} seconds.",
-    "Roughly {n} percent of requests failed.", "About {n} pods were affected.", "It lasted {n} minutes.",
-    "Rollback was discussed but not needed.", "The runbook was out of date.", "Status page updated after {n} minutes.",
-    "The vendor confirmed nothing on their side.", "Traffic was {n} percent above the weekly average.",
-    "Autoscaler hit its maximum of {n} nodes.", "A canary had passed an hour earlier.",
-    "Logs were noisy with unrelated warnings.", "Metrics showed a sawtooth pattern.",
-    "The incident commander asked for a timeline.", "Two alerts fired for the same cause.",
+    "Started at the top of the hour.",
+    "Two teams were paged.",
+    "The dashboard lagged by several minutes.",
+    "Only one availability zone was affected.",
+    "It resolved briefly, then came back.",
+    "Synthetic checks caught it before customers did.",
+    "The on-call was mid-handover.",
+    "A similar page fired last month.",
+    "Error budget burn was {n}x normal.",
+    "Latency p99 reached {n} seconds.",
+    "Roughly {n} percent of requests failed.",
+    "About {n} pods were affected.",
+    "It lasted {n} minutes.",
+    "Rollback was discussed but not needed.",
+    "The runbook was out of date.",
+    "Status page updated after {n} minutes.",
+    "The vendor confirmed nothing on their side.",
+    "Traffic was {n} percent above the weekly average.",
+    "Autoscaler hit its maximum of {n} nodes.",
+    "A canary had passed an hour earlier.",
+    "Logs were noisy with unrelated warnings.",
+    "Metrics showed a sawtooth pattern.",
+    "The incident commander asked for a timeline.",
+    "Two alerts fired for the same cause.",
 ]
 
 
@@ -118,15 +179,23 @@ def varied_rows(n: int, seed: int = 11) -> list[dict]:
         service, env, flavor = rng.choice(SERVICES), rng.choice(ENVS), rng.choice(FLAVORS)
         fill = {"env": env, "flavor": flavor, "service": service}
         opened = start + timedelta(minutes=rng.randrange(0, 60 * 24 * 365 * 5))
-        context = " ".join(c.replace("{n}", str(rng.randrange(2, 95))) for c in rng.sample(_CONTEXT, rng.randrange(0, 3)))
+        context = " ".join(
+            c.replace("{n}", str(rng.randrange(2, 95))) for c in rng.sample(_CONTEXT, rng.randrange(0, 3))
+        )
         row.update(
             id=f"VAR-{i:07d}",
-            title=(rng.choice(_OPENINGS) + _reword(row["title"], rng, service, row["service"])
-                   + rng.choice(_CLOSINGS).format(**fill)),
+            title=(
+                rng.choice(_OPENINGS)
+                + _reword(row["title"], rng, service, row["service"])
+                + rng.choice(_CLOSINGS).format(**fill)
+            ),
             root_cause=_reword(row.get("root_cause") or "", rng, service, row["service"]) or None,
             error_signature=_reword(row.get("error_signature") or "", rng, service, row["service"]) or None,
-            oncall_note=(_reword(row.get("oncall_note") or "", rng, service, row["service"]) + " " + context).strip() or None,
-            service=service, env=env, flavor=flavor,
+            oncall_note=(_reword(row.get("oncall_note") or "", rng, service, row["service"]) + " " + context).strip()
+            or None,
+            service=service,
+            env=env,
+            flavor=flavor,
             opened_at=opened.isoformat(),
             resolved_at=(opened + timedelta(minutes=rng.randrange(5, 300))).isoformat(),
             url=f"https://example.pagerduty.com/incidents/VAR-{i:07d}",

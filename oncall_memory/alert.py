@@ -42,8 +42,13 @@ class Filters(BaseModel):
         """The filters as engine-neutral conditions (see `conditions.py`); empty when none is set."""
         where: list[Condition] = [
             Match(field, value)
-            for field, value in ((P.SERVICE, self.service), (P.ENV, self.env), (P.FLAVOR, self.flavor),
-                                 (P.STATUS, self.status), (P.SEVERITY, self.severity))
+            for field, value in (
+                (P.SERVICE, self.service),
+                (P.ENV, self.env),
+                (P.FLAVOR, self.flavor),
+                (P.STATUS, self.status),
+                (P.SEVERITY, self.severity),
+            )
             if value
         ]
         where += [Match(P.TAGS, tag.lower()) for tag in self.component_tags]

@@ -71,5 +71,7 @@ def _resume_point(checkpoint: Path | None, since: datetime, until: datetime) -> 
 
 
 def _record(checkpoint: Path, since: datetime, until: datetime, done_until: datetime) -> None:
-    write_atomic(checkpoint, json.dumps({"since": since.isoformat(), "until": until.isoformat(),
-                                         "done_until": done_until.isoformat()}))
+    write_atomic(
+        checkpoint,
+        json.dumps({"since": since.isoformat(), "until": until.isoformat(), "done_until": done_until.isoformat()}),
+    )

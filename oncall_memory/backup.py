@@ -65,18 +65,25 @@ def verify(store: IncidentStore, *, max_listed: int = 20) -> Verification:
     except StoreDamaged as exc:
         result.problems.append(f"reading stopped after {result.checked} points: {exc}")
     if bad:
-        result.problems.append(f"{len(bad)} damaged point(s): " + "; ".join(bad[:max_listed])
-                               + (" ..." if len(bad) > max_listed else ""))
+        result.problems.append(
+            f"{len(bad)} damaged point(s): " + "; ".join(bad[:max_listed]) + (" ..." if len(bad) > max_listed else "")
+        )
     try:
         result.count = store.count()
     except StoreDamaged as exc:
         result.problems.append(f"cannot count: {exc}")
     result.expected = store.expected_count()
-    if result.count is not None and result.count != result.checked and not any("reading stopped" in p for p in result.problems):
+    if (
+        result.count is not None
+        and result.count != result.checked
+        and not any("reading stopped" in p for p in result.problems)
+    ):
         result.problems.append(f"the engine counts {result.count} points but {result.checked} could be read")
     if result.expected is not None and result.count is not None and result.count < result.expected:
-        result.problems.append(f"{result.expected} incidents were written but the engine holds {result.count}: "
-                               f"{result.expected - result.count} lost (its id tracker is likely damaged)")
+        result.problems.append(
+            f"{result.expected} incidents were written but the engine holds {result.count}: "
+            f"{result.expected - result.count} lost (its id tracker is likely damaged)"
+        )
     return result
 
 
@@ -101,6 +108,7 @@ def _point_problem(pid: str, payload: dict[str, Any], vectors: dict[str, Any], d
 
 # -- backup and restore -----------------------------------------------------------------------------
 
+
 def backup(store: IncidentStore, path: Path) -> dict[str, Any]:
     """Copy every point of `store` into the directory `path` (created; must not exist). Written beside
     and renamed into place, so a half-written backup never looks complete. Returns the manifest."""
@@ -118,11 +126,26 @@ def backup(store: IncidentStore, path: Path) -> dict[str, Any]:
         for pid, payload, vectors in store.points(with_vectors=True):
             dense = np.asarray(vectors[DENSE], dtype="<f4")
             sparse: Sparse = vectors[SPARSE]
-            out.write(json.dumps({"id": pid, "payload": payload, "dense": base64.b64encode(dense.tobytes()).decode(),
-                                  "sparse": [list(sparse.indices), list(sparse.values)]}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "id": pid,
+                        "payload": payload,
+                        "dense": base64.b64encode(dense.tobytes()).decode(),
+                        "sparse": [list(sparse.indices), list(sparse.values)],
+                    }
+                )
+                + "\n"
+            )
             count += 1
-    manifest = {"format": FORMAT, "collection": store.collection, "contract": store.contract(), "count": count,
-                "sha256": _sha256(partial / POINTS), "created_at": datetime.now(timezone.utc).isoformat()}
+    manifest = {
+        "format": FORMAT,
+        "collection": store.collection,
+        "contract": store.contract(),
+        "count": count,
+        "sha256": _sha256(partial / POINTS),
+        "created_at": datetime.now(timezone.utc).isoformat(),
+    }
     (partial / MANIFEST).write_text(json.dumps(manifest, indent=2))
     partial.rename(path)
     return manifest

@@ -124,10 +124,14 @@ class DataDir:
 
 
 def no_space(path: Path | str | None, doing: str, *, need: int | None = None, free: int | None = None) -> str:
-    amounts = f" (needs about {need // MB + 1} MB, {free // MB} MB free)" if need is not None and free is not None else ""
-    return (f"no space left on {path} to {doing}{amounts}: free "
-            f"{(need - free) // MB + 1 if need is not None and free is not None else 'some'} MB there, "
-            f"or point ONCALL_MEMORY_DATA_DIR at a disk with room")
+    amounts = (
+        f" (needs about {need // MB + 1} MB, {free // MB} MB free)" if need is not None and free is not None else ""
+    )
+    return (
+        f"no space left on {path} to {doing}{amounts}: free "
+        f"{(need - free) // MB + 1 if need is not None and free is not None else 'some'} MB there, "
+        f"or point ONCALL_MEMORY_DATA_DIR at a disk with room"
+    )
 
 
 def holes(path: Path) -> int:

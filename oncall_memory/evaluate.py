@@ -2,8 +2,8 @@
 
 A team runs it on its own history to choose an embedding model and ranking weights with figures,
 not feelings. Two kinds of labelled query: an alert written out (text and the facts a pager would carry,
-`fixtures/eval/labels.jsonl`), and an alert exactly as a pager sends it (`{"pager": "alertmanager" |
-"pagerduty" | "opsgenie", "payload": ...}`, `fixtures/eval/alerts.jsonl`), whose facts must be found the
+`oncall_memory/evalsets/labels.jsonl`), and an alert exactly as a pager sends it (`{"pager": "alertmanager" |
+"pagerduty" | "opsgenie", "payload": ...}`, `oncall_memory/evalsets/alerts.jsonl`), whose facts must be found the
 way the service finds them.
 """
 
@@ -54,14 +54,24 @@ class PagerQuery(Redacted):
         """The alert the service would look up for this payload (the first firing alert of a group)."""
         if self.pager == "alertmanager":
             hook = pagers.AlertmanagerWebhook.model_validate(self.payload)
-            alert = next(a for a in (pagers.alertmanager_alert(x, memory.settings.label_facts, memory.known_values())
-                                     for x in hook.alerts if x.status == "firing") if a)
+            alert = next(
+                a
+                for a in (
+                    pagers.alertmanager_alert(x, memory.settings.label_facts, memory.known_values())
+                    for x in hook.alerts
+                    if x.status == "firing"
+                )
+                if a
+            )
         elif self.pager == "pagerduty":
             incident = pagers.PDIncident.model_validate(pagers.PagerDutyWebhook.model_validate(self.payload).event.data)
             alert = pagers.pagerduty_alert(incident, memory.known_values())
         else:
-            alert = pagers.opsgenie_alert(pagers.OpsgenieWebhook.model_validate(self.payload).alert,
-                                          memory.settings.label_facts, memory.known_values())
+            alert = pagers.opsgenie_alert(
+                pagers.OpsgenieWebhook.model_validate(self.payload).alert,
+                memory.settings.label_facts,
+                memory.known_values(),
+            )
         return alert if with_facts else Alert(text=alert.text)
 
 
@@ -147,7 +157,12 @@ def evaluate(
             [
                 n.id
                 for n in memory.similar(
-                    q.alert(memory, with_facts=with_facts), filters=q.filters, limit=DEPTH, mode=config.mode, rank=config.rank, now=now
+                    q.alert(memory, with_facts=with_facts),
+                    filters=q.filters,
+                    limit=DEPTH,
+                    mode=config.mode,
+                    rank=config.rank,
+                    now=now,
                 ).neighbours
             ]
             for q in queries
@@ -208,11 +223,17 @@ def replay_feedback(memory: Memory, queries: Sequence[Query], *, now: datetime |
 
 
 def format_replay(replay: Replay) -> str:
-    rows = [("new alerts (held out)", replay.held_out_before, replay.held_out_after),
-            ("the same alerts again", replay.repeated_before, replay.repeated_after)]
-    lines = [f"feedback replay: {replay.verdicts} verdicts given; hybrid+ranking before -> after",
-             f"{'queries':<24} {'recall@3':>17} {'hit@1':>15} {'MRR':>15}"]
+    rows = [
+        ("new alerts (held out)", replay.held_out_before, replay.held_out_after),
+        ("the same alerts again", replay.repeated_before, replay.repeated_after),
+    ]
+    lines = [
+        f"feedback replay: {replay.verdicts} verdicts given; hybrid+ranking before -> after",
+        f"{'queries':<24} {'recall@3':>17} {'hit@1':>15} {'MRR':>15}",
+    ]
     for name, before, after in rows:
-        lines.append(f"{name:<24} {before.recall_at_3:>7.3f} -> {after.recall_at_3:.3f} {before.hit_at_1:>5.3f} -> "
-                     f"{after.hit_at_1:.3f} {before.mrr:>5.3f} -> {after.mrr:.3f}")
+        lines.append(
+            f"{name:<24} {before.recall_at_3:>7.3f} -> {after.recall_at_3:.3f} {before.hit_at_1:>5.3f} -> "
+            f"{after.hit_at_1:.3f} {before.mrr:>5.3f} -> {after.mrr:.3f}"
+        )
     return "\n".join(lines)

@@ -52,8 +52,10 @@ class Redacted(BaseModel):
             found = secret_spans(cap(value)) if isinstance(value, str) else []
             if found:
                 raise ValueError(f"{field} holds a secret ({found[0][1]}); give the record an id without one")
-        return {k: redact(v, keyed=True) if k in cls.IDENTIFIERS and isinstance(v, str) else redact_each(v)
-                for k, v in data.items()}
+        return {
+            k: redact(v, keyed=True) if k in cls.IDENTIFIERS and isinstance(v, str) else redact_each(v)
+            for k, v in data.items()
+        }
 
 
 class Facts(Redacted):

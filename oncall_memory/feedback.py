@@ -51,19 +51,30 @@ class FeedbackStore:
     def close(self) -> None:
         self._db.close()
 
-    def record(self, alert_key: str, suggested: str, verdict: Verdict, *, who: str, at: datetime | None = None,
-               ref: str | None = None) -> bool:
+    def record(
+        self,
+        alert_key: str,
+        suggested: str,
+        verdict: Verdict,
+        *,
+        who: str,
+        at: datetime | None = None,
+        ref: str | None = None,
+    ) -> bool:
         """Store one verdict. The same person's verdict from the same place counts once (a note read twice)
         and a later one replaces it (a changed mind). Returns False when nothing changed."""
         if verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
         stamp = (at or datetime.now(timezone.utc)).isoformat()
         with self._lock:
-            return bool(self._db.execute(
-                "INSERT INTO feedback (alert_key, suggested, verdict, who, at, ref) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (alert_key, suggested, who, ref) DO UPDATE SET verdict=excluded.verdict, at=excluded.at "
-                "WHERE verdict != excluded.verdict",
-                (alert_key, suggested, verdict, who, stamp, ref or "")).rowcount)
+            return bool(
+                self._db.execute(
+                    "INSERT INTO feedback (alert_key, suggested, verdict, who, at, ref) VALUES (?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (alert_key, suggested, who, ref) DO UPDATE SET verdict=excluded.verdict, at=excluded.at "
+                    "WHERE verdict != excluded.verdict",
+                    (alert_key, suggested, verdict, who, stamp, ref or ""),
+                ).rowcount
+            )
 
     def tallies(self, alert_key: str | None) -> dict[str, Tally]:
         """Per suggested incident id: how often it helped, how often it was marked not related, for alerts
@@ -74,17 +85,24 @@ class FeedbackStore:
             with self._lock:
                 rows = self._db.execute(
                     "SELECT suggested, SUM(verdict = 'helped'), SUM(verdict = 'not related') FROM feedback "
-                    "WHERE alert_key = ? GROUP BY suggested", (alert_key,)).fetchall()
+                    "WHERE alert_key = ? GROUP BY suggested",
+                    (alert_key,),
+                ).fetchall()
         except sqlite3.DatabaseError as exc:  # damaged after it was opened: feedback is a boost, lookups go on
             if not self._warned:
-                log.warning("the feedback store %s cannot be read (%s): lookups go on without feedback. Stop the "
-                            "service and move the file aside; it is set aside and started fresh at the next start",
-                            self.path, exc)
+                log.warning(
+                    "the feedback store %s cannot be read (%s): lookups go on without feedback. Stop the "
+                    "service and move the file aside; it is set aside and started fresh at the next start",
+                    self.path,
+                    exc,
+                )
                 self._warned = True
             return {}
         return {suggested: Tally(helped, not_related) for suggested, helped, not_related in rows}
 
     def all(self) -> list[dict[str, str]]:
         with self._lock:
-            rows = self._db.execute("SELECT alert_key, suggested, verdict, who, at, ref FROM feedback ORDER BY at").fetchall()
+            rows = self._db.execute(
+                "SELECT alert_key, suggested, verdict, who, at, ref FROM feedback ORDER BY at"
+            ).fetchall()
         return [dict(zip(("alert_key", "suggested", "verdict", "who", "at", "ref"), r)) for r in rows]

@@ -32,13 +32,17 @@ class FixStory(NamedTuple):
         return any(worked(outcome) != self.worked for outcome, _ in self.before)
 
     def told(self) -> str:
-        """"restart coredns: no effect since 2026-05-20; worked until 2026-05-02", most recent first."""
+        """ "restart coredns: no effect since 2026-05-20; worked until 2026-05-02", most recent first."""
         now = f"{WORDS[self.outcome]} since {_day(self.at)}" if self.at else WORDS[self.outcome]
         last_other = next(((o, at) for o, at in reversed(self.before) if worked(o) != self.worked), None)
         if last_other is None:
             return f"{self.action}: {now}"
         outcome, at = last_other
-        return f"{self.action}: {now}; {WORDS[outcome]} until {_day(at)}" if at else f"{self.action}: {now}; {WORDS[outcome]} before"
+        return (
+            f"{self.action}: {now}; {WORDS[outcome]} until {_day(at)}"
+            if at
+            else f"{self.action}: {now}; {WORDS[outcome]} before"
+        )
 
 
 def stories(fixes: Iterable[dict[str, Any]]) -> list[FixStory]:
@@ -51,8 +55,11 @@ def stories(fixes: Iterable[dict[str, Any]]) -> list[FixStory]:
     for entries in history.values():
         entries.sort(key=lambda e: (e[1].get("at") or "", e[0]) if e[1].get("at") else ("\uffff", e[0]))
         *earlier, (_, last) = entries
-        out.append(FixStory(last["action"], last["outcome"], last.get("at"),
-                            tuple((f["outcome"], f.get("at")) for _, f in earlier)))
+        out.append(
+            FixStory(
+                last["action"], last["outcome"], last.get("at"), tuple((f["outcome"], f.get("at")) for _, f in earlier)
+            )
+        )
     return sorted(out, key=lambda s: s.at or "", reverse=True)
 
 

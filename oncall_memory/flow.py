@@ -72,12 +72,15 @@ def ingest_flow(
     job = IngestJob(settings, source, path, scheduled_window(source, window_days, settings.pagerduty_refresh_days))
     items = load_backlog(job)  # read whole before the store is opened
     with Memory.open(settings, embedder=embedder) as memory:
-        embed = embed_batch.with_options(retries=settings.embed_retries, retry_delay_seconds=settings.embed_retry_delays)
+        embed = embed_batch.with_options(
+            retries=settings.embed_retries, retry_delay_seconds=settings.embed_retry_delays
+        )
         outcome = job.into(memory, items, embed=partial(embed, memory.embedder))
     report, index = outcome.report, outcome.index
     if index:
-        logger.info("vector index rebuilt: %d of %d incidents indexed in %.1fs", index.indexed, index.count,
-                    index.build_seconds)
+        logger.info(
+            "vector index rebuilt: %d of %d incidents indexed in %.1fs", index.indexed, index.count, index.build_seconds
+        )
     for rejection in report.rejections:
         logger.warning("rejected %s", rejection)
     counts = report.counts()

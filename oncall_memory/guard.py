@@ -101,7 +101,7 @@ class GuardedStore:
         ids = store.written_during(job)
         for at in range(0, len(ids), REPLAY_BATCH):
             with self.lock:
-                records = store.read_points(ids[at:at + REPLAY_BATCH])
+                records = store.read_points(ids[at : at + REPLAY_BATCH])
             yield records
 
     def close(self) -> None:

@@ -91,8 +91,11 @@ def collect(items: Iterable[Incident | Rejected], report: IngestReport) -> list[
                 latest.pop(prepared.point_id, None)  # keep first-seen order, last-seen content
                 latest[prepared.point_id] = prepared
                 continue
-            item = Rejected(where(item), "nothing to embed: the title, root cause, error signature and on-call note "
-                                         "are empty or only noise (addresses, hashes, times); give it a descriptive title")
+            item = Rejected(
+                where(item),
+                "nothing to embed: the title, root cause, error signature and on-call note "
+                "are empty or only noise (addresses, hashes, times); give it a descriptive title",
+            )
         report.rejected += 1
         report.rejections.append(item)
         log.debug("rejected %s", item)
@@ -172,8 +175,9 @@ def embed_isolating(batch: list[Prepared], embed: Embed, report: IngestReport) -
             log.warning("%s: the embedder refused it: %s", where(batch[0].incident), exc)
             return [], [Rejected(where(batch[0].incident), f"the embedder refused it: {exc}")]
         half = len(batch) // 2
-        (done_a, refused_a), (done_b, refused_b) = (embed_isolating(part, embed, report)
-                                                    for part in (batch[:half], batch[half:]))
+        (done_a, refused_a), (done_b, refused_b) = (
+            embed_isolating(part, embed, report) for part in (batch[:half], batch[half:])
+        )
         return done_a + done_b, refused_a + refused_b
 
 
@@ -225,7 +229,9 @@ def ingest(
             store.write([StoredPoint(p.point_id, list(v), p.sparse, p.payload) for p, v in embedded])
             # Facts changed, not the text: no embedding, but the sparse vector follows the payload (its
             # symptom terms may be new).
-            store.replace_payloads(plan.payload_only, {p.point_id: p.sparse for p in batch if p.point_id in plan.payload_only})
+            store.replace_payloads(
+                plan.payload_only, {p.point_id: p.sparse for p in batch if p.point_id in plan.payload_only}
+            )
         report.add(plan.report)
         if on_batch:
             on_batch(min(start + batch_size, len(prepared)), len(prepared))

@@ -48,9 +48,16 @@ class IngestJob:
         with make_source(self.settings, self.source, self.path, follow_open=self.follow_open) as source:
             return list(source.incidents(self.window))
 
-    def into(self, memory: Memory, items: Items, *, embed: Embed | None = None,
-             on_batch: Callable[[int, int], None] | None = None, index: bool = True,
-             on_index: Callable[[], None] | None = None) -> Outcome:
+    def into(
+        self,
+        memory: Memory,
+        items: Items,
+        *,
+        embed: Embed | None = None,
+        on_batch: Callable[[int, int], None] | None = None,
+        index: bool = True,
+        on_index: Callable[[], None] | None = None,
+    ) -> Outcome:
         """Ingest what was read; then, unless `index` is False, build the vector index if now due
         (`on_index` is told first: it takes a while)."""
         report = memory.ingest(items, embed=embed, on_batch=on_batch)
@@ -60,8 +67,14 @@ class IngestJob:
             on_index()
         return Outcome(report, memory.build_index())
 
-    def run(self, memory: Memory, *, on_batch: Callable[[int, int], None] | None = None, index: bool = True,
-            on_index: Callable[[], None] | None = None) -> Outcome:
+    def run(
+        self,
+        memory: Memory,
+        *,
+        on_batch: Callable[[int, int], None] | None = None,
+        index: bool = True,
+        on_index: Callable[[], None] | None = None,
+    ) -> Outcome:
         """Read, then ingest (see `into`)."""
         return self.into(memory, self.read(), on_batch=on_batch, index=index, on_index=on_index)
 

@@ -36,10 +36,18 @@ def build_server(memory: Memory) -> MCPServer:
     @server.tool()
     def similar_incidents(
         text: Annotated[str, Field(description="The alert as it fired: its title, summary or error message.")],
-        service: Annotated[str | None, Field(description="The service alerting, if known (ranks its incidents first).")] = None,
-        env: Annotated[str | None, Field(description="The environment or cluster, if known (ranks its incidents first).")] = None,
-        flavor: Annotated[str | None, Field(description="The platform: eks, aks, gke, onprem ... (a preference).")] = None,
-        tags: Annotated[list[str] | None, Field(description="Component tags such as dns, database (a preference).")] = None,
+        service: Annotated[
+            str | None, Field(description="The service alerting, if known (ranks its incidents first).")
+        ] = None,
+        env: Annotated[
+            str | None, Field(description="The environment or cluster, if known (ranks its incidents first).")
+        ] = None,
+        flavor: Annotated[
+            str | None, Field(description="The platform: eks, aks, gke, onprem ... (a preference).")
+        ] = None,
+        tags: Annotated[
+            list[str] | None, Field(description="Component tags such as dns, database (a preference).")
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=20, description="How many past incidents to return.")] = 5,
         only_env: Annotated[str | None, Field(description="Return only incidents of this env (a hard filter).")] = None,
     ) -> list[dict[str, Any]]:
@@ -61,14 +69,20 @@ def build_server(memory: Memory) -> MCPServer:
         if record is None:
             raise InvalidInput(f"no incident {redact(incident_id)[:200]!r} in the memory")
         neighbours = memory.neighbours_of(record, limit=3).neighbours
-        return {**{k: v for k, v in record.items() if k not in HIDDEN},
-                "similar": [{"id": n.id, "title": n.title, "reasons": n.reasons} for n in neighbours]}
+        return {
+            **{k: v for k, v in record.items() if k not in HIDDEN},
+            "similar": [{"id": n.id, "title": n.title, "reasons": n.reasons} for n in neighbours],
+        }
 
     @server.tool()
     def record_feedback(
-        alert_text: Annotated[str, Field(description="The alert the suggestion was made for, as given to similar_incidents.")],
+        alert_text: Annotated[
+            str, Field(description="The alert the suggestion was made for, as given to similar_incidents.")
+        ],
         suggested: Annotated[str, Field(description="The suggested incident's id.")],
-        verdict: Annotated[Literal["helped", "not related"], Field(description="Did that past incident help with this alert?")],
+        verdict: Annotated[
+            Literal["helped", "not related"], Field(description="Did that past incident help with this alert?")
+        ],
         who: Annotated[str, Field(description="Who is giving the verdict (the agent or the responder).")] = "agent",
     ) -> dict[str, Any]:
         """Tell the memory whether a suggestion helped. "not related" pushes it down and "helped" up, for

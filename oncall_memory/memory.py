@@ -53,8 +53,15 @@ class Readiness:
 
 
 class Memory:
-    def __init__(self, store: IncidentStore, embedder: Embedder, settings: Settings, *, owns_embedder: bool = False,
-                 feedback: FeedbackStore | None = None):
+    def __init__(
+        self,
+        store: IncidentStore,
+        embedder: Embedder,
+        settings: Settings,
+        *,
+        owns_embedder: bool = False,
+        feedback: FeedbackStore | None = None,
+    ):
         self._guard = GuardedStore(store)
         self._store = store
         self.feedback = feedback or FeedbackStore(settings.dir.feedback)
@@ -93,8 +100,16 @@ class Memory:
 
     # -- lookups --------------------------------------------------------------------------------
 
-    def similar(self, alert: Alert, *, filters: Filters | None = None, limit: int = 5, mode: Mode = "hybrid",
-                rank: bool = True, now: datetime | None = None) -> Lookup:
+    def similar(
+        self,
+        alert: Alert,
+        *,
+        filters: Filters | None = None,
+        limit: int = 5,
+        mode: Mode = "hybrid",
+        rank: bool = True,
+        now: datetime | None = None,
+    ) -> Lookup:
         """The `limit` past incidents most like `alert` (see `Retriever.search`).
 
         Raises `InvalidInput` for a limit outside 1..100, `StoreUnavailable` when nothing was ingested,
@@ -113,16 +128,25 @@ class Memory:
         self.observer.lookup(lookup.mode, lookup.degraded is not None, time.perf_counter() - started)
         return lookup
 
-    def record_feedback(self, alert: Alert, suggested: str, verdict: Verdict, *, who: str,
-                        at: datetime | None = None, ref: str | None = None) -> bool:
+    def record_feedback(
+        self,
+        alert: Alert,
+        suggested: str,
+        verdict: Verdict,
+        *,
+        who: str,
+        at: datetime | None = None,
+        ref: str | None = None,
+    ) -> bool:
         """Store a responder's verdict on `suggested` for this alert (see `feedback.py`). Raises `InvalidInput`
         for an alert with no text or an unknown verdict."""
         key = canonical_signature(alert.signature or alert.text, [alert.env])
         if key is None:
             raise InvalidInput("feedback needs the alert it was about: its text or its signature")
         try:  # who and the suggestion come from a person or an agent: redacted as they enter
-            return self.feedback.record(key, redact(suggested), verdict, who=redact(who), at=at,
-                                        ref=redact(ref) if ref else ref)
+            return self.feedback.record(
+                key, redact(suggested), verdict, who=redact(who), at=at, ref=redact(ref) if ref else ref
+            )
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc
 
@@ -146,8 +170,13 @@ class Memory:
 
     def neighbours_of(self, incident: dict[str, Any], *, limit: int = 5) -> Lookup:
         """The incidents most like this stored one (itself left out), as if it fired again."""
-        alert = Alert(text=incident.get(P.TEXT) or incident["title"], service=incident.get(P.SERVICE),
-                      env=incident.get(P.ENV), flavor=incident.get(P.FLAVOR), component_tags=incident.get(P.TAGS) or [])
+        alert = Alert(
+            text=incident.get(P.TEXT) or incident["title"],
+            service=incident.get(P.SERVICE),
+            env=incident.get(P.ENV),
+            flavor=incident.get(P.FLAVOR),
+            component_tags=incident.get(P.TAGS) or [],
+        )
         lookup = self.similar(alert, limit=min(limit + 1, 100))
         lookup.neighbours = [n for n in lookup.neighbours if n.id != incident.get(P.INCIDENT_ID)][:limit]
         return lookup
@@ -163,14 +192,27 @@ class Memory:
 
     # -- writes ---------------------------------------------------------------------------------
 
-    def ingest(self, items: Iterable[Incident | Rejected], *, embed: Embed | None = None,
-               on_batch: Callable[[int, int], None] | None = None) -> IngestReport:
+    def ingest(
+        self,
+        items: Iterable[Incident | Rejected],
+        *,
+        embed: Embed | None = None,
+        on_batch: Callable[[int, int], None] | None = None,
+    ) -> IngestReport:
         """Store a backlog (see `ingest.ingest`). Raises `IngestStopped` when a batch cannot be embedded,
         `DiskFull` when the disk cannot take the next batch."""
         embedder = TimedEmbedder(self.embedder, "ingest", self.observer)
         try:
-            report = ingest(items, self._store, embedder, embed=embed, batch_size=self.settings.embed_batch_size,
-                            lock=self._guard.writing, on_batch=on_batch, room=self._room_for)
+            report = ingest(
+                items,
+                self._store,
+                embedder,
+                embed=embed,
+                batch_size=self.settings.embed_batch_size,
+                lock=self._guard.writing,
+                on_batch=on_batch,
+                room=self._room_for,
+            )
         except IngestStopped as exc:
             self._ingested(exc.report, stopped=True)
             raise
@@ -181,8 +223,9 @@ class Memory:
         # Checked before each batch: the vector, its copy in the write-ahead log, the payload and its terms.
         if points and self._store.disk_path is not None:
             per_point = self.embedder.dimension * 4 * 2 + 8192
-            self.settings.dir.need_for_store(self._store.disk_path, writing=points * per_point,
-                                             doing=f"store {points} incidents")
+            self.settings.dir.need_for_store(
+                self._store.disk_path, writing=points * per_point, doing=f"store {points} incidents"
+            )
 
     def _ingested(self, report: IngestReport, *, stopped: bool) -> None:
         with self._guard.lock:
@@ -208,8 +251,12 @@ class Memory:
                 raise InvalidInput(
                     f"no collection {self._store.collection!r} at {self._store.location}: run `oncall-memory ingest`"
                 )
-            return {"collection": self._store.collection, "location": self._store.location,
-                    **self._store.contract(), "count": self._store.count()}
+            return {
+                "collection": self._store.collection,
+                "location": self._store.location,
+                **self._store.contract(),
+                "count": self._store.count(),
+            }
 
     def ready(self) -> Readiness:
         """Can this memory answer? Ready while the store answers; an unreachable embedder makes it
@@ -244,10 +291,13 @@ class Memory:
     def build_index(self, *, force: bool = False) -> IndexReport | None:
         """Build the vector index beside the live collection and swap it in when due (or `force`); see
         `GuardedStore.build_index`. The build runs in another process."""
+
         def room() -> None:  # the copy, then the engine's optimized segments
             if self._store.disk_path is not None:
-                self.settings.dir.need(2 * stored_bytes(self._store.disk_path) + ENGINE_HEADROOM,
-                                       "build the vector index (on a copy of the store)")
+                self.settings.dir.need(
+                    2 * stored_bytes(self._store.disk_path) + ENGINE_HEADROOM,
+                    "build the vector index (on a copy of the store)",
+                )
 
         return self._guard.build_index(lambda state: force or state.due(self.settings.index_threshold), room)
 

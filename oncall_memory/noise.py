@@ -60,7 +60,9 @@ def strip_noise(text: str) -> str:
 # What pagers wrap around an alert: Alertmanager's subject "[FIRING:2] Name (label values ...)" (also the
 # title its PagerDuty receiver gives an incident) and the Labels/Annotations/Source blocks of its default
 # templates. Not signal: two tellings of one problem differ in exactly these.
-_SUBJECT = re.compile(r"^\s*\[(?:FIRING(?::\d+)?|RESOLVED)\]\s*(?P<names>[^()\n]*?)\s*(?:\([^()\n]*\))?\s*$", re.I | re.M)
+_SUBJECT = re.compile(
+    r"^\s*\[(?:FIRING(?::\d+)?|RESOLVED)\]\s*(?P<names>[^()\n]*?)\s*(?:\([^()\n]*\))?\s*$", re.I | re.M
+)
 _TEMPLATE_LINES = re.compile(
     r"^\s*(?:(?:Labels|Annotations|Details|Alerts (?:Firing|Resolved)):\s*$|-\s*[\w.]+\s*=\s.*$|"
     r"(?:Source|runbook_url|dashboard|GeneratorURL):\s*\S+\s*$|For more information,? see .*$)",

@@ -91,23 +91,61 @@ class OpsgenieWebhook(_Loose):
 
 # Exporters whose name shows up in `job` and `service` labels of alerts about other things (with
 # kube-prometheus, KubePodCrashLooping carries job="kube-state-metrics"): never the service at fault.
-EXPORTERS = frozenset({
-    "kube-state-metrics", "node-exporter", "kubelet", "cadvisor", "apiserver", "kube-apiserver", "kube-proxy",
-    "kube-scheduler", "kube-controller-manager", "prometheus", "prometheus-k8s", "alertmanager", "alertmanager-main",
-    "blackbox-exporter", "blackbox", "prometheus-operator", "pushgateway", "kubernetes-pods", "kubernetes-nodes",
-    "coredns", "kube-dns", "cert-manager", "kafka-exporter", "postgres-exporter", "mysqld-exporter",
-    "redis-exporter", "elasticsearch-exporter", "rabbitmq-exporter",
-})
+EXPORTERS = frozenset(
+    {
+        "kube-state-metrics",
+        "node-exporter",
+        "kubelet",
+        "cadvisor",
+        "apiserver",
+        "kube-apiserver",
+        "kube-proxy",
+        "kube-scheduler",
+        "kube-controller-manager",
+        "prometheus",
+        "prometheus-k8s",
+        "alertmanager",
+        "alertmanager-main",
+        "blackbox-exporter",
+        "blackbox",
+        "prometheus-operator",
+        "pushgateway",
+        "kubernetes-pods",
+        "kubernetes-nodes",
+        "coredns",
+        "kube-dns",
+        "cert-manager",
+        "kafka-exporter",
+        "postgres-exporter",
+        "mysqld-exporter",
+        "redis-exporter",
+        "elasticsearch-exporter",
+        "rabbitmq-exporter",
+    }
+)
 _ENV_LIKE = re.compile(r"(?:^|[-_.])(?:prod|production|staging|stage|stg|dev|development|qa|test|uat|sandbox)$", re.I)
 # The node name's shape tells the managed Kubernetes flavor (the same shapes `noise.py` strips).
-_NODE_FLAVORS = ((re.compile(r"^aks-", re.I), "aks"), (re.compile(r"^gke-", re.I), "gke"),
-                 (re.compile(r"^ip-\d+-\d+-\d+-\d+\.|\.compute\.internal$", re.I), "eks"))
+_NODE_FLAVORS = (
+    (re.compile(r"^aks-", re.I), "aks"),
+    (re.compile(r"^gke-", re.I), "gke"),
+    (re.compile(r"^ip-\d+-\d+-\d+-\d+\.|\.compute\.internal$", re.I), "eks"),
+)
 
 # The default label -> fact mapping (ONCALL_MEMORY_LABEL_FACTS overrides it). "pod" means the workload
 # behind the pod's name (its replicaset hash and random suffix stripped); "node" gives the flavor.
 LABEL_FACTS: dict[str, list[str]] = {
-    "service": ["service", "app_kubernetes_io_name", "app", "container", "pod", "deployment", "statefulset",
-                "daemonset", "job", "namespace"],
+    "service": [
+        "service",
+        "app_kubernetes_io_name",
+        "app",
+        "container",
+        "pod",
+        "deployment",
+        "statefulset",
+        "daemonset",
+        "job",
+        "namespace",
+    ],
     "env": ["env", "environment", "cluster", "namespace"],
     "flavor": ["flavor", "platform", "node"],
     "component_tags": ["component", "namespace"],
@@ -142,8 +180,11 @@ def facts_from_labels(
     facts: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for fact, names in (mapping or LABEL_FACTS).items():
-        found = [(name, v) for name in names
-                 if isinstance(labels.get(name), str) and (v := _value_for(fact, name, labels[name]))]
+        found = [
+            (name, v)
+            for name in names
+            if isinstance(labels.get(name), str) and (v := _value_for(fact, name, labels[name]))
+        ]
         if not found:
             continue
         if fact == "component_tags":
@@ -159,21 +200,27 @@ def facts_from_labels(
 
 # -- each pager's alert ----------------------------------------------------------------------------------
 
+
 def alertmanager_alert(
     a: AMAlert, mapping: Mapping[str, list[str]] | None = None, known: Mapping[str, Iterable[str]] | None = None
 ) -> Alert | None:
     """The alert in one Alertmanager alert: alertname, summary and description, facts from its labels.
     None when it has no text at all. (Measured with `eval` and dropped: writing the rule's name as words,
     and removing the label values a description repeats; both lowered MRR on the pager set.)"""
-    parts = [a.labels.get("alertname", "").strip(), a.annotations.get("summary", "").strip(),
-             a.annotations.get("description", "").strip()]
+    parts = [
+        a.labels.get("alertname", "").strip(),
+        a.annotations.get("summary", "").strip(),
+        a.annotations.get("description", "").strip(),
+    ]
     text = " - ".join(p for p in parts if p)
     return Alert(text=text, **facts_from_labels(a.labels, mapping, known)) if text else None
 
 
 # "[FIRING:2] KubePodCrashLooping (checkout shop-prod critical)": Alertmanager's default subject, which its
 # PagerDuty receiver uses as the incident title. The parenthesised part is label values, no names.
-_SUBJECT = re.compile(r"^\s*\[(?:FIRING(?::\d+)?|RESOLVED)\]\s*(?P<names>[^()]*?)\s*(?:\((?P<values>[^()]*)\))?\s*$", re.I)
+_SUBJECT = re.compile(
+    r"^\s*\[(?:FIRING(?::\d+)?|RESOLVED)\]\s*(?P<names>[^()]*?)\s*(?:\((?P<values>[^()]*)\))?\s*$", re.I
+)
 
 
 def pagerduty_alert(incident: PDIncident, known: Mapping[str, Iterable[str]] | None = None) -> Alert:

@@ -34,8 +34,19 @@ EMBEDDED_CUT = "embedded_cut"  # set when the text was longer than the model tak
 
 KEYWORD_FIELDS = (SOURCE, INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, STATUS, SEVERITY, SIGNATURE_KEY)
 # What ranking reads from every candidate; the full payload is fetched only for the neighbours shown.
-RANKING_FIELDS = (INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, "fixes_attempted", OPENED_AT, "resolved_at", SIGNATURE_KEY,
-                  SYMPTOMS, TERMS)
+RANKING_FIELDS = (
+    INCIDENT_ID,
+    SERVICE,
+    ENV,
+    FLAVOR,
+    TAGS,
+    "fixes_attempted",
+    OPENED_AT,
+    "resolved_at",
+    SIGNATURE_KEY,
+    SYMPTOMS,
+    TERMS,
+)
 # Bookkeeping, not facts: never shown to a person or an agent.
 INTERNAL = frozenset({TEXT_HASH, RECORD_HASH, TERMS})
 

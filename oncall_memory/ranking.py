@@ -22,8 +22,19 @@ from .vocabulary import BY_KEY
 
 # Boost kinds, in the order their reasons are read.
 SIGNATURE, MEANING, SYMPTOM, FLAVOR, ENV, SERVICE, TAGS, FIXED, NO_EFFECT, WORSE, CHANGED, AGE = (
-    "signature", "meaning", "symptom", "flavor", "env", "service", "tags", "fixed", "no_effect", "worse", "changed",
-    "age")
+    "signature",
+    "meaning",
+    "symptom",
+    "flavor",
+    "env",
+    "service",
+    "tags",
+    "fixed",
+    "no_effect",
+    "worse",
+    "changed",
+    "age",
+)
 HELPED, NOT_RELATED = "helped", "not_related"
 FIX_KINDS = frozenset({FIXED, NO_EFFECT, WORSE, CHANGED})
 
@@ -50,6 +61,7 @@ def _same(kind: str) -> Callable[[tuple[str, str | None]], str]:
     def words(detail: tuple[str, str | None]) -> str:
         value, source = detail
         return f"same {kind} ({value})" + (f", from the {source}" if source else "")
+
     return words
 
 
@@ -154,9 +166,11 @@ def boosts(
     shared_symptoms = [k for k in symptoms if k in (payload.get(P.SYMPTOMS) or ())]
     if shared_symptoms:
         out.append(Boost(SYMPTOM, weights.same_symptom * len(shared_symptoms), shared_symptoms))
-    for kind, field, mine, weight in ((FLAVOR, P.FLAVOR, facts.flavor, weights.same_flavor),
-                                      (ENV, P.ENV, facts.env, weights.same_env),
-                                      (SERVICE, P.SERVICE, facts.service, weights.same_service)):
+    for kind, field, mine, weight in (
+        (FLAVOR, P.FLAVOR, facts.flavor, weights.same_flavor),
+        (ENV, P.ENV, facts.env, weights.same_env),
+        (SERVICE, P.SERVICE, facts.service, weights.same_service),
+    ):
         theirs = payload.get(field)
         if mine and theirs and mine.lower() == theirs.lower():
             out.append(Boost(kind, weight, (theirs, getattr(facts, "fact_sources", {}).get(field))))
@@ -179,8 +193,13 @@ def boosts(
     if tally and tally.helped:
         out.append(Boost(HELPED, weights.feedback_helped * min(tally.helped, weights.max_feedback), tally.helped))
     if tally and tally.not_related:
-        out.append(Boost(NOT_RELATED, -weights.feedback_not_related * min(tally.not_related, weights.max_feedback),
-                         tally.not_related))
+        out.append(
+            Boost(
+                NOT_RELATED,
+                -weights.feedback_not_related * min(tally.not_related, weights.max_feedback),
+                tally.not_related,
+            )
+        )
     days = age_days(payload, now)
     if days is not None:
         out.append(Boost(AGE, weights.recency * 0.5 ** (days / weights.recency_half_life_days), days))
@@ -220,8 +239,16 @@ def rank(
     pin = by_facts and weights.signature_pin
     ranked = []
     for c in candidates:
-        why = boosts(c.payload, facts=facts, weights=weights, similarity=c.similarity, signature_key=signature_key,
-                     now=now, symptoms=symptoms, tally=(feedback or {}).get(c.payload.get(P.INCIDENT_ID)))
+        why = boosts(
+            c.payload,
+            facts=facts,
+            weights=weights,
+            similarity=c.similarity,
+            signature_key=signature_key,
+            now=now,
+            symptoms=symptoms,
+            tally=(feedback or {}).get(c.payload.get(P.INCIDENT_ID)),
+        )
         score = c.relevance + (sum(b.weight for b in why) if by_facts else 0.0)
         ranked.append(Ranked(c, why, score, pin and is_signature_match(c.payload, signature_key)))
     ranked.sort(key=lambda r: (not r.pinned, -r.score))
@@ -250,8 +277,10 @@ def neighbour(
         age=None if days is None else human_age(days),
         fixes_worked=[s.action for s in latest if s.worked],
         fixes_failed=[s.action for s in latest if not s.worked],
-        fixes=[FixView(action=s.action, outcome=s.outcome, at=s.at, history=s.told() if s.changed else None)
-               for s in latest],
+        fixes=[
+            FixView(action=s.action, outcome=s.outcome, at=s.at, history=s.told() if s.changed else None)
+            for s in latest
+        ],
         url=payload.get("url"),
         service=payload.get(P.SERVICE),
         env=payload.get(P.ENV),

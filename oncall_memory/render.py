@@ -40,11 +40,21 @@ def clip(text: str, limit: int) -> str:
 
 def _fix_lines(n: Neighbour) -> list[tuple[str, str]]:
     """(label, actions) for each kind of fix outcome this neighbour has, in a fixed order."""
-    labels = {FIXED: "fixed by", NO_EFFECT: "tried without effect", WORSE: "made it worse", CHANGED: "changed over time"}
+    labels = {
+        FIXED: "fixed by",
+        NO_EFFECT: "tried without effect",
+        WORSE: "made it worse",
+        CHANGED: "changed over time",
+    }
     if not n.boosts:  # a neighbour read back from JSON (a service's answer) has its lists, not its boosts
-        return [(label, "; ".join(actions)) for label, actions in (("fixed by", n.fixes_worked),
-                                                                  ("tried without effect", n.fixes_failed)) if actions]
-    return [(labels[b.kind], b.text if b.kind == CHANGED else "; ".join(b.detail)) for b in n.boosts if b.kind in labels]
+        return [
+            (label, "; ".join(actions))
+            for label, actions in (("fixed by", n.fixes_worked), ("tried without effect", n.fixes_failed))
+            if actions
+        ]
+    return [
+        (labels[b.kind], b.text if b.kind == CHANGED else "; ".join(b.detail)) for b in n.boosts if b.kind in labels
+    ]
 
 
 def _why(n: Neighbour) -> str:
@@ -52,6 +62,7 @@ def _why(n: Neighbour) -> str:
 
 
 # -- the terminal -----------------------------------------------------------------------------------
+
 
 def terminal(lookup: Lookup, text: str, elapsed: float) -> str:
     """What `oncall-memory similar` prints."""
@@ -76,11 +87,12 @@ def terminal(lookup: Lookup, text: str, elapsed: float) -> str:
 
 # -- a PagerDuty note (plain text) ------------------------------------------------------------------
 
+
 def note_text(title: str, lookup: Lookup, *, limit: int = PAGERDUTY_NOTE_LIMIT) -> str:
     """Plain text for a PagerDuty note: the top neighbours with link, age, what worked, what did not."""
     if not lookup.neighbours:
-        return clip(f"oncall-memory: nothing similar to \"{title}\" on record.", limit)
-    lines = [f"oncall-memory: {len(lookup.neighbours)} similar past incident(s) for \"{title}\""]
+        return clip(f'oncall-memory: nothing similar to "{title}" on record.', limit)
+    lines = [f'oncall-memory: {len(lookup.neighbours)} similar past incident(s) for "{title}"']
     lines += _note_lines(lookup)
     return clip("\n".join(lines), limit)
 
@@ -105,7 +117,7 @@ def job_note(title: str, answers: list[Answer], *, limit: int = PAGERDUTY_NOTE_L
 def _job_note(title: str, answers: list[Answer], *, limit: int) -> str:
     if len(answers) == 1 and answers[0].count == 1:
         return note_text(title, answers[0].lookup, limit=limit)
-    lines = [f"oncall-memory: {sum(a.count for a in answers)} firing alerts in \"{title}\""]
+    lines = [f'oncall-memory: {sum(a.count for a in answers)} firing alerts in "{title}"']
     for a in answers:
         lines += ["", f"== {a.title}" + (f" (x{a.count})" if a.count > 1 else "")]
         lines += _note_lines(a.lookup) if a.lookup.neighbours else ["nothing similar on record."]
@@ -142,8 +154,12 @@ def _clip_escaped(text: str, limit: int) -> str:
 def _slack_section(i: int, n: Neighbour) -> dict[str, Any]:
     head = f"*{i}. {_link(n.url, n.id)}* {escape(clip(n.title, 300))}" + (f"  _{escape(n.age)}_" if n.age else "")
     body = [head]
-    marks = {"fixed by": ":white_check_mark:", "tried without effect": ":x:", "made it worse": ":warning:",
-             "changed over time": ":hourglass:"}
+    marks = {
+        "fixed by": ":white_check_mark:",
+        "tried without effect": ":x:",
+        "made it worse": ":warning:",
+        "changed over time": ":hourglass:",
+    }
     body += [f"{marks[label]} {label}: {escape(clip(actions, 800))}" for label, actions in _fix_lines(n)]
     body.append(f"why: {escape(clip(_why(n), 800))}")
     text = _clip_escaped("\n".join(body), SLACK_SECTION_LIMIT)
@@ -171,11 +187,13 @@ def _job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
         return slack_message(title, answers[0].lookup)
     total = sum(a.count for a in answers)
     blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": clip(f"Seen before? {title}", SLACK_HEADER_LIMIT)}}]
+        {"type": "header", "text": {"type": "plain_text", "text": clip(f"Seen before? {title}", SLACK_HEADER_LIMIT)}}
+    ]
     shown = 0
     for a in answers:
         sections = [_slack_section(i, n) for i, n in enumerate(a.lookup.neighbours, start=1)] or [
-            {"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}]
+            {"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}
+        ]
         if len(blocks) + 1 + len(sections) > SLACK_BLOCK_LIMIT - 1:  # keep one block for the overflow line
             break
         head = f"*{escape(clip(a.title, 300))}*" + (f" ×{a.count}" if a.count > 1 else "")
@@ -186,8 +204,19 @@ def _job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
         shown += 1
     if shown < len(answers):
         rest = answers[shown:]
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": (
-            f"… and {len(rest)} more distinct alert(s), {sum(a.count for a in rest)} firing, not shown")}]})
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [
+                    {
+                        "type": "mrkdwn",
+                        "text": (
+                            f"… and {len(rest)} more distinct alert(s), {sum(a.count for a in rest)} firing, not shown"
+                        ),
+                    }
+                ],
+            }
+        )
     text = _clip_escaped(escape(job_note(title, answers)), SLACK_TEXT_LIMIT)
     return {"text": text if total else "", "blocks": blocks}
 
@@ -199,7 +228,9 @@ def slack_message(title: str, lookup: Lookup) -> dict[str, Any]:
         {"type": "header", "text": {"type": "plain_text", "text": clip(f"Seen before? {title}", SLACK_HEADER_LIMIT)}}
     ]
     if lookup.degraded:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": escape(clip(lookup.degraded, 2000))}]})
+        blocks.append(
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": escape(clip(lookup.degraded, 2000))}]}
+        )
     sections = [_slack_section(i, n) for i, n in enumerate(lookup.neighbours, start=1)]
     blocks += sections or [{"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}]
     text = _clip_escaped(escape(note_text(title, lookup)), SLACK_TEXT_LIMIT)

@@ -88,8 +88,14 @@ class Retriever:
         self._candidates = candidates
 
     def search(
-        self, query: Query, *, filters: Filters | None = None, limit: int = 5, rank: bool = True,
-        now: datetime | None = None, feedback: Mapping[str, Tally] | None = None,
+        self,
+        query: Query,
+        *,
+        filters: Filters | None = None,
+        limit: int = 5,
+        rank: bool = True,
+        now: datetime | None = None,
+        feedback: Mapping[str, Tally] | None = None,
     ) -> Lookup:
         """The `limit` past incidents most like the query's alert, under `filters`.
 
@@ -102,8 +108,14 @@ class Retriever:
         mode, dense, key = query.mode, query.dense, query.signature_key
         # Ranked hybrid needs each candidate's similarity, not its fused rank: the engine rescores.
         plan = QueryPlan.of(dense, query.sparse, mode, rescore=rank)
-        hits = self._store.query(plan, dense=dense, sparse=query.sparse, where=where,
-                                 limit=max(limit, self._candidates) if rank else limit, fields=P.RANKING_FIELDS)
+        hits = self._store.query(
+            plan,
+            dense=dense,
+            sparse=query.sparse,
+            where=where,
+            limit=max(limit, self._candidates) if rank else limit,
+            fields=P.RANKING_FIELDS,
+        )
         if plan.rescore:  # the word overlap is read; points stored before payloads carried their terms
             if unworded := [h.point_id for h in hits if P.TERMS not in h.payload]:
                 words = self._store.words_of(unworded)
@@ -113,7 +125,9 @@ class Retriever:
         cosines = {h.point_id: h.score for h in hits} if by_meaning else {}
         if rank and self._weights.signature_pin and key:
             seen = {h.point_id for h in hits}
-            hits += [h for h in self._store.signature_matches(key) if h.point_id not in seen and holds(where, h.payload)]
+            hits += [
+                h for h in self._store.signature_matches(key) if h.point_id not in seen and holds(where, h.payload)
+            ]
         if dense is not None:
             missing = [h.point_id for h in hits if h.point_id not in cosines]  # pinned matches; unranked fusion
             cosines.update(self._store.similarities(dense, missing))
@@ -125,19 +139,40 @@ class Retriever:
             similarity = cosines.get(h.point_id)
             relevance = self._relevance(h, plan, mode, similarity, query_terms, top_lexical)
             candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity))
-        shown = ranking.rank(candidates, facts=query.alert, weights=self._weights, signature_key=key, now=now,
-                             by_facts=rank, symptoms=query.symptoms, feedback=feedback)[:limit]
+        shown = ranking.rank(
+            candidates,
+            facts=query.alert,
+            weights=self._weights,
+            signature_key=key,
+            now=now,
+            by_facts=rank,
+            symptoms=query.symptoms,
+            feedback=feedback,
+        )[:limit]
         full = self._store.retrieve([r.candidate.key for r in shown])
         # The boosts were computed from the ranking fields, which hold everything they read.
         neighbours = [
-            ranking.neighbour(full.get(r.candidate.key, r.candidate.payload), boosts=r.boosts, score=r.score,
-                              relevance=r.candidate.relevance, similarity=r.candidate.similarity, now=now)
+            ranking.neighbour(
+                full.get(r.candidate.key, r.candidate.payload),
+                boosts=r.boosts,
+                score=r.score,
+                relevance=r.candidate.relevance,
+                similarity=r.candidate.similarity,
+                now=now,
+            )
             for r in shown
         ]
         return Lookup(mode=mode, ranked=rank, degraded=query.degraded, signature_key=key, neighbours=neighbours)
 
-    def _relevance(self, h: Hit, plan: QueryPlan, mode: Mode, similarity: float | None,
-                   query_terms: frozenset[int], top_lexical: float) -> float:
+    def _relevance(
+        self,
+        h: Hit,
+        plan: QueryPlan,
+        mode: Mode,
+        similarity: float | None,
+        query_terms: frozenset[int],
+        top_lexical: float,
+    ) -> float:
         if mode == "lexical":
             return h.score / top_lexical  # IDF scores are unbounded: scale the best to 1
         if similarity is not None and plan.rescore:

@@ -39,8 +39,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The schedule options, shared by `oncall-memory schedule` and `python flows/ingest.py`."""
     p.add_argument("--source", choices=["jsonl", "pagerduty"], default="jsonl")
     p.add_argument("--path", help="for jsonl: a file or a folder of *.jsonl")
-    p.add_argument("--window-days", type=float,
-                   help="look-back window of each run (default: 7 for pagerduty, all of a jsonl backlog; 0: all)")
+    p.add_argument(
+        "--window-days",
+        type=float,
+        help="look-back window of each run (default: 7 for pagerduty, all of a jsonl backlog; 0: all)",
+    )
     when = p.add_mutually_exclusive_group()
     when.add_argument("--interval", type=float, help="seconds between runs (default 900)")
     when.add_argument("--cron", help='a cron schedule, e.g. "*/15 * * * *"')
@@ -62,7 +65,9 @@ def local_prefect_server(home: Path, *, port: int | None = None, timeout: float 
     with (home / "server.log").open("ab") as logfile:
         server = subprocess.Popen(
             [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-            env=env, stdout=logfile, stderr=subprocess.STDOUT,
+            env=env,
+            stdout=logfile,
+            stderr=subprocess.STDOUT,
         )
         url = f"http://127.0.0.1:{port}/api"
         try:
@@ -88,7 +93,9 @@ def _wait_healthy(server: subprocess.Popen, url: str, home: Path, timeout: float
         except httpx.TransportError:
             pass
         if time.monotonic() > deadline:
-            raise OncallMemoryError(f"the local Prefect server did not answer within {timeout:.0f}s; see {home}/server.log")
+            raise OncallMemoryError(
+                f"the local Prefect server did not answer within {timeout:.0f}s; see {home}/server.log"
+            )
         time.sleep(0.5)
 
 
@@ -119,25 +126,36 @@ def serve_schedule(
         _serve(url, source, path, window_days or None, interval, cron)
 
 
-def _serve(api: str, source: str, path: str | None, window_days: float | None, interval: float | None,
-           cron: str | None) -> None:
+def _serve(
+    api: str, source: str, path: str | None, window_days: float | None, interval: float | None, cron: str | None
+) -> None:
     window = f"window {window_days:g} days" if window_days else "whole backlog"
     params = {"source": source, "path": str(Path(path).resolve()) if path else None, "window_days": window_days}
     with temporary_settings({PREFECT_API_URL: api}):
-        print(f"serving scheduled ingest of {source} ({params['path'] or 'api'}) every "
-              f"{f'{interval:g}s' if interval else repr(cron)}, {window}; Prefect API {api}", flush=True)
+        print(
+            f"serving scheduled ingest of {source} ({params['path'] or 'api'}) every "
+            f"{f'{interval:g}s' if interval else repr(cron)}, {window}; Prefect API {api}",
+            flush=True,
+        )
         ingest_flow.serve(name="scheduled-ingest", interval=interval, cron=cron, parameters=params, limit=1)
 
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
     """The schedule as a program (`oncall-memory schedule`, `python flows/ingest.py`): quiet Prefect and
     stop cleanly on SIGTERM too (systemd, docker stop), so the local server is shut down with us."""
-    parser = argparse.ArgumentParser(prog="oncall-memory schedule", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="oncall-memory schedule", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add_arguments(parser)
     args = parser.parse_args(argv)
     os.environ.update(QUIET_PREFECT)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    serve_schedule(settings or Settings(), source=args.source, path=args.path, window_days=args.window_days,
-                   interval=args.interval, cron=args.cron)
+    serve_schedule(
+        settings or Settings(),
+        source=args.source,
+        path=args.path,
+        window_days=args.window_days,
+        interval=args.interval,
+        cron=args.cron,
+    )
     return 0

@@ -64,7 +64,9 @@ class Settings(BaseSettings):
     openai_timeout: float = 30.0
     openai_max_retries: int = 5
 
-    qdrant_url: str | None = Field(default=None, validation_alias=AliasChoices("ONCALL_MEMORY_QDRANT_URL", "QDRANT_URL"))
+    qdrant_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("ONCALL_MEMORY_QDRANT_URL", "QDRANT_URL")
+    )
     qdrant_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ONCALL_MEMORY_QDRANT_API_KEY", "QDRANT_API_KEY")
     )
@@ -107,7 +109,9 @@ class Settings(BaseSettings):
     allow_unauthenticated: bool = False  # serve on a non-loopback address with a route left open anyway
     slack_webhook_url: SecretStr | None = None  # an incoming-webhook URL is itself a secret
     notify_limit: int = Field(default=3, ge=1, le=10)  # past incidents per note or message
-    post_max_retries: int | None = None  # give up after this many retries even before the deadline (None: deadline only)
+    post_max_retries: int | None = (
+        None  # give up after this many retries even before the deadline (None: deadline only)
+    )
     post_timeout: float = 10.0  # seconds a note or message may take; longer is an uncertain attempt
     post_backoff: float = 1.0  # first retry after this many seconds, doubled each time ...
     post_backoff_cap: float = 300.0  # ... up to this

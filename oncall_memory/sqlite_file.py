@@ -29,8 +29,16 @@ def open_db(path: str, schema: str, *, what: str = "database") -> sqlite3.Connec
         if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "disk is full" in str(exc)):
             raise  # not damage: another process holds it, or the disk is full
         aside = set_aside(Path(path))
-        log.warning("%s %s is damaged (%s): set aside as %s and a fresh one started. To salvage what it held: "
-                    "sqlite3 %s .recover | sqlite3 %s", what, path, exc, aside.name, aside, path + ".recovered")
+        log.warning(
+            "%s %s is damaged (%s): set aside as %s and a fresh one started. To salvage what it held: "
+            "sqlite3 %s .recover | sqlite3 %s",
+            what,
+            path,
+            exc,
+            aside.name,
+            aside,
+            path + ".recovered",
+        )
         return _connect(path, schema)
 
 

@@ -71,8 +71,15 @@ class FakePagerDuty:
                 return _error(401, "Authentication failed")
             if self.throttle:
                 self.throttle -= 1
-                return _error(429, "Rate Limit Exceeded", headers={"ratelimit-limit": "960", "ratelimit-remaining": "0",
-                                                                    "ratelimit-reset": self.throttle_reset})
+                return _error(
+                    429,
+                    "Rate Limit Exceeded",
+                    headers={
+                        "ratelimit-limit": "960",
+                        "ratelimit-remaining": "0",
+                        "ratelimit-reset": self.throttle_reset,
+                    },
+                )
         parts = request.path.strip("/").split("/")
         if parts == ["incidents"]:
             return self._list(request)
@@ -82,13 +89,18 @@ class FakePagerDuty:
         if len(parts) == 2:
             return self._json({"incident": incident})
         if parts[2] == "alerts":
-            alerts = sorted(self.alerts.get(parts[1], []), key=lambda a: a.get("created_at", ""),
-                            reverse=request.args.get("sort_by") == "created_at:desc")
+            alerts = sorted(
+                self.alerts.get(parts[1], []),
+                key=lambda a: a.get("created_at", ""),
+                reverse=request.args.get("sort_by") == "created_at:desc",
+            )
             if request.args.get("sort_by") not in ("created_at:asc", "created_at"):
                 alerts = list(reversed(alerts))  # unsorted: newest first, so "first in the list" is not the oldest
             return self._json({"alerts": alerts[: int(request.args.get("limit", 25))]})
         if parts[2] == "notes" and request.method == "GET":
-            return self._json({"notes": [{k: v for k, v in n.items() if k != "posted"} for n in self.notes.get(parts[1], [])]})
+            return self._json(
+                {"notes": [{k: v for k, v in n.items() if k != "posted"} for n in self.notes.get(parts[1], [])]}
+            )
         if parts[2] == "notes" and request.method == "POST":
             return self._post_note(parts[1], request)
         return _error(404, "Not Found")
@@ -101,11 +113,18 @@ class FakePagerDuty:
         if outcome.endswith("+odd"):
             return Response(json.dumps({"error": "down"}), status=status, content_type="application/json")
         if outcome.endswith("+html"):
-            return Response("<html><body><h1>502 Bad Gateway</h1>nginx</body></html>", status=status,
-                            content_type="text/html")
+            return Response(
+                "<html><body><h1>502 Bad Gateway</h1>nginx</body></html>", status=status, content_type="text/html"
+            )
         if status == 201 or outcome.endswith("+stored"):
-            self.notes.setdefault(incident_id, []).append({"id": f"N{len(self.notes.get(incident_id, []))}", "content": content,
-                                                           "created_at": "2026-11-29T03:40:00Z", "posted": True})
+            self.notes.setdefault(incident_id, []).append(
+                {
+                    "id": f"N{len(self.notes.get(incident_id, []))}",
+                    "content": content,
+                    "created_at": "2026-11-29T03:40:00Z",
+                    "posted": True,
+                }
+            )
         if self.note_delay:
             time.sleep(self.note_delay)
         if status != 201:
@@ -122,12 +141,21 @@ class FakePagerDuty:
             return _error(400, "Invalid Input Provided", ["Offset must be less than 10000"])
         statuses = args.getlist("statuses[]") or ["triggered", "acknowledged", "resolved"]
         services = args.getlist("service_ids[]")
-        matching = [i for i in self.incidents if since <= _time(i["created_at"]) < until and i["status"] in statuses
-                    and (not services or i["service"]["id"] in services)]
+        matching = [
+            i
+            for i in self.incidents
+            if since <= _time(i["created_at"]) < until
+            and i["status"] in statuses
+            and (not services or i["service"]["id"] in services)
+        ]
         page = matching[offset : offset + limit]
-        body: dict[str, Any] = {"incidents": page, "limit": limit, "offset": offset,
-                                "more": offset + limit < len(matching),
-                                "total": len(matching) if args.get("total") == "true" else None}
+        body: dict[str, Any] = {
+            "incidents": page,
+            "limit": limit,
+            "offset": offset,
+            "more": offset + limit < len(matching),
+            "total": len(matching) if args.get("total") == "true" else None,
+        }
         return self._json(body)
 
     @staticmethod

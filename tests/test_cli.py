@@ -44,7 +44,9 @@ def test_ingest_then_similar_then_stats(capsys):
 
 def test_env_filter_only_returns_that_env(capsys):
     run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"))
-    code, out, _ = run(capsys, "similar", "database connections exhausted", "--env", "data-prod", "--json", "--limit", "10")
+    code, out, _ = run(
+        capsys, "similar", "database connections exhausted", "--env", "data-prod", "--json", "--limit", "10"
+    )
     assert code == 0
     envs = {n["env"] for n in json.loads(out)}
     assert envs == {"data-prod"}

@@ -15,8 +15,14 @@ from oncall_memory.memory import Memory
 
 pytestmark = pytest.mark.skipif(len(BACKENDS) < 2, reason="needs two engines")
 
-ALERTS = ["IPsec tunnel down", "dns lookups time out", "certificate expired", "pods OOMKilled exit 137",
-          "too many connections to postgres", "kafka consumer lag"]
+ALERTS = [
+    "IPsec tunnel down",
+    "dns lookups time out",
+    "certificate expired",
+    "pods OOMKilled exit 137",
+    "too many connections to postgres",
+    "kafka consumer lag",
+]
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 
 
@@ -62,7 +68,9 @@ def random_filters(rng: random.Random, incidents) -> Filters:
     fields = {}
     for name in rng.sample(["env", "flavor", "service", "tags", "since", "until"], k=rng.randint(1, 3)):
         if name == "tags" and pick.component_tags:
-            fields["component_tags"] = rng.sample(pick.component_tags, k=min(len(pick.component_tags), rng.randint(1, 2)))
+            fields["component_tags"] = rng.sample(
+                pick.component_tags, k=min(len(pick.component_tags), rng.randint(1, 2))
+            )
         elif name in ("since", "until") and pick.opened_at:
             fields[name] = pick.opened_at.isoformat()
         elif name in ("env", "flavor", "service") and getattr(pick, name):
@@ -89,7 +97,8 @@ def test_every_engine_filters_the_same_under_random_filters(memories, seed):
     for _ in range(5):
         filters = random_filters(rng, incidents)
         for mode, rank in MODES:
-            got = assert_congruent(memories, Alert(text=rng.choice(ALERTS)), filters=filters, limit=20,
-                                   mode=mode, rank=rank)
+            got = assert_congruent(
+                memories, Alert(text=rng.choice(ALERTS)), filters=filters, limit=20, mode=mode, rank=rank
+            )
             non_empty += bool(got)
     assert non_empty  # the random filters matched something, so the comparison compared something

@@ -22,15 +22,27 @@ from oncall_memory.service.worker import RetryPolicy
 from oncall_memory.settings import Settings
 from oncall_memory.stores import open_store
 
-TRIGGERED = {"event": {"id": "E1", "event_type": "incident.triggered",
-                       "data": {"id": "PGR0VU2", "title": "IPsec tunnel down to the payment processor"}}}
+TRIGGERED = {
+    "event": {
+        "id": "E1",
+        "event_type": "incident.triggered",
+        "data": {"id": "PGR0VU2", "title": "IPsec tunnel down to the payment processor"},
+    }
+}
 
 
 @pytest.fixture
 def settings(httpserver, tmp_path):
-    return Settings(data_dir=tmp_path / "data", embedder="fake", pagerduty_url=httpserver.url_for(""),
-                    pagerduty_token=SecretStr(PD_TOKEN), pagerduty_from_email="oncall@acme.example",
-                    post_backoff=0.01, post_backoff_cap=0.05, pagerduty_backoff=0.01)
+    return Settings(
+        data_dir=tmp_path / "data",
+        embedder="fake",
+        pagerduty_url=httpserver.url_for(""),
+        pagerduty_token=SecretStr(PD_TOKEN),
+        pagerduty_from_email="oncall@acme.example",
+        post_backoff=0.01,
+        post_backoff_cap=0.05,
+        pagerduty_backoff=0.01,
+    )
 
 
 @pytest.fixture
@@ -65,9 +77,13 @@ def test_an_odd_error_body_is_a_failed_attempt_retried_not_a_stuck_delivery(sett
 def test_pagerduty_error_message_reads_any_body():
     import httpx
 
-    for body, ctype in [(json.dumps({"error": "down"}), "application/json"), ("[1, 2]", "application/json"),
-                        (json.dumps({"error": {"message": "Nope", "errors": "flat"}}), "application/json"),
-                        ("<html>502 Bad Gateway</html>", "text/html"), ("", "text/plain")]:
+    for body, ctype in [
+        (json.dumps({"error": "down"}), "application/json"),
+        ("[1, 2]", "application/json"),
+        (json.dumps({"error": {"message": "Nope", "errors": "flat"}}), "application/json"),
+        ("<html>502 Bad Gateway</html>", "text/html"),
+        ("", "text/plain"),
+    ]:
         message = error_message(httpx.Response(503, content=body.encode(), headers={"content-type": ctype}))
         assert isinstance(message, str)
     assert error_message(httpx.Response(503, json={"error": "down"})) == "down"
@@ -166,15 +182,24 @@ def test_the_first_services_ledger_is_carried_into_the_outbox(settings, memory, 
     ledger.executescript(
         "CREATE TABLE jobs (key TEXT PRIMARY KEY, job TEXT NOT NULL, status TEXT NOT NULL, updated_at TEXT NOT NULL,"
         " detail TEXT); CREATE TABLE deliveries (key TEXT NOT NULL, target TEXT NOT NULL, at TEXT NOT NULL,"
-        " PRIMARY KEY (key, target));")
+        " PRIMARY KEY (key, target));"
+    )
     for key, incident, status in (("pagerduty:PGR0VU2", "PGR0VU2", "pending"), ("pagerduty:PDONE1", "PDONE1", "done")):
-        job = {"key": key, "alert": {"text": "IPsec tunnel down"}, "title": "IPsec tunnel down",
-               "pagerduty_incident": incident}
-        ledger.execute("INSERT INTO jobs VALUES (?, ?, ?, '2026-11-01T00:00:00Z', NULL)", (key, json.dumps(job), status))
+        job = {
+            "key": key,
+            "alert": {"text": "IPsec tunnel down"},
+            "title": "IPsec tunnel down",
+            "pagerduty_incident": incident,
+        }
+        ledger.execute(
+            "INSERT INTO jobs VALUES (?, ?, ?, '2026-11-01T00:00:00Z', NULL)", (key, json.dumps(job), status)
+        )
     ledger.commit()
     ledger.close()
     with serve(settings, memory) as client:
         wait_for(lambda: pagerduty.posted_notes("PGR0VU2"))  # the pending job is delivered after the upgrade
         done_again = {"event": {"id": "E2", "event_type": "incident.triggered", "data": {"id": "PDONE1", "title": "x"}}}
         assert client.post("/webhooks/pagerduty", json=done_again).json()["duplicates"] == 1
-    assert (settings.data_dir / "enrich.sqlite3.migrated").exists() and not (settings.data_dir / "enrich.sqlite3").exists()
+    assert (settings.data_dir / "enrich.sqlite3.migrated").exists() and not (
+        settings.data_dir / "enrich.sqlite3"
+    ).exists()

@@ -22,8 +22,14 @@ ENV = {k: v for k, v in os.environ.items() if not k.startswith("ONCALL_MEMORY_")
 
 def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**ENV, "ONCALL_MEMORY_DATA_DIR": str(data_dir), "ONCALL_MEMORY_EMBEDDER": "fake"}
-    return subprocess.run([sys.executable, "-m", "oncall_memory.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "oncall_memory.cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -36,8 +42,9 @@ def small_tmpfs(tmp_path):
             pytest.skip("mounting a small tmpfs needs root (CI runs as root)")
         point = tmp_path / f"tmpfs-{uuid.uuid4().hex[:6]}"
         point.mkdir()
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(point)],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(point)], capture_output=True, text=True
+        )
         if done.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
         mounted.append(point)

@@ -34,10 +34,22 @@ DIM = 256
 
 
 def cli(data, *argv, **popen):
-    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake",
-           "ONCALL_MEMORY_EMBED_DIM": str(DIM), "ONCALL_MEMORY_EMBED_BATCH_SIZE": "16"}
-    return subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", *argv], env={**env, **popen.pop("env", {})},
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+    env = {
+        **os.environ,
+        "ONCALL_MEMORY_DATA_DIR": str(data),
+        "ONCALL_MEMORY_EMBEDDER": "fake",
+        "ONCALL_MEMORY_EMBED_DIM": str(DIM),
+        "ONCALL_MEMORY_EMBED_BATCH_SIZE": "16",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "oncall_memory.cli", *argv],
+        env={**env, **popen.pop("env", {})},
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
 
 
 def test_kill_9_of_an_ingest_at_random_points_loses_nothing(tmp_path):
@@ -74,9 +86,13 @@ def test_kill_9_of_serve_while_a_note_is_in_flight_gives_one_note_after_the_rest
     pagerduty = FakePagerDuty(incidents=[pd_incident(0, id="PKILL01")]).install(httpserver)
     pagerduty.note_delay = 30  # PagerDuty stores the note, then takes its time answering: we die meanwhile
     port = free_port()
-    env = {"ONCALL_MEMORY_PAGERDUTY_URL": httpserver.url_for(""), "ONCALL_MEMORY_PAGERDUTY_TOKEN": TOKEN,
-           "ONCALL_MEMORY_PAGERDUTY_FROM_EMAIL": "oncall@acme.example", "ONCALL_MEMORY_POST_BACKOFF": "0.1",
-           "ONCALL_MEMORY_POST_TIMEOUT": "60"}
+    env = {
+        "ONCALL_MEMORY_PAGERDUTY_URL": httpserver.url_for(""),
+        "ONCALL_MEMORY_PAGERDUTY_TOKEN": TOKEN,
+        "ONCALL_MEMORY_PAGERDUTY_FROM_EMAIL": "oncall@acme.example",
+        "ONCALL_MEMORY_POST_BACKOFF": "0.1",
+        "ONCALL_MEMORY_POST_TIMEOUT": "60",
+    }
     hook = {"event": {"event_type": "incident.triggered", "data": {"id": "PKILL01", "title": "IPsec tunnel down"}}}
 
     serve = cli(data, "serve", "--port", str(port), env=env)
@@ -97,9 +113,16 @@ def test_kill_9_of_serve_while_a_note_is_in_flight_gives_one_note_after_the_rest
         _wait_ready(port)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            states = json.loads(subprocess.run(
-                [sys.executable, "-m", "oncall_memory.cli", "deliveries", "--json"], cwd=ROOT, capture_output=True,
-                text=True, env={**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data)}).stdout or "[]")
+            states = json.loads(
+                subprocess.run(
+                    [sys.executable, "-m", "oncall_memory.cli", "deliveries", "--json"],
+                    cwd=ROOT,
+                    capture_output=True,
+                    text=True,
+                    env={**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data)},
+                ).stdout
+                or "[]"
+            )
             if states and all(s["state"] == "done" for s in states):
                 break
             time.sleep(0.2)
@@ -114,10 +137,14 @@ def test_kill_9_of_serve_while_a_note_is_in_flight_gives_one_note_after_the_rest
 def test_a_429_storm_from_pagerduty_is_waited_out(httpserver):
     from datetime import datetime, timezone
 
-    fake = FakePagerDuty(incidents=[pd_incident(i) for i in range(3)], throttle=25, throttle_reset="0").install(httpserver)
+    fake = FakePagerDuty(incidents=[pd_incident(i) for i in range(3)], throttle=25, throttle_reset="0").install(
+        httpserver
+    )
     from oncall_memory.pagerduty import PagerDutyAPI
 
-    source = PagerDutySource(PagerDutyAPI(SecretStr(TOKEN), base_url=httpserver.url_for(""), backoff=0.01, max_retries=2))
+    source = PagerDutySource(
+        PagerDutyAPI(SecretStr(TOKEN), base_url=httpserver.url_for(""), backoff=0.01, max_retries=2)
+    )
     window = Window(datetime(2026, 11, 1, tzinfo=timezone.utc), datetime(2026, 12, 1, tzinfo=timezone.utc))
     got = list(source.incidents(window))
     assert sorted(i.id for i in got) == ["P00000", "P00001", "P00002"]

@@ -28,8 +28,9 @@ def prefect_api():
 
 @pytest.fixture
 def flow_settings(tmp_path):
-    return Settings(data_dir=tmp_path / "data", embedder="fake", embed_batch_size=16, embed_retries=1,
-                    embed_retry_delays=[0.0])
+    return Settings(
+        data_dir=tmp_path / "data", embedder="fake", embed_batch_size=16, embed_retries=1, embed_retry_delays=[0.0]
+    )
 
 
 def stored(settings):
@@ -52,7 +53,9 @@ def test_the_window_keeps_only_recent_incidents(flow_settings):
     assert 0 < counts["fetched"] < 64  # the fixtures span two years
 
 
-def test_an_embedder_down_on_the_second_batch_fails_the_run_leaves_no_partial_batch_and_a_rerun_completes(flow_settings):
+def test_an_embedder_down_on_the_second_batch_fails_the_run_leaves_no_partial_batch_and_a_rerun_completes(
+    flow_settings,
+):
     down = FakeEmbedder(fail_calls=[2, 3])  # the second batch fails, and so does its one retry
     state = ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings, embedder=down, return_state=True)
     assert state.is_failed()
@@ -69,10 +72,14 @@ def test_a_transient_embedding_failure_is_retried_by_the_task(flow_settings):
 
 
 def pd_settings(flow_settings, httpserver):
-    return flow_settings.model_copy(update={
-        "pagerduty_url": httpserver.url_for(""), "pagerduty_token": SecretStr(TOKEN),
-        "pagerduty_backoff": 0.01, "pagerduty_max_retries": 2,
-    })
+    return flow_settings.model_copy(
+        update={
+            "pagerduty_url": httpserver.url_for(""),
+            "pagerduty_token": SecretStr(TOKEN),
+            "pagerduty_backoff": 0.01,
+            "pagerduty_max_retries": 2,
+        }
+    )
 
 
 def test_a_pagerduty_run_maps_notes_into_memory(flow_settings, httpserver):

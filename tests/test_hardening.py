@@ -31,7 +31,9 @@ NOTES = re.compile(r"^/incidents/[A-Z0-9]+/notes$")
 
 
 def memory_with(incidents, **settings):
-    memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), Settings(data_dir=":memory:", **settings))
+    memory = Memory(
+        open_store(Settings(data_dir=":memory:")), FakeEmbedder(), Settings(data_dir=":memory:", **settings)
+    )
     memory.ingest(incidents)
     return memory
 
@@ -55,9 +57,16 @@ HOSTILE = "<!channel> <@U012AB3CD> <https://evil.example/login|dashboard> & frie
 
 
 def test_slack_messages_are_escaped_from_the_alert_and_from_stored_incidents():
-    memory = memory_with([make_incident(
-        id="EVIL", title=f"crash looping {HOSTILE}", url="https://evil.example/x|click here",
-        fixes_attempted=[{"action": f"restart {HOSTILE}", "outcome": "resolved"}])])
+    memory = memory_with(
+        [
+            make_incident(
+                id="EVIL",
+                title=f"crash looping {HOSTILE}",
+                url="https://evil.example/x|click here",
+                fixes_attempted=[{"action": f"restart {HOSTILE}", "outcome": "resolved"}],
+            )
+        ]
+    )
     alert = Alert(text=f"crash looping {HOSTILE}")
     message = slack_message(alert.text, memory.similar(alert))
     assert_valid_slack(message)
@@ -74,9 +83,17 @@ def test_slack_messages_are_escaped_from_the_alert_and_from_stored_incidents():
 
 def test_a_long_neighbour_is_cut_not_lost_and_each_fix_is_printed_once():
     long_fix = "drain the node and " * 200  # 3,800 characters
-    incidents = [make_incident(id=f"L{i}", title="disk pressure evictions " + "x" * 5000,
-                               fixes_attempted=[{"action": long_fix + str(i), "outcome": "resolved"},
-                                                {"action": "restart kubelet", "outcome": "no-op"}]) for i in range(10)]
+    incidents = [
+        make_incident(
+            id=f"L{i}",
+            title="disk pressure evictions " + "x" * 5000,
+            fixes_attempted=[
+                {"action": long_fix + str(i), "outcome": "resolved"},
+                {"action": "restart kubelet", "outcome": "no-op"},
+            ],
+        )
+        for i in range(10)
+    ]
     memory = memory_with(incidents)
     lookup = memory.similar(Alert(text="disk pressure evictions " + "y" * 9000), limit=10)
     message = slack_message("disk pressure " * 40, lookup)
@@ -92,6 +109,7 @@ def test_a_long_neighbour_is_cut_not_lost_and_each_fix_is_printed_once():
 
 
 # -- authentication --------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def memory():
@@ -115,28 +133,43 @@ def test_the_api_and_its_docs_need_the_api_token(memory):
         assert c.get("/healthz").status_code == 200 and c.get("/readyz").status_code == 200  # probes stay open
 
 
-@pytest.mark.parametrize("headers,status", [
-    ({}, 401),
-    ({"X-Oncall-Memory-Token": "wrong"}, 401),
-    ({"X-Oncall-Memory-Token": "og-secret"}, 202),
-    ({"Authorization": "Bearer og-secret"}, 202),
-    ({"Authorization": "Basic " + base64.b64encode(b"opsgenie:og-secret").decode()}, 202),
-    ({"Authorization": "Basic !!!not-base64"}, 401),
-])
+@pytest.mark.parametrize(
+    "headers,status",
+    [
+        ({}, 401),
+        ({"X-Oncall-Memory-Token": "wrong"}, 401),
+        ({"X-Oncall-Memory-Token": "og-secret"}, 202),
+        ({"Authorization": "Bearer og-secret"}, 202),
+        ({"Authorization": "Basic " + base64.b64encode(b"opsgenie:og-secret").decode()}, 202),
+        ({"Authorization": "Basic !!!not-base64"}, 401),
+    ],
+)
 def test_the_opsgenie_webhook_needs_its_shared_secret(memory, headers, status):
     with app_client(memory, opsgenie_token=SecretStr("og-secret")) as c:
-        response = c.post("/webhooks/opsgenie", content=(FIXTURES / "webhooks" / "opsgenie-create.json").read_bytes(),
-                          headers={**JSON, **headers})
+        response = c.post(
+            "/webhooks/opsgenie",
+            content=(FIXTURES / "webhooks" / "opsgenie-create.json").read_bytes(),
+            headers={**JSON, **headers},
+        )
         assert response.status_code == status
 
 
 @pytest.mark.parametrize("header", ["authorization", "x-pagerduty-signature", "x-oncall-memory-token"])
 def test_odd_bytes_in_a_credential_are_a_401_not_a_500(memory, header):
-    with app_client(memory, api_token=SecretStr("t"), opsgenie_token=SecretStr("t"), alertmanager_token=SecretStr("t"),
-                    pagerduty_webhook_secret=SecretStr("t")) as c:
+    with app_client(
+        memory,
+        api_token=SecretStr("t"),
+        opsgenie_token=SecretStr("t"),
+        alertmanager_token=SecretStr("t"),
+        pagerduty_webhook_secret=SecretStr("t"),
+    ) as c:
         odd = {header: "Bearer \xe9\xff\x00 caf\xe9".encode("latin-1")}
-        for method, path in (("POST", "/webhooks/pagerduty"), ("POST", "/webhooks/alertmanager"),
-                             ("POST", "/webhooks/opsgenie"), ("GET", "/similar?text=x")):
+        for method, path in (
+            ("POST", "/webhooks/pagerduty"),
+            ("POST", "/webhooks/alertmanager"),
+            ("POST", "/webhooks/opsgenie"),
+            ("GET", "/similar?text=x"),
+        ):
             response = c.request(method, path, content=b"{}", headers={**JSON, **odd})
             assert response.status_code == 401, (path, response.text)
 
@@ -145,9 +178,12 @@ def test_serve_refuses_a_public_address_while_a_route_is_open(capsys, monkeypatc
     assert main(["serve", "--host", "0.0.0.0", "--port", "1"]) == 2
     err = capsys.readouterr().err
     assert "refusing to serve on 0.0.0.0" in err
-    for route, variable in (("/similar", "ONCALL_MEMORY_API_TOKEN"), ("/webhooks/opsgenie", "ONCALL_MEMORY_OPSGENIE_TOKEN"),
-                            ("/webhooks/pagerduty", "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
-                            ("/webhooks/alertmanager", "ONCALL_MEMORY_ALERTMANAGER_TOKEN")):
+    for route, variable in (
+        ("/similar", "ONCALL_MEMORY_API_TOKEN"),
+        ("/webhooks/opsgenie", "ONCALL_MEMORY_OPSGENIE_TOKEN"),
+        ("/webhooks/pagerduty", "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
+        ("/webhooks/alertmanager", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
+    ):
         assert route in err and variable in err
     assert "ONCALL_MEMORY_ALLOW_UNAUTHENTICATED" in err
     for name in ("API_TOKEN", "OPSGENIE_TOKEN", "PAGERDUTY_WEBHOOK_SECRET"):
@@ -157,6 +193,7 @@ def test_serve_refuses_a_public_address_while_a_route_is_open(capsys, monkeypatc
 
 
 # -- no input makes a 500 --------------------------------------------------------------------------
+
 
 def deep(levels: int) -> bytes:
     return b'{"a": ' * levels + b"1" + b"}" * levels
@@ -178,14 +215,25 @@ def test_blank_titles_are_refused_or_ignored_with_a_message(memory):
         og = {"action": "Create", "alert": {"alertId": "a1", "message": " \t "}}
         response = c.post("/webhooks/opsgenie", json=og)
         assert response.status_code == 422 and "message" in response.json()["detail"]
-        am = {"version": "4", "alerts": [{"status": "firing", "labels": {"alertname": "  "}, "annotations": {},
-                                          "startsAt": "2026-11-29T00:00:00Z", "fingerprint": "f1"}]}
+        am = {
+            "version": "4",
+            "alerts": [
+                {
+                    "status": "firing",
+                    "labels": {"alertname": "  "},
+                    "annotations": {},
+                    "startsAt": "2026-11-29T00:00:00Z",
+                    "fingerprint": "f1",
+                }
+            ],
+        }
         assert c.post("/webhooks/alertmanager", json=am).json() == {"accepted": 0, "duplicates": 0, "ignored": 1}
 
 
 def test_a_pagerduty_id_that_is_not_an_id_never_reaches_the_rest_path(memory, httpserver):
-    settings = dict(pagerduty_url=httpserver.url_for(""), pagerduty_token=SecretStr("pd"),
-                    pagerduty_from_email="a@b.example")
+    settings = dict(
+        pagerduty_url=httpserver.url_for(""), pagerduty_token=SecretStr("pd"), pagerduty_from_email="a@b.example"
+    )
     with app_client(memory, **settings) as c:
         for bad in ("../../users/PXYZ", "P1/notes", "p1", "P1?x=1", "P" * 40):
             pd = {"event": {"event_type": "incident.triggered", "data": {"id": bad, "title": "disk full"}}}

@@ -18,8 +18,28 @@ from oncall_memory.stores.base import IndexState
 
 SERVICES = ["checkout", "orders", "search", "payments", "auth", "gateway"]
 ENVS = ["prod", "staging", "dev"]
-WORDS = ["disk", "memory", "crash", "timeout", "dns", "certificate", "queue", "latency", "quota", "oom", "probe",
-         "replica", "lag", "leader", "election", "throttle", "token", "expired", "pool", "exhausted"]
+WORDS = [
+    "disk",
+    "memory",
+    "crash",
+    "timeout",
+    "dns",
+    "certificate",
+    "queue",
+    "latency",
+    "quota",
+    "oom",
+    "probe",
+    "replica",
+    "lag",
+    "leader",
+    "election",
+    "throttle",
+    "token",
+    "expired",
+    "pool",
+    "exhausted",
+]
 
 
 def in_graph(memory) -> int:
@@ -34,9 +54,16 @@ def incidents(n, start=0):
     out = []
     for i in range(start, start + n):
         words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7, 11))
-        name = "".join(chr(97 + (i // 26 ** k) % 26) for k in range(3))  # letters: numbers are noise
-        out.append(make_incident(id=f"IDX-{i:05d}", title=f"{words} unit{name}", service=SERVICES[i % 6],
-                                 env=ENVS[i % 3], component_tags=["kubernetes" if i % 2 else "vm"]))
+        name = "".join(chr(97 + (i // 26**k) % 26) for k in range(3))  # letters: numbers are noise
+        out.append(
+            make_incident(
+                id=f"IDX-{i:05d}",
+                title=f"{words} unit{name}",
+                service=SERVICES[i % 6],
+                env=ENVS[i % 3],
+                component_tags=["kubernetes" if i % 2 else "vm"],
+            )
+        )
     return out
 
 
@@ -139,11 +166,21 @@ def test_ranked_lookups_under_the_index_score_by_the_original_vectors(memory):
 
 def test_filters_stay_right_under_the_index(memory):
     memory.ingest(incidents(900))
-    before = memory.similar(Alert(text="dns timeout"), filters=Filters(env="staging", component_tags=["vm"]), limit=20,
-                            mode="dense", rank=False)
+    before = memory.similar(
+        Alert(text="dns timeout"),
+        filters=Filters(env="staging", component_tags=["vm"]),
+        limit=20,
+        mode="dense",
+        rank=False,
+    )
     assert memory.build_index().indexed == 900
-    after = memory.similar(Alert(text="dns timeout"), filters=Filters(env="staging", component_tags=["vm"]), limit=20,
-                           mode="dense", rank=False)
+    after = memory.similar(
+        Alert(text="dns timeout"),
+        filters=Filters(env="staging", component_tags=["vm"]),
+        limit=20,
+        mode="dense",
+        rank=False,
+    )
     assert len(after.neighbours) == 20
     assert all(n.env == "staging" and "vm" in n.component_tags for n in after.neighbours)
     assert [round(n.similarity, 4) for n in after.neighbours] == [round(n.similarity, 4) for n in before.neighbours]
@@ -169,7 +206,8 @@ def test_a_store_made_before_the_index_existed_is_upgraded_when_opened(tmp_path,
     settings = Settings(data_dir=tmp_path / "data", embedder="fake", index_threshold=300)
     plain = edge.E.EdgeConfig(
         vectors={edge.DENSE: edge.E.EdgeVectorParams(size=256, distance=edge.E.Distance.Cosine)},
-        sparse_vectors={edge.SPARSE: edge.E.EdgeSparseVectorParams(modifier=edge.E.Modifier.Idf)})
+        sparse_vectors={edge.SPARSE: edge.E.EdgeSparseVectorParams(modifier=edge.E.Modifier.Idf)},
+    )
     with monkeypatch.context() as m:  # the config earlier versions created stores with
         m.setattr(edge, "edge_config", lambda dimension: plain)
         with Memory.open(settings, embedder=FakeEmbedder(dimension=256)) as old:

@@ -85,7 +85,7 @@ def test_a_failed_embedding_call_writes_nothing_for_its_batch_and_a_rerun_comple
 def test_a_later_line_for_the_same_incident_wins(store, embedder):
     report = ingest([make_incident(title="first"), make_incident(title="second")], store, embedder)
     assert report.new == 1 and store.count() == 1
-    (_, payload, _), = store.points()
+    ((_, payload, _),) = store.points()
     assert payload["title"] == "second"
 
 

@@ -27,17 +27,27 @@ from oncall_memory.settings import Settings
 
 SECRET = "whsec-learning"
 NOTES = [
-    {"id": "N1", "created_at": "2026-11-28T03:20:00Z", "user": {"summary": "Ana"},
-     "content": "Root cause: the session cache node ran out of file descriptors\nFix: restart session cache => no-op"},
-    {"id": "N2", "created_at": "2026-11-28T03:40:00Z", "user": {"summary": "Ana"},
-     "content": "Fix: raise ulimit nofile on cache nodes => resolved\nenv: shop-prod"},
+    {
+        "id": "N1",
+        "created_at": "2026-11-28T03:20:00Z",
+        "user": {"summary": "Ana"},
+        "content": "Root cause: the session cache node ran out of file descriptors\nFix: restart session cache => no-op",
+    },
+    {
+        "id": "N2",
+        "created_at": "2026-11-28T03:40:00Z",
+        "user": {"summary": "Ana"},
+        "content": "Fix: raise ulimit nofile on cache nodes => resolved\nenv: shop-prod",
+    },
 ]
 
 
 def signed(body: dict) -> tuple[bytes, dict]:
     raw = json.dumps(body).encode()
-    return raw, {"Content-Type": "application/json",
-                 "X-PagerDuty-Signature": "v1=" + hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()}
+    return raw, {
+        "Content-Type": "application/json",
+        "X-PagerDuty-Signature": "v1=" + hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest(),
+    }
 
 
 def event(event_type: str, data: dict, event_id: str) -> dict:
@@ -51,12 +61,26 @@ def embedder():
 
 @pytest.fixture
 def setup(httpserver, tmp_path, embedder):
-    pagerduty = FakePagerDuty(incidents=[pd_incident(77, id="PLEARN1", title="Session cache refusing connections: too many open files",
-                                                     created="2026-11-28T03:10:00Z")]).install(httpserver)
+    pagerduty = FakePagerDuty(
+        incidents=[
+            pd_incident(
+                77,
+                id="PLEARN1",
+                title="Session cache refusing connections: too many open files",
+                created="2026-11-28T03:10:00Z",
+            )
+        ]
+    ).install(httpserver)
     pagerduty.notes["PLEARN1"] = list(NOTES)
-    settings = Settings(data_dir=tmp_path / "data", embedder="fake", pagerduty_url=httpserver.url_for(""),
-                        pagerduty_token=SecretStr(TOKEN), pagerduty_webhook_secret=SecretStr(SECRET),
-                        pagerduty_from_email="oncall@acme.example", post_backoff=0.01)
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        embedder="fake",
+        pagerduty_url=httpserver.url_for(""),
+        pagerduty_token=SecretStr(TOKEN),
+        pagerduty_webhook_secret=SecretStr(SECRET),
+        pagerduty_from_email="oncall@acme.example",
+        post_backoff=0.01,
+    )
     memory = Memory.open(settings, embedder=embedder)
     memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
     with TestClient(create_app(settings, memory=memory)) as client:
@@ -65,7 +89,9 @@ def setup(httpserver, tmp_path, embedder):
 
 
 def find(client, text: str, incident_id: str) -> dict | None:
-    return next((n for n in client.get("/similar", params={"text": text, "limit": 10}).json() if n["id"] == incident_id), None)
+    return next(
+        (n for n in client.get("/similar", params={"text": text, "limit": 10}).json() if n["id"] == incident_id), None
+    )
 
 
 def test_a_resolved_incident_is_findable_within_two_seconds_with_its_notes(setup):
@@ -91,17 +117,30 @@ def test_an_annotation_adding_a_fix_updates_it_without_an_embedding_call(setup, 
     client.post("/webhooks/pagerduty", content=raw, headers=headers)
     client.app.state.dispatcher.join()
     calls = len(embedder.calls)
-    pagerduty.notes["PLEARN1"].append({"id": "N3", "created_at": "2026-11-28T05:00:00Z", "user": {"summary": "Bo"},
-                                       "content": "Fix: pin the cache image => mitigated"})
-    note = {"incident": {"id": "PLEARN1", "type": "incident_reference"}, "id": "N3", "content": "Fix: pin the cache image => mitigated",
-            "type": "incident_note"}
+    pagerduty.notes["PLEARN1"].append(
+        {
+            "id": "N3",
+            "created_at": "2026-11-28T05:00:00Z",
+            "user": {"summary": "Bo"},
+            "content": "Fix: pin the cache image => mitigated",
+        }
+    )
+    note = {
+        "incident": {"id": "PLEARN1", "type": "incident_reference"},
+        "id": "N3",
+        "content": "Fix: pin the cache image => mitigated",
+        "type": "incident_note",
+    }
     raw, headers = signed(event("incident.annotated", note, "E2"))
     assert client.post("/webhooks/pagerduty", content=raw, headers=headers).json()["accepted"] == 1
     client.app.state.dispatcher.join()
     assert len(embedder.calls) == calls  # the text did not change: payload only, no embedding
     stored = memory.incident("PLEARN1")
     assert {f["action"] for f in stored["fixes_attempted"]} == {
-        "restart session cache", "raise ulimit nofile on cache nodes", "pin the cache image"}
+        "restart session cache",
+        "raise ulimit nofile on cache nodes",
+        "pin the cache image",
+    }
 
 
 def test_a_feedback_note_moves_the_suggestion_for_alerts_like_it(setup):
@@ -110,8 +149,14 @@ def test_a_feedback_note_moves_the_suggestion_for_alerts_like_it(setup):
     pagerduty.incidents.append(pd_incident(78, id="PFEED01", title=title, status="triggered"))
     before = client.get("/similar", params={"text": title}).json()
     top = before[0]["id"]
-    pagerduty.notes["PFEED01"] = [{"id": "N9", "created_at": "2026-11-29T03:30:00Z", "user": {"summary": "Cy"},
-                                   "content": f"oncall-memory: {top} not related"}]
+    pagerduty.notes["PFEED01"] = [
+        {
+            "id": "N9",
+            "created_at": "2026-11-29T03:30:00Z",
+            "user": {"summary": "Cy"},
+            "content": f"oncall-memory: {top} not related",
+        }
+    ]
     note = {"incident": {"id": "PFEED01"}, "id": "N9", "content": "...", "type": "incident_note"}
     raw, headers = signed(event("incident.annotated", note, "E3"))
     client.post("/webhooks/pagerduty", content=raw, headers=headers)
@@ -122,7 +167,9 @@ def test_a_feedback_note_moves_the_suggestion_for_alerts_like_it(setup):
     assert demoted["score"] == pytest.approx(before[0]["score"] - weight, abs=1e-4)  # demoted by its weight ...
     assert "marked not related once for similar alerts" in demoted["reasons"]  # ... and says so
     for who in ("Di", "Ed", "Flo"):  # three more responders agree: counted up to max_feedback (3)
-        client.post("/feedback", json={"alert": {"text": title}, "suggested": top, "verdict": "not related", "who": who})
+        client.post(
+            "/feedback", json={"alert": {"text": title}, "suggested": top, "verdict": "not related", "who": who}
+        )
     after = client.get("/similar", params={"text": title}).json()
     demoted = next((n for n in after if n["id"] == top), None)
     assert after[0]["id"] != top
@@ -138,14 +185,21 @@ def test_feedback_over_http_and_the_cli_is_shown_and_bounded(setup, monkeypatch,
     top = client.get("/similar", params={"text": text, "limit": 5}).json()
     third = top[2]["id"]
     for who in ("ana", "bo", "cy", "di"):
-        response = client.post("/feedback", json={"alert": {"text": text}, "suggested": third, "verdict": "helped", "who": who})
+        response = client.post(
+            "/feedback", json={"alert": {"text": text}, "suggested": third, "verdict": "helped", "who": who}
+        )
         assert response.status_code == 200 and response.json()["recorded"] is True
     promoted = client.get("/similar", params={"text": text, "limit": 5}).json()
     mine = next(n for n in promoted if n["id"] == third)
     assert "helped 4 times on similar alerts" in mine["reasons"]
     lift = mine["score"] - next(n for n in top if n["id"] == third)["score"]
-    assert lift == pytest.approx(Settings().weights.feedback_helped * Settings().weights.max_feedback, abs=1e-4)  # capped
-    assert client.post("/feedback", json={"alert": {"text": text}, "suggested": third, "verdict": "maybe"}).status_code == 422
+    assert lift == pytest.approx(
+        Settings().weights.feedback_helped * Settings().weights.max_feedback, abs=1e-4
+    )  # capped
+    assert (
+        client.post("/feedback", json={"alert": {"text": text}, "suggested": third, "verdict": "maybe"}).status_code
+        == 422
+    )
     assert client.post("/feedback", json={"suggested": third, "verdict": "helped"}).status_code == 422
 
 
@@ -167,10 +221,19 @@ def test_feedback_from_the_cli_survives_a_restart_and_a_reindex(tmp_path, monkey
 
 def test_a_fix_that_stopped_working_shows_its_latest_outcome_first_with_its_date():
     memory = Memory.open(Settings(data_dir=":memory:"), embedder=FakeEmbedder())
-    memory.ingest([make_incident(id="DNS", title="coredns lookups time out", fixes_attempted=[
-        {"action": "restart coredns", "outcome": "resolved", "at": "2025-03-02T10:00:00Z"},
-        {"action": "scale coredns", "outcome": "resolved", "at": "2025-03-02T11:00:00Z"},
-        {"action": "Restart CoreDNS", "outcome": "no-op", "at": "2026-05-20T09:00:00Z"}])])
+    memory.ingest(
+        [
+            make_incident(
+                id="DNS",
+                title="coredns lookups time out",
+                fixes_attempted=[
+                    {"action": "restart coredns", "outcome": "resolved", "at": "2025-03-02T10:00:00Z"},
+                    {"action": "scale coredns", "outcome": "resolved", "at": "2025-03-02T11:00:00Z"},
+                    {"action": "Restart CoreDNS", "outcome": "no-op", "at": "2026-05-20T09:00:00Z"},
+                ],
+            )
+        ]
+    )
     (n,) = memory.similar(Alert(text="coredns lookups time out")).neighbours
     assert n.fixes[0].action == "Restart CoreDNS" and n.fixes[0].outcome == "no-op"  # the latest first
     assert n.fixes[0].history == "Restart CoreDNS: no effect since 2026-05-20; worked until 2025-03-02"
@@ -210,8 +273,11 @@ def test_an_mcp_client_lists_the_tools_and_gets_the_cli_neighbours(mcp_memory):
             (record,) = _texts(await client.call_tool("get_incident", {"incident_id": got[0]["id"]}))
             assert record["id"] == got[0]["id"] and record["fixes_attempted"] and "text_hash" not in record
             assert record["similar"] and all(s["id"] != got[0]["id"] for s in record["similar"])
-            (fb,) = _texts(await client.call_tool("record_feedback", {"alert_text": ALERT, "suggested": got[0]["id"],
-                                                                      "verdict": "not related"}))
+            (fb,) = _texts(
+                await client.call_tool(
+                    "record_feedback", {"alert_text": ALERT, "suggested": got[0]["id"], "verdict": "not related"}
+                )
+            )
             assert fb["recorded"] is True
             stats = json.loads((await client.read_resource("oncall-memory://stats")).contents[0].text)
             assert stats["count"] == 64
@@ -228,7 +294,9 @@ def test_the_mcp_server_over_stdio(tmp_path, monkeypatch):
     main_env = {"ONCALL_MEMORY_DATA_DIR": str(data)}
     monkeypatch.setenv(*next(iter(main_env.items())))
     assert main(["ingest", str(FIXTURES / "incidents.jsonl")]) == 0
-    params = StdioServerParameters(command=sys.executable, args=["-m", "oncall_memory.cli", "mcp"], env=env, cwd=str(ROOT))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "oncall_memory.cli", "mcp"], env=env, cwd=str(ROOT)
+    )
 
     async def run():
         async with Client(params) as client:

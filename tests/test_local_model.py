@@ -27,10 +27,12 @@ def test_loads_offline_with_384_dims(local_embedder):
 @pytest.mark.parametrize("mode", ["dense", "hybrid"])
 def test_crashing_pods_find_the_never_ready_deployment_before_the_expired_certificate(store, local_embedder, mode):
     memory = Memory(store, local_embedder, Settings(data_dir=":memory:"))
-    memory.ingest([
-        make_incident(id="CERT", title="certificate expired"),
-        make_incident(id="READY", title="deployment never becomes ready, readiness probe failing"),
-    ])
+    memory.ingest(
+        [
+            make_incident(id="CERT", title="certificate expired"),
+            make_incident(id="READY", title="deployment never becomes ready, readiness probe failing"),
+        ]
+    )
     lookup = memory.similar(Alert(text="pods are crashing on startup, CrashLoopBackOff"), mode=mode, rank=False)
     ids = [n.id for n in lookup.neighbours]
     assert ids == ["READY", "CERT"]
@@ -53,12 +55,27 @@ def fixture_memory(local_embedder, tmp_path_factory):
 def test_a_crash_looping_pod_alert_finds_the_same_service_crash_loop_first(fixture_memory):
     from oncall_memory.pagers import AMAlert, alertmanager_alert
 
-    labels = {"alertname": "KubePodCrashLooping", "pod": "checkout-6c9d7f-abcde", "container": "checkout",
-              "namespace": "shop", "cluster": "shop-prod", "job": "kube-state-metrics", "service": "kube-state-metrics",
-              "severity": "warning"}
-    raw = AMAlert(status="firing", labels=labels, startsAt="2026-11-29T03:10:00Z", fingerprint="f",
-                  annotations={"summary": "Pod is crash looping.", "description": 'Pod shop/checkout-6c9d7f-abcde '
-                               '(checkout) is in waiting state (reason: "CrashLoopBackOff").'})
+    labels = {
+        "alertname": "KubePodCrashLooping",
+        "pod": "checkout-6c9d7f-abcde",
+        "container": "checkout",
+        "namespace": "shop",
+        "cluster": "shop-prod",
+        "job": "kube-state-metrics",
+        "service": "kube-state-metrics",
+        "severity": "warning",
+    }
+    raw = AMAlert(
+        status="firing",
+        labels=labels,
+        startsAt="2026-11-29T03:10:00Z",
+        fingerprint="f",
+        annotations={
+            "summary": "Pod is crash looping.",
+            "description": "Pod shop/checkout-6c9d7f-abcde "
+            '(checkout) is in waiting state (reason: "CrashLoopBackOff").',
+        },
+    )
     alert = alertmanager_alert(raw, known=fixture_memory.known_values())
     first = fixture_memory.similar(alert).neighbours[0]
     assert first.id == "INC-1001"  # checkout crash loop in shop-prod

@@ -29,11 +29,18 @@ AUTH = {"Authorization": f"Bearer {API}"}
 @pytest.fixture
 def settings(httpserver, tmp_path):
     return Settings(
-        data_dir=tmp_path / "data", embedder="fake", api_token=SecretStr(API),
-        pagerduty_url=httpserver.url_for(""), pagerduty_token=SecretStr(PD_TOKEN),
-        pagerduty_from_email="oncall-memory@acme.example", pagerduty_webhook_secret=SecretStr("whsec-topsecret-value"),
+        data_dir=tmp_path / "data",
+        embedder="fake",
+        api_token=SecretStr(API),
+        pagerduty_url=httpserver.url_for(""),
+        pagerduty_token=SecretStr(PD_TOKEN),
+        pagerduty_from_email="oncall-memory@acme.example",
+        pagerduty_webhook_secret=SecretStr("whsec-topsecret-value"),
         slack_webhook_url=SecretStr(httpserver.url_for(SLACK)),
-        post_backoff=0.01, post_backoff_cap=0.05, post_max_retries=1, pagerduty_backoff=0.01,
+        post_backoff=0.01,
+        post_backoff_cap=0.05,
+        post_max_retries=1,
+        pagerduty_backoff=0.01,
     )
 
 
@@ -46,8 +53,10 @@ def embedder():
 def client(settings, embedder, httpserver):
     FakePagerDuty(incidents=[pd_incident(0, id="PGR0VU2")]).install(httpserver)
     memory = Memory(open_store(Settings(data_dir=":memory:")), embedder, settings)
-    with Outbox(settings.data_dir / "outbox.sqlite3") as box, \
-            TestClient(create_app(settings, memory=memory, outbox=box)) as c:
+    with (
+        Outbox(settings.data_dir / "outbox.sqlite3") as box,
+        TestClient(create_app(settings, memory=memory, outbox=box)) as c,
+    ):
         yield c
     memory.close()
 
@@ -56,8 +65,11 @@ def scrape(client) -> dict[tuple[str, tuple], float]:
     response = client.get("/metrics", headers=AUTH)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain; version=")
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(response.text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(response.text)
+        for s in family.samples
+    }
 
 
 def value(samples, name, **labels) -> float:

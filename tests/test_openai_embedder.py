@@ -37,7 +37,12 @@ def embeddings_api(dim: int = DIM, drop_one: bool = False):
             else:
                 emb = vec
             data.append({"object": "embedding", "index": index, "embedding": emb})
-        payload = {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+        payload = {
+            "object": "list",
+            "data": data,
+            "model": body["model"],
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        }
         return Response(json.dumps(payload), content_type="application/json")
 
     return handler, seen

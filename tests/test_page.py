@@ -65,8 +65,13 @@ def test_the_wrong_token_is_refused_and_the_right_one_gives_a_strict_httponly_se
 def test_the_cookie_opens_the_pages_only_never_the_api(client):
     client.cookies.set(COOKIE, session_value(TOKEN))
     assert client.get("/").status_code == 200
-    for method, path in (("GET", "/similar?text=disk"), ("GET", "/stats"), ("GET", "/metrics"),
-                         ("POST", "/feedback"), ("GET", "/openapi.json")):
+    for method, path in (
+        ("GET", "/similar?text=disk"),
+        ("GET", "/stats"),
+        ("GET", "/metrics"),
+        ("POST", "/feedback"),
+        ("GET", "/openapi.json"),
+    ):
         assert client.request(method, path).status_code == 401, path
     # a bearer token opens the page too (a script, a screen reader's fetch)
     client.cookies.clear()
@@ -74,19 +79,36 @@ def test_the_cookie_opens_the_pages_only_never_the_api(client):
     assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 303
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("/?q=x", "/?q=x"), ("/incidents/INC-1", "/incidents/INC-1"), ("//evil.example/", "/"),
-    ("/\\evil.example", "/"), ("https://evil.example/", "/"), ("", "/"), (None, "/"), ("/x\r\nSet-Cookie: a=b", "/"),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("/?q=x", "/?q=x"),
+        ("/incidents/INC-1", "/incidents/INC-1"),
+        ("//evil.example/", "/"),
+        ("/\\evil.example", "/"),
+        ("https://evil.example/", "/"),
+        ("", "/"),
+        (None, "/"),
+        ("/x\r\nSet-Cookie: a=b", "/"),
+    ],
+)
 def test_after_login_the_browser_goes_only_to_a_page_of_this_service(value, expected):
     assert safe_next(value) == expected
 
 
 def test_a_stored_incident_cannot_script_the_page_or_link_to_javascript(tmp_path):
     app, memory = app_with(tmp_path)
-    memory.ingest([make_incident(id="INC-EVIL", title='<script>alert(1)</script> disk full on "db"',
-                                 url="javascript:alert(document.cookie)", root_cause="<img src=x onerror=alert(1)>",
-                                 fixes_attempted=[{"action": "<b>rm -rf</b>", "outcome": "resolved"}])])
+    memory.ingest(
+        [
+            make_incident(
+                id="INC-EVIL",
+                title='<script>alert(1)</script> disk full on "db"',
+                url="javascript:alert(document.cookie)",
+                root_cause="<img src=x onerror=alert(1)>",
+                fixes_attempted=[{"action": "<b>rm -rf</b>", "outcome": "resolved"}],
+            )
+        ]
+    )
     with TestClient(app) as c:
         c.cookies.set(COOKIE, session_value(TOKEN))
         for page in (c.get("/", params={"q": "disk full"}), c.get("/incidents/INC-EVIL")):
@@ -105,8 +127,11 @@ def test_odd_input_gets_a_page_that_says_what_to_fix_never_a_500(client):
     too_long = client.get("/", params={"q": "x", "limit": "7", "only": ["env", "bogus"], "env": ""})
     assert too_long.status_code == 200  # an unknown limit falls back to 5, an unknown "only" is ignored
     assert client.get("/?q=%00%ED%A0%80%FF").status_code < 500  # a NUL and bytes that are not UTF-8
-    for params in ({"q": "x" * 20_000}, {"q": "disk", "tags": ",,, ,"},
-                   {"q": "disk", "service": "a" * 5000, "only": "service"}):
+    for params in (
+        {"q": "x" * 20_000},
+        {"q": "disk", "tags": ",,, ,"},
+        {"q": "disk", "service": "a" * 5000, "only": "service"},
+    ):
         assert client.get("/", params=params).status_code < 500, params
     assert client.get("/", params={"limit": "many"}).status_code == 422
     missing = client.get("/incidents/NO-SUCH-INCIDENT")

@@ -28,13 +28,23 @@ def source(httpserver, state_file=None, **kw) -> PagerDutySource:
 def test_notes_and_the_oldest_alert_are_mapped(httpserver):
     fake = FakePagerDuty(incidents=[pd_incident(1), pd_incident(2)]).install(httpserver)
     fake.notes["P00001"] = [
-        {"created_at": "2026-11-20T04:00:00Z", "content": "Restarting strongswan did nothing.\nFix: restart strongswan => no-op"},
-        {"created_at": "2026-11-20T04:05:00Z", "content": "Root cause: processor rotated their peer IP\nFix: update peer address => resolved\nenv: payments-prod\nflavor: eks\ntags: ipsec, networking"},
+        {
+            "created_at": "2026-11-20T04:00:00Z",
+            "content": "Restarting strongswan did nothing.\nFix: restart strongswan => no-op",
+        },
+        {
+            "created_at": "2026-11-20T04:05:00Z",
+            "content": "Root cause: processor rotated their peer IP\nFix: update peer address => resolved\nenv: payments-prod\nflavor: eks\ntags: ipsec, networking",
+        },
     ]
     fake.alerts["P00001"] = [
         {"created_at": "2026-11-20T03:40:00Z", "summary": "a later alert", "alert_key": "later"},
-        {"created_at": "2026-11-20T03:33:00Z", "summary": "IKE_SA_INIT to peer timed out", "alert_key": "<env> ipsec pod not ready",
-         "body": {"details": "tunnel pp-primary DOWN"}},
+        {
+            "created_at": "2026-11-20T03:33:00Z",
+            "summary": "IKE_SA_INIT to peer timed out",
+            "alert_key": "<env> ipsec pod not ready",
+            "body": {"details": "tunnel pp-primary DOWN"},
+        },
     ]
     got = list(source(httpserver).incidents(NOV))
     assert [i.id for i in got] == ["P00001", "P00002"]
@@ -43,7 +53,9 @@ def test_notes_and_the_oldest_alert_are_mapped(httpserver):
     assert first.oncall_note == "Restarting strongswan did nothing."
     assert first.root_cause == "processor rotated their peer IP"
     assert [(f.action, f.outcome.value) for f in first.fixes_attempted] == [
-        ("restart strongswan", "no-op"), ("update peer address", "resolved")]
+        ("restart strongswan", "no-op"),
+        ("update peer address", "resolved"),
+    ]
     # The oldest alert, asked for by creation time: the fake returns unsorted lists newest first.
     assert first.error_signature == "IKE_SA_INIT to peer timed out | tunnel pp-primary DOWN"
     assert first.signature == "<env> ipsec pod not ready"

@@ -4,7 +4,7 @@ stripped, the ops vocabulary telling the same symptom said many ways."""
 import json
 
 import pytest
-from conftest import FIXTURES, make_incident
+from conftest import FIXTURES, ROOT, make_incident
 
 from oncall_memory.alert import Alert
 from oncall_memory.distill import distill_alert
@@ -24,9 +24,17 @@ from oncall_memory.settings import Settings
 from oncall_memory.stores import open_store
 from oncall_memory.vocabulary import symptoms
 
-CRASHLOOP = {"alertname": "KubePodCrashLooping", "pod": "checkout-6c9d7f-abcde", "container": "checkout",
-             "namespace": "shop", "cluster": "shop-prod", "job": "kube-state-metrics", "service": "kube-state-metrics",
-             "severity": "warning", "node": "ip-10-0-1-23.eu-west-1.compute.internal"}
+CRASHLOOP = {
+    "alertname": "KubePodCrashLooping",
+    "pod": "checkout-6c9d7f-abcde",
+    "container": "checkout",
+    "namespace": "shop",
+    "cluster": "shop-prod",
+    "job": "kube-state-metrics",
+    "service": "kube-state-metrics",
+    "severity": "warning",
+    "node": "ip-10-0-1-23.eu-west-1.compute.internal",
+}
 
 
 def test_facts_come_from_the_labels_that_name_the_workload_not_the_exporter():
@@ -36,12 +44,15 @@ def test_facts_come_from_the_labels_that_name_the_workload_not_the_exporter():
     assert facts["component_tags"] == ["shop"]
 
 
-@pytest.mark.parametrize("labels,service,source", [
-    ({"pod": "orders-api-5c8d7f9b6-qw7rt", "job": "kube-state-metrics"}, "orders-api", "pod label"),
-    ({"app_kubernetes_io_name": "search", "container": "es"}, "search", "app_kubernetes_io_name label"),
-    ({"job": "payments-api"}, "payments-api", "job label"),
-    ({"job": "node-exporter", "service": "kubelet"}, None, None),
-])
+@pytest.mark.parametrize(
+    "labels,service,source",
+    [
+        ({"pod": "orders-api-5c8d7f9b6-qw7rt", "job": "kube-state-metrics"}, "orders-api", "pod label"),
+        ({"app_kubernetes_io_name": "search", "container": "es"}, "search", "app_kubernetes_io_name label"),
+        ({"job": "payments-api"}, "payments-api", "job label"),
+        ({"job": "node-exporter", "service": "kubelet"}, None, None),
+    ],
+)
 def test_the_service_label_rules(labels, service, source):
     facts = facts_from_labels(labels)
     assert facts.get("service") == service
@@ -54,20 +65,28 @@ def test_a_label_the_memory_knows_wins_over_the_first_one():
     assert facts_from_labels(labels, known={"service": {"notifications"}})["service"] == "notifications"
 
 
-@pytest.mark.parametrize("namespace,env", [("checkout-prod", "checkout-prod"), ("shop", None), ("payments-staging", "payments-staging")])
+@pytest.mark.parametrize(
+    "namespace,env", [("checkout-prod", "checkout-prod"), ("shop", None), ("payments-staging", "payments-staging")]
+)
 def test_a_namespace_is_an_env_only_when_it_reads_like_one(namespace, env):
     assert facts_from_labels({"namespace": namespace}).get("env") == env
 
 
-@pytest.mark.parametrize("node,flavor", [("aks-nodepool1-31718369-vmss000002", "aks"),
-                                         ("gke-data-pool-2b7f9e1c-x7k2", "gke"), ("worker-3", None)])
+@pytest.mark.parametrize(
+    "node,flavor",
+    [("aks-nodepool1-31718369-vmss000002", "aks"), ("gke-data-pool-2b7f9e1c-x7k2", "gke"), ("worker-3", None)],
+)
 def test_the_node_name_tells_the_flavor(node, flavor):
     assert facts_from_labels({"node": node}).get("flavor") == flavor
 
 
 def test_pagerduty_titles_from_alertmanager_lose_their_ceremony_and_keep_their_facts():
-    incident = PDIncident(id="Q1", title="[FIRING:1] KubePodCrashLooping (checkout shop-prod shop warning)",
-                          service={"summary": "Kubernetes"}, incident_key="d3640fbd41094207a1c11e58e46b1662")
+    incident = PDIncident(
+        id="Q1",
+        title="[FIRING:1] KubePodCrashLooping (checkout shop-prod shop warning)",
+        service={"summary": "Kubernetes"},
+        incident_key="d3640fbd41094207a1c11e58e46b1662",
+    )
     alert = pagerduty_alert(incident, known={"service": {"checkout"}, "env": {"shop-prod"}})
     assert alert.text == "KubePodCrashLooping"
     assert (alert.service, alert.env) == ("checkout", "shop-prod")
@@ -88,65 +107,95 @@ def test_a_secret_in_a_dedup_key_becomes_a_keyed_marker_that_is_still_an_identit
 def test_an_incident_key_pins_the_pagerduty_history_of_the_same_alert():
     key = "d3640fbd41094207a1c11e58e46b1662"
     memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), Settings(data_dir=":memory:"))
-    memory.ingest([make_incident(id=f"N{i}", title=f"queue lag {i}") for i in range(8)]
-                  + [make_incident(id="SAME", source="pagerduty", title="words unlike the alert", signature=key)])
-    alert = pagerduty_alert(PDIncident(id="Q2", title="[FIRING:1] KafkaConsumergroupLag (orders shop-prod)", incident_key=key))
+    memory.ingest(
+        [make_incident(id=f"N{i}", title=f"queue lag {i}") for i in range(8)]
+        + [make_incident(id="SAME", source="pagerduty", title="words unlike the alert", signature=key)]
+    )
+    alert = pagerduty_alert(
+        PDIncident(id="Q2", title="[FIRING:1] KafkaConsumergroupLag (orders shop-prod)", incident_key=key)
+    )
     lookup = memory.similar(alert, limit=3)
     assert lookup.neighbours[0].id == "SAME" and lookup.neighbours[0].reasons[0] == "exact signature match"
 
 
 def test_opsgenie_entity_tags_and_details_are_facts():
-    alert = opsgenie_alert(OGAlert(alertId="a1", message="Registry pulls failing", entity="search", tags=["images"],
-                                   details={"cluster": "shop-staging", "priority": "P3"}))
+    alert = opsgenie_alert(
+        OGAlert(
+            alertId="a1",
+            message="Registry pulls failing",
+            entity="search",
+            tags=["images"],
+            details={"cluster": "shop-staging", "priority": "P3"},
+        )
+    )
     assert (alert.service, alert.env, alert.component_tags) == ("search", "shop-staging", ["images"])
     assert alert.fact_sources == {"service": "Opsgenie entity", "env": "cluster label"}
 
 
 def test_an_alertmanager_alert_reads_name_summary_and_description():
-    a = AMAlert(status="firing", labels=CRASHLOOP, startsAt="2026-11-29T03:10:00Z", fingerprint="f",
-                annotations={"summary": "Pod is crash looping.", "description": "Pod shop/checkout-6c9d7f-abcde (checkout) "
-                             'is in waiting state (reason: "CrashLoopBackOff").'})
+    a = AMAlert(
+        status="firing",
+        labels=CRASHLOOP,
+        startsAt="2026-11-29T03:10:00Z",
+        fingerprint="f",
+        annotations={
+            "summary": "Pod is crash looping.",
+            "description": "Pod shop/checkout-6c9d7f-abcde (checkout) "
+            'is in waiting state (reason: "CrashLoopBackOff").',
+        },
+    )
     alert = alertmanager_alert(a)
     assert alert.text.startswith("KubePodCrashLooping - Pod is crash looping. - Pod shop/checkout")
     assert alert.service == "checkout"
 
 
-@pytest.mark.parametrize("text", [
-    "[FIRING:3] KubeNodeNotReady (shop-prod kube-state-metrics critical)",
-    "KubeNodeNotReady\nLabels:\n - alertname = KubeNodeNotReady\n - cluster = shop-prod\nSource: http://prometheus:9090/graph?g0=x",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[FIRING:3] KubeNodeNotReady (shop-prod kube-state-metrics critical)",
+        "KubeNodeNotReady\nLabels:\n - alertname = KubeNodeNotReady\n - cluster = shop-prod\nSource: http://prometheus:9090/graph?g0=x",
+    ],
+)
 def test_ceremony_is_stripped(text):
     assert strip_ceremony(text) == "KubeNodeNotReady"
     assert distill_alert(text) == "KubeNodeNotReady"
 
 
-@pytest.mark.parametrize("text,symptom", [
-    ("Last State: Terminated Reason: OOMKilled Exit Code: 137", "oom_kill"),
-    ("container keeps getting killed for going over its memory allowance", "oom_kill"),
-    ("exit code 137", "oom_kill"),
-    ("Back-off restarting failed container", "crash_loop"),
-    ("pods in CrashLoopBackOff", "crash_loop"),
-    ("x509: certificate has expired or is not yet valid", "cert_expiry"),
-    ("dial udp 10.96.0.10:53: i/o timeout", "dns"),
-    ("lookup api.fraud.example: NXDOMAIN", "dns"),
-    ("SERVFAIL from upstream", "dns"),
-    ("FATAL: sorry, too many clients already", "conn_exhaustion"),
-    ("The node was low on resource: ephemeral-storage", "disk_pressure"),
-    ("node has condition DiskPressure", "disk_pressure"),
-    ("PLEG is not healthy: pleg was last seen active 3m0s ago", "node_not_ready"),
-    ("node ip-10-0-1-23 is NotReady", "node_not_ready"),
-    ("Failed to pull image: ErrImagePull", "image_pull"),
-    ("ImagePullBackOff", "image_pull"),
-    ("Multi-Attach error for volume pvc-123", "volume_mount"),
-    ("FailedMount: Unable to attach or mount volumes", "volume_mount"),
-])
+@pytest.mark.parametrize(
+    "text,symptom",
+    [
+        ("Last State: Terminated Reason: OOMKilled Exit Code: 137", "oom_kill"),
+        ("container keeps getting killed for going over its memory allowance", "oom_kill"),
+        ("exit code 137", "oom_kill"),
+        ("Back-off restarting failed container", "crash_loop"),
+        ("pods in CrashLoopBackOff", "crash_loop"),
+        ("x509: certificate has expired or is not yet valid", "cert_expiry"),
+        ("dial udp 10.96.0.10:53: i/o timeout", "dns"),
+        ("lookup api.fraud.example: NXDOMAIN", "dns"),
+        ("SERVFAIL from upstream", "dns"),
+        ("FATAL: sorry, too many clients already", "conn_exhaustion"),
+        ("The node was low on resource: ephemeral-storage", "disk_pressure"),
+        ("node has condition DiskPressure", "disk_pressure"),
+        ("PLEG is not healthy: pleg was last seen active 3m0s ago", "node_not_ready"),
+        ("node ip-10-0-1-23 is NotReady", "node_not_ready"),
+        ("Failed to pull image: ErrImagePull", "image_pull"),
+        ("ImagePullBackOff", "image_pull"),
+        ("Multi-Attach error for volume pvc-123", "volume_mount"),
+        ("FailedMount: Unable to attach or mount volumes", "volume_mount"),
+    ],
+)
 def test_the_vocabulary_tells_the_same_symptom_said_many_ways(text, symptom):
     assert symptom in symptoms(text)
 
 
 def test_words_that_only_look_alike_are_not_a_symptom():
-    for text in ("memory usage dashboard updated", "certificate rotation scheduled", "restarted once by hand",
-                 "disk benchmark results", "DNS record added for the new service"):
+    for text in (
+        "memory usage dashboard updated",
+        "certificate rotation scheduled",
+        "restarted once by hand",
+        "disk benchmark results",
+        "DNS record added for the new service",
+    ):
         assert symptoms(text) == [] or text.startswith("DNS")  # a DNS record is still about DNS
 
 
@@ -162,7 +211,7 @@ def test_a_shared_symptom_is_a_reason_in_words():
 def test_the_shipped_pager_set_parses():
     from oncall_memory.evaluate import PagerQuery, read_labels
 
-    queries = read_labels(FIXTURES / "eval" / "alerts.jsonl")
+    queries = read_labels(ROOT / "oncall_memory" / "evalsets" / "alerts.jsonl")
     assert len(queries) >= 40 and all(isinstance(q, PagerQuery) for q in queries)
     assert {q.pager for q in queries} == {"alertmanager", "pagerduty", "opsgenie"}
     incidents = {json.loads(line)["id"] for line in (FIXTURES / "incidents.jsonl").read_text().splitlines()}

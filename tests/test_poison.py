@@ -29,16 +29,28 @@ def embeddings_api(status_for_batch=None):
         inputs = json.loads(request.get_data())["input"]
         calls.append(inputs)
         if status_for_batch and (status := status_for_batch(inputs)):
-            return Response(json.dumps({"error": {"message": "server error", "type": "server_error"}}), status=status,
-                            content_type="application/json")
+            return Response(
+                json.dumps({"error": {"message": "server error", "type": "server_error"}}),
+                status=status,
+                content_type="application/json",
+            )
         for text in inputs:
             if "POISON" in text or len(text.encode()) > LIMIT_BYTES:
-                error = {"message": "This model's maximum context length is 8192 tokens, however you requested "
-                                    "11042 tokens (11042 in your prompt). Please reduce your prompt.",
-                         "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}
+                error = {
+                    "message": "This model's maximum context length is 8192 tokens, however you requested "
+                    "11042 tokens (11042 in your prompt). Please reduce your prompt.",
+                    "type": "invalid_request_error",
+                    "param": "input",
+                    "code": "context_length_exceeded",
+                }
                 return Response(json.dumps({"error": error}), status=400, content_type="application/json")
         data = [{"object": "embedding", "index": i, "embedding": [0.1 * (i % 7 + 1)] * DIM} for i in range(len(inputs))]
-        body = {"object": "list", "data": data, "model": "text-embedding-3-small", "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+        body = {
+            "object": "list",
+            "data": data,
+            "model": "text-embedding-3-small",
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        }
         return Response(json.dumps(body), content_type="application/json")
 
     return handler, calls
@@ -48,16 +60,25 @@ def embeddings_api(status_for_batch=None):
 def openai_memory(httpserver):
     handler, calls = embeddings_api()
     httpserver.expect_request("/v1/embeddings", method="POST").respond_with_handler(handler)
-    embedder = OpenAIEmbedder(api_key="sk-test", base_url=httpserver.url_for("/v1"), model="text-embedding-3-small",
-                              dimension=DIM, max_retries=0)
-    memory = Memory(open_store(Settings(data_dir=":memory:")), embedder, Settings(data_dir=":memory:", embed_batch_size=64))
+    embedder = OpenAIEmbedder(
+        api_key="sk-test",
+        base_url=httpserver.url_for("/v1"),
+        model="text-embedding-3-small",
+        dimension=DIM,
+        max_retries=0,
+    )
+    memory = Memory(
+        open_store(Settings(data_dir=":memory:")), embedder, Settings(data_dir=":memory:", embed_batch_size=64)
+    )
     yield memory, calls
     memory.close()
 
 
 def incidents(n, poison_at=()):
-    return [make_incident(id=f"I{i}", title=f"queue consumer lag on partition {i} " + ("POISON" if i in poison_at else ""))
-            for i in range(n)]
+    return [
+        make_incident(id=f"I{i}", title=f"queue consumer lag on partition {i} " + ("POISON" if i in poison_at else ""))
+        for i in range(n)
+    ]
 
 
 def test_a_refused_incident_is_rejected_alone_and_the_rest_of_its_batch_is_written(openai_memory):
@@ -76,8 +97,13 @@ def test_a_refused_incident_is_rejected_alone_and_the_rest_of_its_batch_is_writt
 def test_an_outage_is_not_mistaken_for_poison(httpserver):
     handler, _ = embeddings_api(status_for_batch=lambda inputs: 503)
     httpserver.expect_request("/v1/embeddings", method="POST").respond_with_handler(handler)
-    embedder = OpenAIEmbedder(api_key="sk-test", base_url=httpserver.url_for("/v1"), model="text-embedding-3-small",
-                              dimension=DIM, max_retries=0)
+    embedder = OpenAIEmbedder(
+        api_key="sk-test",
+        base_url=httpserver.url_for("/v1"),
+        model="text-embedding-3-small",
+        dimension=DIM,
+        max_retries=0,
+    )
     memory = Memory(open_store(Settings(data_dir=":memory:")), embedder, Settings(data_dir=":memory:"))
     with pytest.raises(IngestStopped) as info:
         memory.ingest(incidents(10))
@@ -87,8 +113,12 @@ def test_an_outage_is_not_mistaken_for_poison(httpserver):
 def test_an_over_long_text_is_cut_to_the_model_limit_and_the_cut_is_recorded(openai_memory):
     memory, calls = openai_memory
     trace = "java.lang.IllegalStateException: pool exhausted\n" + "\tat com.acme.Pool.borrow(Pool.java:42)\n" * 1200
-    report = memory.ingest([make_incident(id="TRACE", title="checkout 500s", oncall_note=trace),
-                            make_incident(id="SHORT", title="checkout 500s again")])
+    report = memory.ingest(
+        [
+            make_incident(id="TRACE", title="checkout 500s", oncall_note=trace),
+            make_incident(id="SHORT", title="checkout 500s again"),
+        ]
+    )
     assert (report.new, report.rejected) == (2, 0)
     assert max(len(t.encode()) for t in calls[-1]) <= LIMIT_BYTES
     payloads = {p["id"]: p for _, p, _ in memory._store.points()}

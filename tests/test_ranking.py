@@ -28,7 +28,9 @@ def candidates(winner: dict, runner_up: dict, weights: RankingWeights, *, sims=(
     base = {"id": None, "opened_at": ago(30)}
     return [
         Candidate("WINNER", {**base, "id": "WINNER", **winner}, relevance(sims[0], overlaps[0], weights), sims[0]),
-        Candidate("RUNNER_UP", {**base, "id": "RUNNER_UP", **runner_up}, relevance(sims[1], overlaps[1], weights), sims[1]),
+        Candidate(
+            "RUNNER_UP", {**base, "id": "RUNNER_UP", **runner_up}, relevance(sims[1], overlaps[1], weights), sims[1]
+        ),
     ]
 
 
@@ -44,13 +46,21 @@ SCENARIOS = {
     "max_feedback": ({}, {}, {}, {"feedback": {"WINNER": Tally(helped=1)}}),
     "shared_tag": ({"component_tags": ["dns"]}, {"component_tags": ["dns"]}, {"component_tags": ["disk"]}, {}),
     "max_shared_tags": ({"component_tags": ["dns"]}, {"component_tags": ["dns"]}, {"component_tags": ["disk"]}, {}),
-    "worked_fix": ({}, {"fixes_attempted": [{"action": "scale coredns", "outcome": "resolved"}]},
-                   {"fixes_attempted": [{"action": "restart pods", "outcome": "no-op"}]}, {}),
+    "worked_fix": (
+        {},
+        {"fixes_attempted": [{"action": "scale coredns", "outcome": "resolved"}]},
+        {"fixes_attempted": [{"action": "restart pods", "outcome": "no-op"}]},
+        {},
+    ),
     "recency": ({}, {"opened_at": ago(10)}, {"opened_at": ago(800)}, {"sims": (0.80, 0.82)}),
     # A half-life of a year or more makes a 10-day-old and an 800-day-old incident nearly equally fresh.
     "recency_half_life_days": ({}, {"opened_at": ago(10)}, {"opened_at": ago(800)}, {"sims": (0.80, 0.82)}),
-    "signature_pin": ({"signature": "shop-prod queue lag alert", "env": "shop-prod"}, {"signature_key": SIGNATURE},
-                      {}, {"sims": (0.30, 0.90)}),
+    "signature_pin": (
+        {"signature": "shop-prod queue lag alert", "env": "shop-prod"},
+        {"signature_key": SIGNATURE},
+        {},
+        {"sims": (0.30, 0.90)},
+    ),
 }
 # What "switched off" means for each weight: 0, False, or (for the half-life, which must stay positive) 100 years.
 OFF = {"signature_pin": False, "recency_half_life_days": 36525.0}
@@ -62,8 +72,15 @@ def order(name: str, weights: RankingWeights) -> list[str]:
     told = extra.pop("told", [])  # the symptoms the alert tells of
     feedback = extra.pop("feedback", {})  # responders' verdicts on alerts like this one
     alert = Alert(text="queue lag", **facts)
-    ranked = rank(candidates(winner, runner_up, weights, **extra), facts=alert, weights=weights,
-                  signature_key=SIGNATURE if "signature" in facts else None, now=NOW, symptoms=told, feedback=feedback)
+    ranked = rank(
+        candidates(winner, runner_up, weights, **extra),
+        facts=alert,
+        weights=weights,
+        signature_key=SIGNATURE if "signature" in facts else None,
+        now=NOW,
+        symptoms=told,
+        feedback=feedback,
+    )
     return [r.candidate.key for r in ranked]
 
 
@@ -89,9 +106,16 @@ def test_a_zero_half_life_is_refused_with_a_reason():
 
 def test_recency_halves_every_half_life():
     weights = RankingWeights(recency=0.04, recency_half_life_days=100)
-    fresh, old = rank([Candidate("A", {"id": "A", "opened_at": ago(0)}, 0.5, None),
-                       Candidate("B", {"id": "B", "opened_at": ago(100)}, 0.5, None)],
-                      facts=Alert(text="x"), weights=weights, signature_key=None, now=NOW)
+    fresh, old = rank(
+        [
+            Candidate("A", {"id": "A", "opened_at": ago(0)}, 0.5, None),
+            Candidate("B", {"id": "B", "opened_at": ago(100)}, 0.5, None),
+        ],
+        facts=Alert(text="x"),
+        weights=weights,
+        signature_key=None,
+        now=NOW,
+    )
     assert fresh.score == pytest.approx(0.5 + 0.04) and old.score == pytest.approx(0.5 + 0.02)
     assert [b.text for b in old.boosts if b.kind == "age"] == ["3 months ago"]
 
@@ -99,16 +123,27 @@ def test_recency_halves_every_half_life():
 def test_shared_tags_count_up_to_the_cap():
     weights = RankingWeights(shared_tag=0.03, max_shared_tags=2)
     payload = {"id": "A", "component_tags": ["dns", "networking", "coredns"]}
-    (only,) = rank([Candidate("A", payload, 0.5, None)], facts=Alert(text="x", component_tags=["dns", "networking", "coredns"]),
-                   weights=weights, signature_key=None, now=NOW)
+    (only,) = rank(
+        [Candidate("A", payload, 0.5, None)],
+        facts=Alert(text="x", component_tags=["dns", "networking", "coredns"]),
+        weights=weights,
+        signature_key=None,
+        now=NOW,
+    )
     assert only.score == pytest.approx(0.5 + 0.06)
     assert "3 shared components: dns, networking, coredns" in [b.text for b in only.boosts]
 
 
 def test_unranked_order_is_relevance_alone_but_reasons_are_still_given():
     weights = RankingWeights()
-    ranked = rank(candidates({"flavor": "eks"}, {}, weights), facts=Alert(text="x", flavor="eks"), weights=weights,
-                  signature_key=None, now=NOW, by_facts=False)
+    ranked = rank(
+        candidates({"flavor": "eks"}, {}, weights),
+        facts=Alert(text="x", flavor="eks"),
+        weights=weights,
+        signature_key=None,
+        now=NOW,
+        by_facts=False,
+    )
     assert [r.candidate.key for r in ranked] == ["RUNNER_UP", "WINNER"]
     assert "same flavor (eks)" in [b.text for b in ranked[1].boosts]
     assert ranked[1].score == ranked[1].candidate.relevance
@@ -116,9 +151,15 @@ def test_unranked_order_is_relevance_alone_but_reasons_are_still_given():
 
 def test_score_is_relevance_plus_the_weights_of_the_reasons():
     weights = RankingWeights()
-    (r, _) = rank(candidates({"flavor": "eks", "env": "prod", "fixes_attempted": [{"action": "a", "outcome": "mitigated"}]},
-                             {}, weights), facts=Alert(text="x", flavor="eks", env="prod"), weights=weights,
-                  signature_key=None, now=NOW)
+    (r, _) = rank(
+        candidates(
+            {"flavor": "eks", "env": "prod", "fixes_attempted": [{"action": "a", "outcome": "mitigated"}]}, {}, weights
+        ),
+        facts=Alert(text="x", flavor="eks", env="prod"),
+        weights=weights,
+        signature_key=None,
+        now=NOW,
+    )
     assert r.score == pytest.approx(r.candidate.relevance + sum(b.weight for b in r.boosts))
     kinds = [b.kind for b in r.boosts]
     assert kinds == ["meaning", "flavor", "env", "fixed", "age"]

@@ -61,6 +61,7 @@ def test_secrets_never_reach_the_embedded_text_or_the_payload():
 
 # -- each rule on its own -----------------------------------------------------------------------------
 
+
 def lo(n, alphabet="ab"):
     """n characters cycling over the alphabet's first two: no randomness, so neither the entropy rule nor the
     catalogue's entropy thresholds take it; only the detector's shape does."""
@@ -161,8 +162,10 @@ def test_each_detector_catches_its_example_and_no_other_would(name, template, se
     text = template.replace("{}", secret)
     assert secret not in redact(text)
     without = [d for d in engine.DETECTORS if d.name != name]
-    with mock.patch.object(engine, "DETECTORS", without), \
-            mock.patch.object(engine, "UNFOLDED_DETECTORS", [d for d in without if d is not engine.HIGH_ENTROPY]):
+    with (
+        mock.patch.object(engine, "DETECTORS", without),
+        mock.patch.object(engine, "UNFOLDED_DETECTORS", [d for d in without if d is not engine.HIGH_ENTROPY]),
+    ):
         assert secret[-5:] in redact(text), f"another detector catches {name}'s example: it proves nothing"
 
 
@@ -203,6 +206,7 @@ def test_every_rule_fed_its_own_keywords_repeated_costs_the_same_per_byte_at_eve
 
 # -- the limit ---------------------------------------------------------------------------------------------
 
+
 def test_a_field_over_the_limit_is_cut_and_the_cut_is_marked():
     text = "x" * (MAX_FIELD_CHARS + 1234)
     out = redact(text)
@@ -213,6 +217,7 @@ def test_a_field_over_the_limit_is_cut_and_the_cut_is_marked():
 
 
 # -- what is not a secret is kept ----------------------------------------------------------------------------
+
 
 def identifiers() -> list[str]:
     """Ids and links on-call text is full of, none a secret (generated in their real shapes)."""
@@ -234,7 +239,7 @@ def identifiers() -> list[str]:
             f"arn:aws:iam::{rng.randrange(10**11, 10**12)}:role/service-role/CheckoutLambdaRole-{''.join(rng.choice(mixed) for _ in range(12))}",
             f"/subscriptions/{hexs(8)}-{hexs(4)}-{hexs(4)}-{hexs(4)}-{hexs(12)}/resourceGroups/rg-prod-weu/providers/"
             f"Microsoft.ContainerService/managedClusters/aks-prod-weu",
-            f"fingerprint {hexs(16)} groupKey {{}}:{{alertname=\"KubePodCrashLooping\"}}",
+            f'fingerprint {hexs(16)} groupKey {{}}:{{alertname="KubePodCrashLooping"}}',
             f"pod checkout-{hexs(9)}-{''.join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(5))}",
             f"containerID: containerd://{hexs(64)}",
             f"uid: {hexs(8)}-{hexs(4)}-{hexs(4)}-{hexs(4)}-{hexs(12)}",
@@ -249,6 +254,7 @@ def test_ids_links_and_checksums_that_are_not_secrets_are_kept():
 
 # -- coverage -----------------------------------------------------------------------------------------------
 
+
 def caught(shape) -> bool:
     out = redact(shape.text)
     return not any(piece in out for secret in shape.secrets for piece in pieces(secret))
@@ -259,7 +265,7 @@ def pieces(secret: str) -> set[str]:
     if len(secret) <= 12:
         return {secret}
     middle = len(secret) // 2 - 6
-    return {secret[:12], secret[middle:middle + 12], secret[-12:]}
+    return {secret[:12], secret[middle : middle + 12], secret[-12:]}
 
 
 def test_every_shape_of_the_tuned_corpus_is_caught():
@@ -274,6 +280,7 @@ def test_the_holdout_corpus_stays_at_least_as_covered_as_measured():
 
 
 # -- what goes out ----------------------------------------------------------------------------------------------
+
 
 def test_bidi_overrides_and_invisible_characters_never_go_out():
     host = "db-\u202eprod\u202c-01"

@@ -30,12 +30,21 @@ MB = 1 << 20
 @pytest.fixture
 def service(tmp_path, httpserver):
     pagerduty = FakePagerDuty(incidents=[pd_incident(0, id="PGR0VU2")]).install(httpserver)
-    settings = Settings(data_dir=tmp_path / "data", embedder="fake", api_token=SecretStr(TOKEN),
-                        pagerduty_url=httpserver.url_for(""), pagerduty_token=SecretStr(PD_TOKEN),
-                        pagerduty_from_email="oncall@acme.example", max_body_bytes=2 * MB, post_backoff=0.05)
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        embedder="fake",
+        api_token=SecretStr(TOKEN),
+        pagerduty_url=httpserver.url_for(""),
+        pagerduty_token=SecretStr(PD_TOKEN),
+        pagerduty_from_email="oncall@acme.example",
+        max_body_bytes=2 * MB,
+        post_backoff=0.05,
+    )
     with Memory.open(settings, embedder=FakeEmbedder()) as memory:
         memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
-        with serving(create_app(settings, memory=memory), log_level="info") as base:  # the access log on, as serve has it
+        with serving(
+            create_app(settings, memory=memory), log_level="info"
+        ) as base:  # the access log on, as serve has it
             yield base, pagerduty
 
 
@@ -65,15 +74,25 @@ def hostile_alert() -> dict:
     """A 1 MB Opsgenie alert: every field a keyword the rules look for, repeated."""
     units = ["password ", "pwd", "redis-cli ", "mysql ", "AccountKey=", "data:", "token: ", "a://b:"]
     details = {f"field{i}": (u * (MB // 8 // len(u)))[: MB // 8 - 64] for i, u in enumerate(units)}
-    return {"action": "Create", "alert": {"alertId": "og-hostile", "message": "disk full " + "pw: " * 5000,
-                                          "details": details}}
+    return {
+        "action": "Create",
+        "alert": {"alertId": "og-hostile", "message": "disk full " + "pw: " * 5000, "details": details},
+    }
 
 
 def mcp_call(base: str, argument: str) -> httpx.Response:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "get_incident", "arguments": {"incident_id": argument}}}
-    return httpx.post(f"{base}/mcp", json=body, timeout=60,
-                      headers={"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"})
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "get_incident", "arguments": {"incident_id": argument}},
+    }
+    return httpx.post(
+        f"{base}/mcp",
+        json=body,
+        timeout=60,
+        headers={"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"},
+    )
 
 
 def test_hostile_input_leaves_health_checks_fast_and_the_next_note_on_time(service):
@@ -84,8 +103,9 @@ def test_hostile_input_leaves_health_checks_fast_and_the_next_note_on_time(servi
         url = f"{base}/healthz?" + "pwd" * 5200  # 15.6 KB, no credentials needed
         threads = [threading.Thread(target=lambda: [httpx.get(url, timeout=60) for _ in range(5)]) for _ in range(4)]
         threads.append(threading.Thread(target=lambda: mcp_call(base, "INC-" + "pwd" * (MB // 3))))
-        threads.append(threading.Thread(target=lambda: httpx.post(f"{base}/webhooks/opsgenie", json=hostile_alert(),
-                                                                  timeout=60)))
+        threads.append(
+            threading.Thread(target=lambda: httpx.post(f"{base}/webhooks/opsgenie", json=hostile_alert(), timeout=60))
+        )
         for t in threads:
             t.start()
         for t in threads:
@@ -95,13 +115,19 @@ def test_hostile_input_leaves_health_checks_fast_and_the_next_note_on_time(servi
     # Measured with the earlier detectors on this test: 2 health checks answered in 4.7 minutes, one after 5.3 s.
     assert statistics.median(busy) < 0.1, (
         f"median /healthz {statistics.median(busy) * 1000:.0f} ms under attack "
-        f"(idle {statistics.median(idle) * 1000:.0f} ms, slowest {max(busy) * 1000:.0f} ms)")
+        f"(idle {statistics.median(idle) * 1000:.0f} ms, slowest {max(busy) * 1000:.0f} ms)"
+    )
     assert len(busy) >= 10
 
     # The next page still goes out on time: a note within seconds, not minutes.
     started = time.monotonic()
-    hook = {"event": {"id": "E1", "event_type": "incident.triggered",
-                      "data": {"id": "PGR0VU2", "title": "IPsec tunnel down to the processor"}}}
+    hook = {
+        "event": {
+            "id": "E1",
+            "event_type": "incident.triggered",
+            "data": {"id": "PGR0VU2", "title": "IPsec tunnel down to the processor"},
+        }
+    }
     assert httpx.post(f"{base}/webhooks/pagerduty", json=hook, timeout=30).status_code == 202
     while not pagerduty.notes.get("PGR0VU2"):
         assert time.monotonic() - started < 20, "the note behind the hostile alert is late"

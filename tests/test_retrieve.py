@@ -86,17 +86,20 @@ def test_a_worked_fix_is_surfaced_and_a_noop_is_flagged(store):
 
 # A long story, so that one extra word lowers similarity by less than one fact's weight: the incident
 # told in the alert's exact words is a little more relevant, and only the fact can put the other first.
-LONG = ("coredns lookups time out under load cluster dns i/o timeout upstream resolver slow kube-dns "
-        "service endpoints flapping ndots search domains conntrack table full udp packets dropped "
-        "nodelocal cache missing autoscaler replicas too few resolv conf")
+LONG = (
+    "coredns lookups time out under load cluster dns i/o timeout upstream resolver slow kube-dns "
+    "service endpoints flapping ndots search domains conntrack table full udp packets dropped "
+    "nodelocal cache missing autoscaler replicas too few resolv conf"
+)
 
 
 @pytest.mark.parametrize("weight,expected", [({}, ["FIXED", "NOFIX"]), ({"worked_fix": 0}, ["NOFIX", "FIXED"])])
 def test_a_fix_that_worked_outranks_a_slightly_nearer_incident_without_one(store, weight, expected):
     incidents = [
         make_incident(id="NOFIX", title=LONG),
-        make_incident(id="FIXED", title=LONG + " again",
-                      fixes_attempted=[{"action": "scale coredns", "outcome": "resolved"}]),
+        make_incident(
+            id="FIXED", title=LONG + " again", fixes_attempted=[{"action": "scale coredns", "outcome": "resolved"}]
+        ),
     ]
     r = memory_over(store, incidents, **weight)
     assert [n.id for n in r.similar(Alert(text=LONG), now=NOW).neighbours] == expected
@@ -117,7 +120,9 @@ def test_a_recent_incident_outranks_a_slightly_nearer_old_one(store, weight, exp
 def test_an_exact_signature_match_is_pinned_first_even_when_worded_far_away(store):
     signature = "<env> ipsec pod not ready alert - <env>: tunnel down"
     incidents = [make_incident(id=f"NEAR{i}", title=f"{STORY} {i}") for i in range(5)]
-    incidents.append(make_incident(id="SIG", title="completely different words", signature=signature, env="payments-prod"))
+    incidents.append(
+        make_incident(id="SIG", title="completely different words", signature=signature, env="payments-prod")
+    )
     r = memory_over(store, incidents)
     alert = Alert(text=STORY, signature="shop-prod ipsec pod not ready alert - shop-prod: tunnel down", env="shop-prod")
     lookup = r.similar(alert, limit=3)
@@ -147,7 +152,9 @@ class DownEmbedder(FakeEmbedder):
 
 def test_lookups_degrade_to_words_only_when_the_embedder_is_down(store):
     embedder = DownEmbedder()
-    r = memory_over(store, [make_incident(id="DNS", title=STORY), make_incident(id="DISK", title="disk full")], embedder)
+    r = memory_over(
+        store, [make_incident(id="DNS", title=STORY), make_incident(id="DISK", title="disk full")], embedder
+    )
     embedder.down = True
     lookup = r.similar(Alert(text="dns i/o timeout"))
     assert lookup.mode == "lexical"
@@ -235,15 +242,24 @@ def test_a_signature_learnt_after_the_first_lookup_is_found(store):
 
 @pytest.mark.parametrize(
     "filters",
-    [Filters(env="prod"), Filters(component_tags=["dns"]), Filters(since="2026-01-01"), Filters(until="2026-01-01"),
-     Filters(env="prod", flavor="eks", component_tags=["dns", "networking"])],
+    [
+        Filters(env="prod"),
+        Filters(component_tags=["dns"]),
+        Filters(since="2026-01-01"),
+        Filters(until="2026-01-01"),
+        Filters(env="prod", flavor="eks", component_tags=["dns", "networking"]),
+    ],
 )
 def test_the_python_filter_check_agrees_with_qdrant(store, filters):
     incidents = [
         make_incident(id=f"I{i}", title=STORY, env=env, flavor=flavor, component_tags=tags, opened_at=opened)
         for i, (env, flavor, tags, opened) in enumerate(
-            [("prod", "eks", ["dns", "networking"], "2025-06-01T00:00:00Z"), ("prod", "aks", ["dns"], "2026-06-01T00:00:00Z"),
-             ("staging", "eks", ["networking"], "2026-02-01T00:00:00Z"), ("prod", "eks", [], None)]
+            [
+                ("prod", "eks", ["dns", "networking"], "2025-06-01T00:00:00Z"),
+                ("prod", "aks", ["dns"], "2026-06-01T00:00:00Z"),
+                ("staging", "eks", ["networking"], "2026-02-01T00:00:00Z"),
+                ("prod", "eks", [], None),
+            ]
         )
     ]
     r = memory_over(store, incidents)

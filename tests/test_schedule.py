@@ -26,7 +26,11 @@ def test_two_scheduled_runs_fire_by_themselves_and_the_local_server_stops_with_u
     env.update(ONCALL_MEMORY_EMBEDDER="fake", ONCALL_MEMORY_DATA_DIR=str(tmp_path / "data"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "oncall_memory.cli", "schedule", "--path", str(FIXTURES), "--interval", "5"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
     )
     api, runs, seen = None, [], []
     try:

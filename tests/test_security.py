@@ -27,8 +27,19 @@ from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
 
 SHAPES = corpus()
-TEXT_FIELDS = ["title", "root_cause", "error_signature", "oncall_note", "signature", "service", "env", "flavor",
-               "severity", "status", "url"]
+TEXT_FIELDS = [
+    "title",
+    "root_cause",
+    "error_signature",
+    "oncall_note",
+    "signature",
+    "service",
+    "env",
+    "flavor",
+    "severity",
+    "status",
+    "url",
+]
 CANARY = "canary-plain-words-xyzzy"  # stored as is: proves the byte search can see stored text
 
 
@@ -74,16 +85,26 @@ def corpus_backlog() -> list[dict]:
         for field in TEXT_FIELDS:
             rows.append({"id": f"SEC-{i}-{field}", "title": "secret pasted in a hurry", field: shape.text})
         rows.append({"id": f"SEC-{i}-tags", "title": "secret in a tag", "component_tags": ["dns", shape.text]})
-        rows.append({"id": f"SEC-{i}-fix", "title": "secret in a fix",
-                     "fixes_attempted": [{"action": f"rotated {shape.text}", "outcome": "resolved"}]})
+        rows.append(
+            {
+                "id": f"SEC-{i}-fix",
+                "title": "secret in a fix",
+                "fixes_attempted": [{"action": f"rotated {shape.text}", "outcome": "resolved"}],
+            }
+        )
     return rows
 
 
 def test_an_id_holding_a_secret_is_rejected_with_a_reason_not_merged(tmp_path, capsys):
     token = "ghp_" + "a1B2c3D4e5" * 4
-    path = write_jsonl(tmp_path / "ids.jsonl", [
-        {"id": f"INC-{token}-1", "title": "one"}, {"id": f"INC-{token}-2", "title": "two"}, {"id": "INC-3", "title": "three"},
-    ])
+    path = write_jsonl(
+        tmp_path / "ids.jsonl",
+        [
+            {"id": f"INC-{token}-1", "title": "one"},
+            {"id": f"INC-{token}-2", "title": "two"},
+            {"id": "INC-3", "title": "three"},
+        ],
+    )
     assert main(["ingest", str(path), "--json"]) == 3
     out, err = capsys.readouterr()
     assert json.loads(out)["new"] == 1 and json.loads(out)["rejected"] == 2
@@ -120,22 +141,45 @@ def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeyp
     outputs.append(cli_json)
 
     # 2. HTTP and the posts it makes: every webhook carries a secret in the alert's own text.
-    httpserver.expect_request(re.compile(r"^/incidents/[A-Z0-9]+/notes$"), method="POST").respond_with_json({"note": {}}, status=201)
+    httpserver.expect_request(re.compile(r"^/incidents/[A-Z0-9]+/notes$"), method="POST").respond_with_json(
+        {"note": {}}, status=201
+    )
     httpserver.expect_request("/slack/T000/B000/XXXX", method="POST").respond_with_data("ok")
-    settings = Settings(data_dir=data, embedder="fake", pagerduty_url=httpserver.url_for(""),
-                        pagerduty_token=SecretStr("pd-token"), pagerduty_from_email="oncall@acme.example",
-                        slack_webhook_url=SecretStr(httpserver.url_for("/slack/T000/B000/XXXX")), post_backoff=0.01)
+    settings = Settings(
+        data_dir=data,
+        embedder="fake",
+        pagerduty_url=httpserver.url_for(""),
+        pagerduty_token=SecretStr("pd-token"),
+        pagerduty_from_email="oncall@acme.example",
+        slack_webhook_url=SecretStr(httpserver.url_for("/slack/T000/B000/XXXX")),
+        post_backoff=0.01,
+    )
     with Memory.open(settings) as memory, TestClient(create_app(settings, memory=memory)) as client:
         for i, shape in enumerate(SHAPES):
             pd = {"event": {"event_type": "incident.triggered", "data": {"id": f"P{i}X", "title": shape.text}}}
-            am = {"version": "4", "status": "firing", "alerts": [{
-                "status": "firing", "labels": {"alertname": "KubeSecretLeak", "namespace": shape.text},
-                "annotations": {"summary": shape.text, "description": shape.text},
-                "startsAt": "2026-11-29T03:10:00Z", "fingerprint": f"fp{i}"}]}
-            og = {"action": "Create", "alert": {"alertId": f"og-{i}", "message": shape.text, "description": shape.text,
-                                                "tags": [shape.text]}}
-            feedback = {"alert": {"text": shape.text}, "suggested": shape.text[:200], "verdict": "helped",
-                        "who": shape.text[:200]}
+            am = {
+                "version": "4",
+                "status": "firing",
+                "alerts": [
+                    {
+                        "status": "firing",
+                        "labels": {"alertname": "KubeSecretLeak", "namespace": shape.text},
+                        "annotations": {"summary": shape.text, "description": shape.text},
+                        "startsAt": "2026-11-29T03:10:00Z",
+                        "fingerprint": f"fp{i}",
+                    }
+                ],
+            }
+            og = {
+                "action": "Create",
+                "alert": {"alertId": f"og-{i}", "message": shape.text, "description": shape.text, "tags": [shape.text]},
+            }
+            feedback = {
+                "alert": {"text": shape.text},
+                "suggested": shape.text[:200],
+                "verdict": "helped",
+                "who": shape.text[:200],
+            }
             responses = [
                 client.post("/feedback", json=feedback),
                 client.get("/", params={"q": shape.text, "service": shape.text}, follow_redirects=True),
@@ -165,7 +209,10 @@ def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeyp
         while not server.started and time.monotonic() < deadline:
             time.sleep(0.05)
         for shape in SHAPES:
-            assert httpx.get(f"http://127.0.0.1:{port}/similar", params={"text": shape.text}, timeout=10).status_code == 200
+            assert (
+                httpx.get(f"http://127.0.0.1:{port}/similar", params={"text": shape.text}, timeout=10).status_code
+                == 200
+            )
     finally:
         server.should_exit = True
         thread.join(10)

@@ -86,7 +86,9 @@ def drain(client, timeout=30):
 
 
 def slack_ok(httpserver, status=200, headers=None):
-    httpserver.expect_request(SLACK, method="POST").respond_with_response(Response("ok", status=status, headers=headers))
+    httpserver.expect_request(SLACK, method="POST").respond_with_response(
+        Response("ok", status=status, headers=headers)
+    )
 
 
 def slack_posts(httpserver):
@@ -132,8 +134,10 @@ def test_a_redelivery_posts_nothing_even_after_a_restart(settings, memory, outbo
         post_pd(c, body)
         drain(c)
         assert post_pd(c, body).json() == {"accepted": 0, "duplicates": 1}
-    with Outbox(settings.data_dir / "outbox.sqlite3") as restarted, \
-            TestClient(create_app(settings, memory=memory, outbox=restarted)) as c:
+    with (
+        Outbox(settings.data_dir / "outbox.sqlite3") as restarted,
+        TestClient(create_app(settings, memory=memory, outbox=restarted)) as c,
+    ):
         assert post_pd(c, body).json() == {"accepted": 0, "duplicates": 1}
         drain(c)
     assert len(pagerduty.posted_notes("PGR0VU2")) == 1 and len(slack_posts(httpserver)) == 1
@@ -195,12 +199,27 @@ def _pod(i: int) -> str:
 def test_a_thousand_alert_group_is_claimed_fast_and_posted_as_one_message(client, httpserver):
     slack_ok(httpserver)
     alert = json.loads(body_of("alertmanager-group.json"))["alerts"][1]
-    alerts = [{**alert, "fingerprint": f"fp{i:04d}",
-               "annotations": {**alert["annotations"], "description": f"Pod orders/orders-api-5c8d7f9b6-{_pod(i)} is restarting"}}
-              for i in range(1000)]
+    alerts = [
+        {
+            **alert,
+            "fingerprint": f"fp{i:04d}",
+            "annotations": {
+                **alert["annotations"],
+                "description": f"Pod orders/orders-api-5c8d7f9b6-{_pod(i)} is restarting",
+            },
+        }
+        for i in range(1000)
+    ]
     started = time.perf_counter()
-    response = post_am(client, {"version": "4", "groupKey": "{}:{alertname=\"KubePodCrashLooping\"}", "alerts": alerts,
-                                "groupLabels": {"alertname": "KubePodCrashLooping"}})
+    response = post_am(
+        client,
+        {
+            "version": "4",
+            "groupKey": '{}:{alertname="KubePodCrashLooping"}',
+            "alerts": alerts,
+            "groupLabels": {"alertname": "KubePodCrashLooping"},
+        },
+    )
     took = time.perf_counter() - started
     assert response.json() == {"accepted": 1, "duplicates": 0}
     drain(client)
@@ -226,17 +245,31 @@ def test_alertmanager_bearer_token_is_enforced_when_set(settings, memory, outbox
     settings = settings.model_copy(update={"alertmanager_token": SecretStr("am-token-1")})
     with TestClient(create_app(settings, memory=memory, outbox=outbox)) as c:
         body = body_of("alertmanager-group.json")
-        assert c.post("/webhooks/alertmanager", content=body, headers={"Content-Type": "application/json"}).status_code == 401
-        ok = c.post("/webhooks/alertmanager", content=body,
-                    headers={"Content-Type": "application/json", "Authorization": "Bearer am-token-1"})
+        assert (
+            c.post("/webhooks/alertmanager", content=body, headers={"Content-Type": "application/json"}).status_code
+            == 401
+        )
+        ok = c.post(
+            "/webhooks/alertmanager",
+            content=body,
+            headers={"Content-Type": "application/json", "Authorization": "Bearer am-token-1"},
+        )
         assert ok.status_code == 202
 
 
 def test_an_opsgenie_create_is_looked_up_once(client, httpserver):
     slack_ok(httpserver)
     body = body_of("opsgenie-create.json")
-    assert client.post("/webhooks/opsgenie", content=body, headers={"Content-Type": "application/json"}).json()["accepted"] == 1
-    assert client.post("/webhooks/opsgenie", content=body, headers={"Content-Type": "application/json"}).json()["duplicates"] == 1
+    assert (
+        client.post("/webhooks/opsgenie", content=body, headers={"Content-Type": "application/json"}).json()["accepted"]
+        == 1
+    )
+    assert (
+        client.post("/webhooks/opsgenie", content=body, headers={"Content-Type": "application/json"}).json()[
+            "duplicates"
+        ]
+        == 1
+    )
     drain(client)
     (post,) = slack_posts(httpserver)
     assert "INC-1056" in post["text"]  # the Docker Hub pull rate limit incident
@@ -304,7 +337,8 @@ def test_a_note_that_fails_for_a_while_is_delivered_by_the_service_itself(client
 
 
 def test_an_outage_past_the_retries_is_failed_listed_degraded_and_revived_by_a_redelivery(
-        client, httpserver, pagerduty, settings, caplog, capsys):
+    client, httpserver, pagerduty, settings, caplog, capsys
+):
     slack_ok(httpserver)
     pagerduty.note_failures = ["503"] * 4
     assert post_pd(client, body_of("pagerduty-incident-triggered.json")).status_code == 202
@@ -341,10 +375,12 @@ def test_deliveries_waiting_at_a_stop_are_delivered_after_the_restart(settings, 
     assert len(pagerduty.posted_notes("PGR0VU2")) == 1
 
 
-def test_a_rate_limited_slack_waits_as_asked_capped_and_holds_up_no_other_target(settings, memory, outbox, pagerduty,
-                                                                                  httpserver):
+def test_a_rate_limited_slack_waits_as_asked_capped_and_holds_up_no_other_target(
+    settings, memory, outbox, pagerduty, httpserver
+):
     httpserver.expect_oneshot_request(SLACK, method="POST").respond_with_response(
-        Response("rate limited", status=429, headers={"Retry-After": "60"}))
+        Response("rate limited", status=429, headers={"Retry-After": "60"})
+    )
     slack_ok(httpserver)
     settings = settings.model_copy(update={"retry_after_cap": 0.5})
     with TestClient(create_app(settings, memory=memory, outbox=outbox)) as c:
@@ -364,12 +400,19 @@ def test_a_rate_limited_slack_waits_as_asked_capped_and_holds_up_no_other_target
     [
         (b"{not json", "application/json", 400, "not valid JSON"),
         (b'{"event": {"event_type": "incident.triggered"}}', "application/json", 422, "event.data is required"),
-        (b'{"event": {"event_type": "incident.triggered", "data": {"id": "P1"}}}', "application/json", 422, "title is required"),
+        (
+            b'{"event": {"event_type": "incident.triggered", "data": {"id": "P1"}}}',
+            "application/json",
+            422,
+            "title is required",
+        ),
         (b"event=1", "application/x-www-form-urlencoded", 415, "application/json"),
         (b'{"pad": "' + b"x" * (1024 * 1024) + b'"}', "application/json", 413, "limit"),
     ],
 )
-def test_bad_bodies_get_a_4xx_that_says_what_is_wrong_and_the_service_keeps_serving(client, body, content_type, status, message):
+def test_bad_bodies_get_a_4xx_that_says_what_is_wrong_and_the_service_keeps_serving(
+    client, body, content_type, status, message
+):
     response = post_pd(client, body, content_type=content_type)
     assert response.status_code == status
     assert message in response.json()["detail"]
@@ -413,8 +456,9 @@ def test_no_secret_reaches_a_log_line_or_a_response(client, httpserver, pagerdut
 
 
 def test_the_service_can_run_the_ingest_schedule_in_process(tmp_path):
-    settings = Settings(data_dir=tmp_path / "data", embedder="fake", ingest_interval=0.2,
-                        ingest_path=str(FIXTURES / "incidents.jsonl"))
+    settings = Settings(
+        data_dir=tmp_path / "data", embedder="fake", ingest_interval=0.2, ingest_path=str(FIXTURES / "incidents.jsonl")
+    )
     with TestClient(create_app(settings)) as c:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and "64 incidents" not in c.get("/readyz").json()["detail"]:

@@ -41,8 +41,9 @@ def served(tmp_path):
     memory = Memory.open(settings, embedder=embedder)
     memory.ingest(list(read_jsonl(FIXTURES / "incidents.jsonl"))[:16])
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings, memory=memory), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings, memory=memory), host="127.0.0.1", port=port, log_level="warning")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -26,8 +26,14 @@ def test_a_damaged_feedback_store_is_set_aside_and_lookups_go_on(tmp_path, caplo
     data = tmp_path / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONCALL_MEMORY_")}
     env.update(ONCALL_MEMORY_DATA_DIR=str(data), ONCALL_MEMORY_EMBEDDER="fake")
-    run = lambda *a: subprocess.run([sys.executable, "-m", "oncall_memory.cli", *a], cwd=ROOT, env=env,  # noqa: E731
-                                    capture_output=True, text=True, timeout=120)
+    run = lambda *a: subprocess.run(
+        [sys.executable, "-m", "oncall_memory.cli", *a],
+        cwd=ROOT,
+        env=env,  # noqa: E731
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run("ingest", str(FIXTURES / "incidents.jsonl")).returncode == 0
     (data / "feedback.sqlite3").write_bytes(GARBAGE)
     done = run("similar", "IPsec tunnel down", "--json")
@@ -56,9 +62,19 @@ def test_a_damaged_outbox_is_set_aside_and_the_service_starts_and_serves(tmp_pat
         memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
         with caplog.at_level(logging.WARNING), TestClient(create_app(settings, memory=memory)) as client:
             assert client.get("/readyz").status_code == 200
-            hook = {"version": "4", "status": "firing", "alerts": [{
-                "status": "firing", "labels": {"alertname": "KubePodCrashLooping"}, "annotations": {},
-                "startsAt": "2026-11-29T03:10:00Z", "fingerprint": "fp1"}]}
+            hook = {
+                "version": "4",
+                "status": "firing",
+                "alerts": [
+                    {
+                        "status": "firing",
+                        "labels": {"alertname": "KubePodCrashLooping"},
+                        "annotations": {},
+                        "startsAt": "2026-11-29T03:10:00Z",
+                        "fingerprint": "fp1",
+                    }
+                ],
+            }
             assert client.post("/webhooks/alertmanager", json=hook).status_code == 202
     assert "the outbox" in caplog.text and "outbox.sqlite3.damaged-" in caplog.text
     assert list(settings.data_dir.glob("outbox.sqlite3.damaged-*"))
@@ -79,10 +95,20 @@ def test_serve_removes_its_service_file_when_stopped_by_a_signal(tmp_path):
     data = tmp_path / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONCALL_MEMORY_")}
     env.update(ONCALL_MEMORY_DATA_DIR=str(data), ONCALL_MEMORY_EMBEDDER="fake")
-    subprocess.run([sys.executable, "-m", "oncall_memory.cli", "ingest", str(FIXTURES / "incidents.jsonl")],
-                   cwd=ROOT, env=env, check=True, capture_output=True)
-    serve = subprocess.Popen([sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(free_port())],
-                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "oncall_memory.cli", "ingest", str(FIXTURES / "incidents.jsonl")],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(free_port())],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while not (data / "service.json").exists():

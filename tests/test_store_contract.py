@@ -32,19 +32,22 @@ def test_upsert_count_hashes_and_idempotent_reupsert(store):
 
 def test_payload_replacement_keeps_the_vectors(store):
     ingest([make_incident(status="open")], store, FakeEmbedder())
-    (pid, before), = snapshot(store).items()
+    ((pid, before),) = snapshot(store).items()
     ingest([make_incident(status="resolved")], store, FakeEmbedder())
     after = snapshot(store)[pid]
     assert after[1:] == before[1:] and '"status": "resolved"' in after[0]
 
 
-@pytest.mark.parametrize("filters,expected", [
-    (Filters(env="payments-prod"), lambda p: p["env"] == "payments-prod"),
-    (Filters(component_tags=["dns", "networking"]), lambda p: {"dns", "networking"} <= set(p["component_tags"])),
-    (Filters(since="2026-06-01", until="2026-09-01"), lambda p: "2026-06-01" <= p["opened_at"] < "2026-09-01"),
-    (Filters(flavor="gke", service="reporting"), lambda p: p["flavor"] == "gke" and p["service"] == "reporting"),
-    (Filters(severity="info"), lambda p: p.get("severity") == "info"),
-])
+@pytest.mark.parametrize(
+    "filters,expected",
+    [
+        (Filters(env="payments-prod"), lambda p: p["env"] == "payments-prod"),
+        (Filters(component_tags=["dns", "networking"]), lambda p: {"dns", "networking"} <= set(p["component_tags"])),
+        (Filters(since="2026-06-01", until="2026-09-01"), lambda p: "2026-06-01" <= p["opened_at"] < "2026-09-01"),
+        (Filters(flavor="gke", service="reporting"), lambda p: p["flavor"] == "gke" and p["service"] == "reporting"),
+        (Filters(severity="info"), lambda p: p.get("severity") == "info"),
+    ],
+)
 def test_filters_return_exactly_the_matching_incidents(store, filters, expected):
     memory = Memory(store, FakeEmbedder(), Settings(data_dir=":memory:"))
     memory.ingest(fixtures())
@@ -56,8 +59,9 @@ def test_filters_return_exactly_the_matching_incidents(store, filters, expected)
     # sharing a word with the alert by words, and the union of both when fused.
     with_words = {i for i, p in matching.items() if query_terms & set(sparse_vector(p["text"]).indices)}
     for mode, wanted in (("dense", set(matching)), ("lexical", with_words), ("hybrid", set(matching))):
-        got = {n.id for n in memory.similar(Alert(text=text), filters=filters, limit=100, mode=mode,
-                                            rank=False).neighbours}
+        got = {
+            n.id for n in memory.similar(Alert(text=text), filters=filters, limit=100, mode=mode, rank=False).neighbours
+        }
         assert got == wanted, mode
 
 
@@ -169,4 +173,6 @@ def test_points_stored_before_payloads_carried_their_words_rank_the_same(store):
     store.replace_payloads(old)  # as an earlier version wrote them; the sparse vectors stay
     assert not any("terms" in payload for _, payload, _ in store.points())
     after = memory.similar(alert, limit=10)
-    assert [(n.id, n.score, n.reasons) for n in after.neighbours] == [(n.id, n.score, n.reasons) for n in before.neighbours]
+    assert [(n.id, n.score, n.reasons) for n in after.neighbours] == [
+        (n.id, n.score, n.reasons) for n in before.neighbours
+    ]

@@ -24,7 +24,9 @@ from .common import EXIT_FAILED, EXIT_USAGE, err
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="oncall-memory", description="Have we seen this alert before, and what fixed it?")
+    parser = argparse.ArgumentParser(
+        prog="oncall-memory", description="Have we seen this alert before, and what fixed it?"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (ingest, lookup, maintenance, run, deliveries, agents):
@@ -39,7 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rest and args.command != "schedule":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.options = rest
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     settings = None
     try:
         settings = Settings()
@@ -56,6 +60,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, sqlite3.OperationalError) as exc:
         # The disk filled up where no size was known beforehand (a backup, a side file): say so, plainly.
         if getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in str(exc):
-            err(no_space(settings.data_dir if settings else "the data dir", "finish", ) + f" ({exc})")
+            err(
+                no_space(
+                    settings.data_dir if settings else "the data dir",
+                    "finish",
+                )
+                + f" ({exc})"
+            )
             return EXIT_FAILED
         raise

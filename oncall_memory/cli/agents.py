@@ -43,8 +43,12 @@ def _feedback_remote(args: argparse.Namespace, settings: Settings, alert: Alert,
     url = remote.service_url(settings)
     if not url:
         return None
-    body = {"alert": alert.model_dump(mode="json", exclude_defaults=True), "suggested": args.suggested,
-            "verdict": verdict, "who": args.who}
+    body = {
+        "alert": alert.model_dump(mode="json", exclude_defaults=True),
+        "suggested": args.suggested,
+        "verdict": verdict,
+        "who": args.who,
+    }
     try:
         response = remote.post(settings, url, "/feedback", body)
     except remote.Unreachable as exc:

@@ -35,7 +35,9 @@ def cmd_deliveries(args: argparse.Namespace, settings: Settings) -> int:
     if not rows:
         print("no deliveries" + (" failed" if args.failed else ""))
     for r in rows:
-        line = f"{r['state']:<8} {r['target']:<15} {r['job']}  attempts {r['attempts']}  updated {_when(r['updated_at'])}"
+        line = (
+            f"{r['state']:<8} {r['target']:<15} {r['job']}  attempts {r['attempts']}  updated {_when(r['updated_at'])}"
+        )
         if r["state"] in ("pending", "new"):
             line += f"  next {_when(r['next_at'])}  deadline {_when(r['deadline'])}"
         print(line)

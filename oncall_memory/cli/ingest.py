@@ -29,8 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ingest", help="store a JSONL backlog (a file or a folder of *.jsonl), or backfill PagerDuty")
     p.add_argument("path", nargs="?", help="for jsonl: a file or a folder of *.jsonl")
     p.add_argument("--source", choices=["jsonl", "pagerduty"], default="jsonl")
-    p.add_argument("--since", type=_date, help="only incidents opened from this date (ISO 8601); pagerduty: "
-                                               "the start of the backfill (default: all history)")
+    p.add_argument(
+        "--since",
+        type=_date,
+        help="only incidents opened from this date (ISO 8601); pagerduty: "
+        "the start of the backfill (default: all history)",
+    )
     p.add_argument("--until", type=_date, help="only incidents opened before this date (default: now)")
     p.add_argument("--json", action="store_true", help="print the counts as a JSON object")
     p.set_defaults(func=cmd_ingest)
@@ -92,14 +96,18 @@ def build_index_if_due(memory: Memory) -> None:
 
 
 def _building_index() -> None:
-    err("building the vector index (once past ONCALL_MEMORY_INDEX_THRESHOLD incidents; lookups stay exact "
-        "until it is done) ...")
+    err(
+        "building the vector index (once past ONCALL_MEMORY_INDEX_THRESHOLD incidents; lookups stay exact "
+        "until it is done) ..."
+    )
 
 
 def _built(report: IndexReport | None) -> None:
     if report:
-        err(f"vector index: {report.indexed} of {report.count} incidents indexed in "
-            f"{report.copy_seconds + report.build_seconds + report.replay_seconds + report.swap_seconds:.1f}s")
+        err(
+            f"vector index: {report.indexed} of {report.count} incidents indexed in "
+            f"{report.copy_seconds + report.build_seconds + report.replay_seconds + report.swap_seconds:.1f}s"
+        )
 
 
 def _backfill(memory: Memory, settings: Settings, since: datetime, until: datetime) -> IngestReport:
@@ -108,8 +116,14 @@ def _backfill(memory: Memory, settings: Settings, since: datetime, until: dateti
 
     bar, on_slice = _progress("PagerDuty, 180 days at a time")
     with bar:
-        return backfill(memory, IngestJob(settings, "pagerduty", follow_open=False), since, until,
-                        checkpoint=settings.dir.backfill_checkpoint, on_slice=on_slice)
+        return backfill(
+            memory,
+            IngestJob(settings, "pagerduty", follow_open=False),
+            since,
+            until,
+            checkpoint=settings.dir.backfill_checkpoint,
+            on_slice=on_slice,
+        )
 
 
 def _print(report: IngestReport, args: argparse.Namespace, settings: Settings, location: str, elapsed: float) -> None:

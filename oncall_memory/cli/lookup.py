@@ -19,14 +19,18 @@ from ..settings import Settings
 from . import remote
 from .common import err
 
-_FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures" / "eval"
-SHIPPED_SETS = (_FIXTURES / "labels.jsonl", _FIXTURES / "alerts.jsonl")
+# The labelled sets ship inside the package (in a wheel and the Docker image too); they label the sample
+# backlog, fixtures/incidents.jsonl.
+_SETS = Path(__file__).resolve().parent.parent / "evalsets"
+SHIPPED_SETS = (_SETS / "labels.jsonl", _SETS / "alerts.jsonl")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("similar", help="past incidents like an alert, with what fixed them")
     p.add_argument("text", nargs="?", help="the alert text")
-    p.add_argument("--alert", metavar="FILE", help="a JSON alert: text plus facts (service, env, flavor, component_tags)")
+    p.add_argument(
+        "--alert", metavar="FILE", help="a JSON alert: text plus facts (service, env, flavor, component_tags)"
+    )
     p.add_argument("--service", help="only incidents of this service")
     p.add_argument("--env", help="only incidents in this env")
     p.add_argument("--flavor", help="only incidents on this flavor (eks, aks, gke, ...)")
@@ -44,12 +48,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("eval", help="recall@3/5, hit@1 and MRR on labelled queries, per retrieval configuration")
-    p.add_argument("labels", nargs="*", type=Path, default=list(SHIPPED_SETS),
-                   help='JSONL files: {"text": ..., facts..., "relevant": [ids]} or {"pager": ..., "payload": ..., '
-                        '"relevant": [ids]} per line (default: both shipped sets)')
+    p.add_argument(
+        "labels",
+        nargs="*",
+        type=Path,
+        default=list(SHIPPED_SETS),
+        help='JSONL files: {"text": ..., facts..., "relevant": [ids]} or {"pager": ..., "payload": ..., '
+        '"relevant": [ids]} per line (default: both shipped sets)',
+    )
     p.add_argument("--text-only", action="store_true", help="drop the queries' facts: ranking without pager labels")
-    p.add_argument("--feedback-replay", action="store_true",
-                   help="give simulated feedback on half the queries and score the rest before and after")
+    p.add_argument(
+        "--feedback-replay",
+        action="store_true",
+        help="give simulated feedback on half the queries and score the rest before and after",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
 
@@ -73,8 +85,14 @@ def alert_from_args(args: argparse.Namespace) -> Alert:
 
 def filters_from_args(args: argparse.Namespace) -> Filters:
     try:
-        return Filters(service=args.service, env=args.env, flavor=args.flavor, component_tags=args.tag or [],
-                       status=args.status, since=args.since)
+        return Filters(
+            service=args.service,
+            env=args.env,
+            flavor=args.flavor,
+            component_tags=args.tag or [],
+            status=args.status,
+            since=args.since,
+        )
     except ValidationError as exc:
         raise InvalidInput(f"filter: {validation_message(exc)}") from exc
 
@@ -107,17 +125,26 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
 def _similar_remote(args: argparse.Namespace, settings: Settings, url: str, alert: Alert, filters: Filters) -> int:
     """The lookup asked of a running service: the same answer, the model already loaded."""
     started = time.perf_counter()
-    body = {"alert": alert.model_dump(mode="json", exclude_defaults=True),
-            "filters": filters.model_dump(mode="json", exclude_defaults=True), "limit": args.limit, "mode": args.mode,
-            "rank": not args.no_rank}
+    body = {
+        "alert": alert.model_dump(mode="json", exclude_defaults=True),
+        "filters": filters.model_dump(mode="json", exclude_defaults=True),
+        "limit": args.limit,
+        "mode": args.mode,
+        "rank": not args.no_rank,
+    }
     response = remote.post(settings, url, "/similar", body)
     elapsed = time.perf_counter() - started
     if response.status_code >= 400:
         error = InvalidInput if response.status_code < 500 else OncallMemoryError
         raise error(f"the service at {url}: {remote.detail(response)}")
     neighbours = [Neighbour.model_validate(n) for n in response.json()]
-    lookup = Lookup(mode=response.headers.get("x-lookup-mode", args.mode), ranked=not args.no_rank,
-                    degraded=response.headers.get("x-lookup-degraded"), signature_key=None, neighbours=neighbours)
+    lookup = Lookup(
+        mode=response.headers.get("x-lookup-mode", args.mode),
+        ranked=not args.no_rank,
+        degraded=response.headers.get("x-lookup-degraded"),
+        signature_key=None,
+        neighbours=neighbours,
+    )
     if args.json:
         if lookup.degraded:
             err(lookup.degraded)
@@ -166,10 +193,17 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                 replays[path] = replay_feedback(memory, queries)
     if args.json:
         single = len(reports) == 1
-        print(as_json(next(iter(reports.values()))) if single else
-              "{" + ",\n".join(f"{json.dumps(str(p))}: {as_json(r)}" for p, r in reports.items()) + "}")
+        print(
+            as_json(next(iter(reports.values())))
+            if single
+            else "{" + ",\n".join(f"{json.dumps(str(p))}: {as_json(r)}" for p, r in reports.items()) + "}"
+        )
     else:
-        print("\n\n".join(f"{path}\n{format_table(r, len(sets[path]))}"
-                          + (f"\n\n{format_replay(replays[path])}" if path in replays else "")
-                          for path, r in reports.items()))
+        print(
+            "\n\n".join(
+                f"{path}\n{format_table(r, len(sets[path]))}"
+                + (f"\n\n{format_replay(replays[path])}" if path in replays else "")
+                for path, r in reports.items()
+            )
+        )
     return 0

@@ -29,7 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("path", type=Path)
     p.set_defaults(func=cmd_backup)
 
-    p = sub.add_parser("restore", help="put a backup in place of the collection (built beside, swapped in when complete)")
+    p = sub.add_parser(
+        "restore", help="put a backup in place of the collection (built beside, swapped in when complete)"
+    )
     p.add_argument("path", type=Path)
     p.set_defaults(func=cmd_restore)
 
@@ -38,8 +40,10 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     from ..memory import Memory
 
     copied = Memory.migrate(settings)
-    print(f"copied {copied} incidents from the local-mode store into the edge store (no embedding calls); "
-          f"the local-mode files under {settings.data_dir / 'qdrant'} are untouched")
+    print(
+        f"copied {copied} incidents from the local-mode store into the edge store (no embedding calls); "
+        f"the local-mode files under {settings.data_dir / 'qdrant'} are untouched"
+    )
     return 0
 
 
@@ -49,8 +53,10 @@ def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
     with Memory.open(settings) as memory:
         report = memory.reindex()
         model, dimension = memory.embedder.model, memory.embedder.dimension
-    print(f"reindexed {report.new} incidents with {model} ({dimension} dims, "
-          f"{report.embedding_calls} embedding calls) into {settings.collection!r}")
+    print(
+        f"reindexed {report.new} incidents with {model} ({dimension} dims, "
+        f"{report.embedding_calls} embedding calls) into {settings.collection!r}"
+    )
     return 0
 
 
@@ -60,17 +66,23 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     with Memory.open(settings) as memory:
         state = memory.index_state()
         if state is None:
-            print("nothing to do: this store indexes by itself (a Qdrant server) or searches exactly (local mode), "
-                  "or holds no collection yet")
+            print(
+                "nothing to do: this store indexes by itself (a Qdrant server) or searches exactly (local mode), "
+                "or holds no collection yet"
+            )
             return 0
         report = memory.build_index(force=args.force)
     if report is None:
-        print(f"not due: {state.count} incidents, {state.indexed} indexed (threshold "
-              f"{settings.index_threshold}; --force builds anyway)")
+        print(
+            f"not due: {state.count} incidents, {state.indexed} indexed (threshold "
+            f"{settings.index_threshold}; --force builds anyway)"
+        )
         return 0
-    print(f"vector index: {report.indexed} of {report.count} incidents indexed; copy {report.copy_seconds:.1f}s, "
-          f"build {report.build_seconds:.1f}s, catch-up {report.replay_seconds:.1f}s ({report.replayed} written "
-          f"meanwhile), swap {report.swap_seconds:.2f}s")
+    print(
+        f"vector index: {report.indexed} of {report.count} incidents indexed; copy {report.copy_seconds:.1f}s, "
+        f"build {report.build_seconds:.1f}s, catch-up {report.replay_seconds:.1f}s ({report.replayed} written "
+        f"meanwhile), swap {report.swap_seconds:.2f}s"
+    )
     return 0
 
 
@@ -80,18 +92,33 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
     with Memory.open(settings) as memory:
         result = memory.verify()
     if args.json:
-        print(json.dumps({"healthy": result.healthy, "checked": result.checked, "count": result.count,
-                          "expected": result.expected, "problems": result.problems}))
+        print(
+            json.dumps(
+                {
+                    "healthy": result.healthy,
+                    "checked": result.checked,
+                    "count": result.count,
+                    "expected": result.expected,
+                    "problems": result.problems,
+                }
+            )
+        )
     elif result.healthy:
-        print(f"healthy: {result.checked} incidents read and checked"
-              + (f", as many as were written ({result.expected})" if result.expected is not None else ""))
+        print(
+            f"healthy: {result.checked} incidents read and checked"
+            + (f", as many as were written ({result.expected})" if result.expected is not None else "")
+        )
     else:
-        print(f"DAMAGED: {result.checked} incidents read; the engine counts {result.count}"
-              + (f", {result.expected} were written" if result.expected is not None else ""))
+        print(
+            f"DAMAGED: {result.checked} incidents read; the engine counts {result.count}"
+            + (f", {result.expected} were written" if result.expected is not None else "")
+        )
         for problem in result.problems:
             print(f"  - {problem}")
-        print("put a backup back with `oncall-memory restore BACKUP`, or rebuild from the backlog "
-              "(`oncall-memory ingest ...` into a fresh data dir)")
+        print(
+            "put a backup back with `oncall-memory restore BACKUP`, or rebuild from the backlog "
+            "(`oncall-memory ingest ...` into a fresh data dir)"
+        )
     return 0 if result.healthy else EXIT_FAILED
 
 

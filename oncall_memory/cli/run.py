@@ -13,8 +13,9 @@ from ..settings import Settings
 
 def register(sub: argparse._SubParsersAction) -> None:
     # The schedule parses its own options (`schedule.main`, also behind `python flows/ingest.py`).
-    p = sub.add_parser("schedule", add_help=False,
-                       help="run the ingest flow on a schedule (starts a local Prefect server if needed)")
+    p = sub.add_parser(
+        "schedule", add_help=False, help="run the ingest flow on a schedule (starts a local Prefect server if needed)"
+    )
     p.set_defaults(func=cmd_schedule)
 
     p = sub.add_parser("serve", help="the webhook enrichment service (PagerDuty, Alertmanager, Opsgenie) and /similar")

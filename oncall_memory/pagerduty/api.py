@@ -111,7 +111,9 @@ def error_message(response: httpx.Response) -> str:
     if not isinstance(error, dict):
         return str(error if error is not None else body)[:200]
     errors = error.get("errors")
-    parts = [str(error.get("message") or "")] + [str(e) for e in (errors if isinstance(errors, list) else [errors or ""])]
+    parts = [str(error.get("message") or "")] + [
+        str(e) for e in (errors if isinstance(errors, list) else [errors or ""])
+    ]
     return ": ".join(p for p in parts if p)[:500] or response.text[:200]
 
 
@@ -196,18 +198,24 @@ class PagerDutyAPI:
                     wait = delay if wait is None else wait
                     throttled += wait
                     if throttled > self.max_throttle:
-                        raise SourceFailed(f"PagerDuty kept answering 429 to GET {path} for {throttled:.0f}s: "
-                                           "another tool may be using up this API key's 960 requests a minute")
+                        raise SourceFailed(
+                            f"PagerDuty kept answering 429 to GET {path} for {throttled:.0f}s: "
+                            "another tool may be using up this API key's 960 requests a minute"
+                        )
                     log.warning("PagerDuty GET %s: rate limited, waiting %.1fs as asked", path, wait)
                     time.sleep(wait)
                     continue
                 if response.status_code in (401, 403):
-                    raise SourceFailed(f"PagerDuty GET {path} answered {response.status_code} ({error_message(response)}): "
-                                       "check ONCALL_MEMORY_PAGERDUTY_TOKEN and its permissions")
+                    raise SourceFailed(
+                        f"PagerDuty GET {path} answered {response.status_code} ({error_message(response)}): "
+                        "check ONCALL_MEMORY_PAGERDUTY_TOKEN and its permissions"
+                    )
                 elif response.status_code < 500:
                     # 400, 404, 422: asking again gets the same answer.
-                    raise SourceFailed(f"PagerDuty refused GET {path} ({response.status_code}): {error_message(response)}",
-                                       permanent=response.status_code not in (408, 409))
+                    raise SourceFailed(
+                        f"PagerDuty refused GET {path} ({response.status_code}): {error_message(response)}",
+                        permanent=response.status_code not in (408, 409),
+                    )
             if attempt >= self._max_retries:
                 raise SourceFailed(f"PagerDuty GET {path} failed after {self._max_retries} retries ({problem})")
             log.warning("PagerDuty GET %s: %s, retrying in %.1fs", path, problem, delay)
@@ -227,8 +235,13 @@ class PagerDutyAPI:
             start = end
 
     def _slice(self, since: datetime, until: datetime, statuses: list[str], service_ids: list[str]) -> Iterator[dict]:
-        params: dict[str, Any] = {"since": since.isoformat(), "until": until.isoformat(), "time_zone": "UTC",
-                                  "statuses[]": statuses, "limit": PAGE}
+        params: dict[str, Any] = {
+            "since": since.isoformat(),
+            "until": until.isoformat(),
+            "time_zone": "UTC",
+            "statuses[]": statuses,
+            "limit": PAGE,
+        }
         if service_ids:
             params["service_ids[]"] = service_ids
         first = self.get("/incidents", {**params, "offset": 0, "total": "true"})
@@ -256,6 +269,7 @@ class PagerDutyAPI:
 
     def oldest_alert(self, incident_id: str) -> dict[str, Any] | None:
         """The incident's first alert, asked for by creation time (an unsorted list has no "first")."""
-        alerts = self.get(f"/incidents/{quote(incident_id, safe='')}/alerts",
-                          {"sort_by": "created_at:asc", "limit": 1}).get("alerts", [])
+        alerts = self.get(
+            f"/incidents/{quote(incident_id, safe='')}/alerts", {"sort_by": "created_at:asc", "limit": 1}
+        ).get("alerts", [])
         return alerts[0] if alerts else None

@@ -55,8 +55,15 @@ def verdicts(notes: list[dict]) -> list[Verdict]:
         for line in (note.get("content") or "").splitlines():
             if match := _VERDICT.match(line.strip()):
                 who = (note.get("user") or {}).get("summary") or "pagerduty"
-                out.append(Verdict(match["id"], "helped" if match["verdict"].lower() == "helped" else "not related",
-                                   who, note.get("created_at"), str(note.get("id") or "")))
+                out.append(
+                    Verdict(
+                        match["id"],
+                        "helped" if match["verdict"].lower() == "helped" else "not related",
+                        who,
+                        note.get("created_at"),
+                        str(note.get("id") or ""),
+                    )
+                )
     return out
 
 
@@ -95,7 +102,9 @@ class PagerDutySource(Source):
                 yield self._incident(raw)
             elif raw:
                 still_open.add(incident_id)
-        for raw in self._api.incidents(since, until, statuses=["triggered", "acknowledged"], service_ids=self._service_ids):
+        for raw in self._api.incidents(
+            since, until, statuses=["triggered", "acknowledged"], service_ids=self._service_ids
+        ):
             still_open.add(raw["id"])
         self._remember(still_open)
 
@@ -128,7 +137,8 @@ def to_incident(raw: dict, notes: list[dict], first_alert: dict | None) -> Incid
         "status": raw.get("status"),
         "severity": (raw.get("priority") or {}).get("summary") or raw.get("urgency"),
         "opened_at": raw.get("created_at"),
-        "resolved_at": raw.get("resolved_at") or (raw.get("last_status_change_at") if raw.get("status") == "resolved" else None),
+        "resolved_at": raw.get("resolved_at")
+        or (raw.get("last_status_change_at") if raw.get("status") == "resolved" else None),
     }
     if first_alert:
         details = (first_alert.get("body") or {}).get("details")

@@ -20,6 +20,20 @@ from .engine import DETECTORS, MARKER, MAX_FIELD_CHARS, cap, redact, secret_span
 from .outbound import neutralise
 from .values import already_redacted, holds_secret, is_already_redacted, redact_all, redact_each
 
-__all__ = ["DETECTORS", "MARKER", "MAX_FIELD_CHARS", "Detector", "Span", "already_redacted", "cap",
-           "catalogue_version", "holds_secret", "is_already_redacted", "neutralise", "redact", "redact_all",
-           "redact_each", "secret_spans"]
+__all__ = [
+    "DETECTORS",
+    "MARKER",
+    "MAX_FIELD_CHARS",
+    "Detector",
+    "Span",
+    "already_redacted",
+    "cap",
+    "catalogue_version",
+    "holds_secret",
+    "is_already_redacted",
+    "neutralise",
+    "redact",
+    "redact_all",
+    "redact_each",
+    "secret_spans",
+]

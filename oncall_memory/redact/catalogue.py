@@ -22,7 +22,8 @@ from .base import Detector, Span
 _IDENTIFIER_RULE = re.compile(
     r"(?:client-id|app-id|application-id|account-id|tenant-id|cloud-name|account-name|token-name|username|domain|"
     r"host|instance-url|jfrog-url|project-url|rest-url|address|repository|public-key|pub-key|pub-api-key|"
-    r"project-api-key|public-api-token|planetscale-id|messagebird-client-id)(?:\.\d+)?$")
+    r"project-api-key|public-api-token|planetscale-id|messagebird-client-id)(?:\.\d+)?$"
+)
 _lock = threading.Lock()
 
 

@@ -16,24 +16,85 @@ from .base import Detector, Groups, Span, compile_re2, pattern
 # Key names that announce a password (their value may be several words after "key: ") and those that
 # announce a token or key (one token).
 _PASSWORD_WORDS = r"passw(?:or)?d|passphrase|passwd|pwd|(?:\b|_)pass(?:\b|_)|(?:\b|_)pw\b"
-_KEY_WORDS = (r"secret|token|credentials?|apikey|api[_-]key|auth[_-]?key|access[_-]?key|private[_-]?key|"
-              r"client[_-]?secret|signing[_-]?key|encryption[_-]?key|master[_-]?key|license[_-]?key|"
-              r"account[_-]?key|app[_-]?key|(?:\b|_)auth\b|sas[_-]?token|storepass|keypass")
+_KEY_WORDS = (
+    r"secret|token|credentials?|apikey|api[_-]key|auth[_-]?key|access[_-]?key|private[_-]?key|"
+    r"client[_-]?secret|signing[_-]?key|encryption[_-]?key|master[_-]?key|license[_-]?key|"
+    r"account[_-]?key|app[_-]?key|(?:\b|_)auth\b|sas[_-]?token|storepass|keypass"
+)
 PASSWORD_KEYWORDS = ("pass", "pwd", "pw")
 KEY_KEYWORDS = ("secret", "token", "credential", "key", "auth", "storepass", "keypass")
 
 # What follows a key word in a key name when the value is not the secret but something about it: a
 # count, a name, where it is kept (`max_tokens: 4096`, `secretName: db-creds`, `password_file: /run/pw`).
 _NOT_SECRET_SUFFIXES = (
-    "s", "count", "length", "len", "ttl", "timeout", "expiry", "expires", "expiration", "name", "names", "ref",
-    "file", "path", "arn", "type", "url", "endpoint", "version", "rotation", "policy", "age", "id", "ids",
-    "stdin", "env", "source", "mode", "provider", "store", "keyref", "secretref", "secretname", "usage", "limit",
-    "used", "size", "bucket", "budget", "rate", "enabled", "required", "reset", "hint", "prompt",
+    "s",
+    "count",
+    "length",
+    "len",
+    "ttl",
+    "timeout",
+    "expiry",
+    "expires",
+    "expiration",
+    "name",
+    "names",
+    "ref",
+    "file",
+    "path",
+    "arn",
+    "type",
+    "url",
+    "endpoint",
+    "version",
+    "rotation",
+    "policy",
+    "age",
+    "id",
+    "ids",
+    "stdin",
+    "env",
+    "source",
+    "mode",
+    "provider",
+    "store",
+    "keyref",
+    "secretref",
+    "secretname",
+    "usage",
+    "limit",
+    "used",
+    "size",
+    "bucket",
+    "budget",
+    "rate",
+    "enabled",
+    "required",
+    "reset",
+    "hint",
+    "prompt",
 )
 # Values that stand for a secret without being one: templates, placeholders, an earlier redaction.
 _TEMPLATES = ("$", "{{", "<", "[redacted", "%(")
-_WORDS = frozenset({"null", "none", "nil", "true", "false", "undefined", "required", "optional", "string", "str",
-                    "bool", "int", "empty", "redacted", "hidden", "masked"})
+_WORDS = frozenset(
+    {
+        "null",
+        "none",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "required",
+        "optional",
+        "string",
+        "str",
+        "bool",
+        "int",
+        "empty",
+        "redacted",
+        "hidden",
+        "masked",
+    }
+)
 _ASSIGN = r"[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
 
 
@@ -41,7 +102,9 @@ def _is_placeholder(value: str) -> bool:
     """A template (`${DB_PASS}`, `{{ .Values.pw }}`, `<password>`), a masked value (`****`, `xxxxxx`) or a
     word that stands for a value (`null`, `required`)."""
     low = value.lower()
-    return low.startswith(_TEMPLATES) or low in _WORDS or len(set(low) - {"x", "*", ".", "•"}) == 0 or len(set(low)) == 1
+    return (
+        low.startswith(_TEMPLATES) or low in _WORDS or len(set(low) - {"x", "*", ".", "•"}) == 0 or len(set(low)) == 1
+    )
 
 
 def _suffix_says_not_secret(key_rest: str) -> bool:
@@ -75,14 +138,18 @@ def _keyword_values(regex: str) -> Detector:
                 value = m.group(group)
                 if value is None:
                     continue
-                weak = group == g.v and m.group(g.word).lower().strip("_").startswith(_WEAK_KEYS) and \
-                    not _STRONG_IN_KEY.search(m.group(g.rest) or "")
+                weak = (
+                    group == g.v
+                    and m.group(g.word).lower().strip("_").startswith(_WEAK_KEYS)
+                    and not _STRONG_IN_KEY.search(m.group(g.rest) or "")
+                )
                 if not _is_placeholder(value) and (not weak or _looks_like_a_credential(value)):
                     yield m.span(group)
                 break
 
-    return Detector("secret keyword (password: / api_key= / \"token\": ...)", find,
-                    frozenset(PASSWORD_KEYWORDS + KEY_KEYWORDS))
+    return Detector(
+        'secret keyword (password: / api_key= / "token": ...)', find, frozenset(PASSWORD_KEYWORDS + KEY_KEYWORDS)
+    )
 
 
 def _passphrases() -> Detector:
@@ -112,7 +179,8 @@ def _flags() -> Detector:
     compiled = compile_re2(
         r"(?i)(?:^|[\s\"'`(])--?(?P<key>[\w-]*(?:password|passwd|passphrase|pass|pw|secret|token|api-?key|"
         r"auth-?key|authkey|access-?key|storepass|keypass|passin|passout))(?:=|[ \t]+)"
-        r"(?:\"(?P<q1>[^\"\n]+)\"|'(?P<q2>[^'\n]+)'|(?P<v>[^\s\"'-][^\s\"']*))")
+        r"(?:\"(?P<q1>[^\"\n]+)\"|'(?P<q2>[^'\n]+)'|(?P<v>[^\s\"'-][^\s\"']*))"
+    )
 
     g = Groups(compiled)
 
@@ -135,8 +203,11 @@ def _flags() -> Detector:
                     yield start, end
                 break
 
-    return Detector("--password flag", find, frozenset({"-pass", "-pw", "secret", "token", "key", "auth", "-storepass",
-                                                         "-keypass", "-passin", "-passout"}))
+    return Detector(
+        "--password flag",
+        find,
+        frozenset({"-pass", "-pw", "secret", "token", "key", "auth", "-storepass", "-keypass", "-passin", "-passout"}),
+    )
 
 
 _URL_USERINFO_REGEX = r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/@:\"'<>]*:"
@@ -157,7 +228,7 @@ def _url_passwords(text: str) -> Iterator[Span]:
         token = text[start:end]
         at = token.rfind("@")
         while at > 0:
-            host = token[at + 1:]
+            host = token[at + 1 :]
             host_end = next((i for i, c in enumerate(host) if c in "/?#"), len(host))
             if _HOST.fullmatch(host[:host_end]):
                 yield start, start + at
@@ -244,7 +315,7 @@ def _kubernetes_secret_data(text: str) -> Iterator[Span]:
     Each block is matched whole, then its pairs read within it: linear in the text."""
     for block in _K8S_BLOCK.finditer(text):
         offset = block.start() + block.group().index(":") + 1
-        for pair in _K8S_VALUE.finditer(text[offset:block.end()]):
+        for pair in _K8S_VALUE.finditer(text[offset : block.end()]):
             if not _is_base64(pair.group(1)):
                 break
             start, end = pair.span(1)
@@ -270,47 +341,106 @@ CONTEXT: list[Detector] = [
     Detector("base64-wrapped credential", _base64_wrapped),
     Detector("Kubernetes Secret data", _kubernetes_secret_data, frozenset({"data:"})),
     # Whole PEM blocks (also with escaped "\n" inside JSON, and a block cut off before its END line).
-    pattern("private key block", r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)", keywords=("private key",)),
+    pattern(
+        "private key block",
+        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        keywords=("private key",),
+    ),
     pattern("PuTTY private key", r"(?s)PuTTY-User-Key-File-\d.*?(?:Private-MAC: \S+|\z)", keywords=("putty-user-key",)),
     # "Authorization: <any scheme> <credentials>", and a scheme word before a credential-looking token.
-    pattern("authorization header", r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z][\w-]*\s+)?"
-            r"(?P<s>[^\s\"',;]{6,})", group="s", keywords=("authorization",)),
-    pattern("credential after its scheme", r"(?i)\b(?:bearer|basic|digest|token|ssws|geniekey|splunk|apikey|"
-            r"api-key|negotiate)\s+(?P<s>[A-Za-z0-9._~+/=:-]*\d[A-Za-z0-9._~+/=:-]*)", group="s",
-            keywords=("bearer", "basic", "digest", "token", "ssws", "geniekey", "splunk", "apikey", "api-key",
-                      "negotiate")),
+    pattern(
+        "authorization header",
+        r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z][\w-]*\s+)?"
+        r"(?P<s>[^\s\"',;]{6,})",
+        group="s",
+        keywords=("authorization",),
+    ),
+    pattern(
+        "credential after its scheme",
+        r"(?i)\b(?:bearer|basic|digest|token|ssws|geniekey|splunk|apikey|"
+        r"api-key|negotiate)\s+(?P<s>[A-Za-z0-9._~+/=:-]*\d[A-Za-z0-9._~+/=:-]*)",
+        group="s",
+        keywords=("bearer", "basic", "digest", "token", "ssws", "geniekey", "splunk", "apikey", "api-key", "negotiate"),
+    ),
     # Signed URLs and secrets passed as query parameters.
-    pattern("secret query parameter", r"(?i)[?&;](?:x-amz-signature|x-amz-security-token|x-goog-signature|sig|"
-            r"signature|token|access_token|refresh_token|id_token|auth_token|api_key|apikey|api-key|key|code|"
-            r"client_secret|secret|password|passwd|pwd|auth|sessionid|session_id|jwt)=(?P<s>[^&#\s\"'<>]{8,})",
-            group="s", keywords=("sig", "token", "key", "code", "secret", "pass", "pwd", "auth", "session", "jwt")),
-    pattern("connection-string key", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecret)="
-            r"(?P<s>[^;\s\"']+)", group="s", keywords=("accountkey=", "sharedaccess", "sharedsecret=")),
-    pattern("XML secret element", r"(?i)<(?P<k>[\w:.-]*(?:password|passwd|secret|token|apikey|api_key|accesskey|"
-            r"privatekey)[\w.-]*)>(?P<s>[^<\n]{1,512})</", group="s",
-            keywords=("pass", "secret", "token", "apikey", "api_key", "accesskey", "privatekey")),
+    pattern(
+        "secret query parameter",
+        r"(?i)[?&;](?:x-amz-signature|x-amz-security-token|x-goog-signature|sig|"
+        r"signature|token|access_token|refresh_token|id_token|auth_token|api_key|apikey|api-key|key|code|"
+        r"client_secret|secret|password|passwd|pwd|auth|sessionid|session_id|jwt)=(?P<s>[^&#\s\"'<>]{8,})",
+        group="s",
+        keywords=("sig", "token", "key", "code", "secret", "pass", "pwd", "auth", "session", "jwt"),
+    ),
+    pattern(
+        "connection-string key",
+        r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecret)="
+        r"(?P<s>[^;\s\"']+)",
+        group="s",
+        keywords=("accountkey=", "sharedaccess", "sharedsecret="),
+    ),
+    pattern(
+        "XML secret element",
+        r"(?i)<(?P<k>[\w:.-]*(?:password|passwd|secret|token|apikey|api_key|accesskey|"
+        r"privatekey)[\w.-]*)>(?P<s>[^<\n]{1,512})</",
+        group="s",
+        keywords=("pass", "secret", "token", "apikey", "api_key", "accesskey", "privatekey"),
+    ),
     # Everyday tools' own password flags.
-    pattern(".netrc entry", r"(?i)\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+(?P<s>\S+)", group="s",
-            keywords=("machine",)),
+    pattern(
+        ".netrc entry",
+        r"(?i)\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+(?P<s>\S+)",
+        group="s",
+        keywords=("machine",),
+    ),
     # host:port:database:user:password (a host of three characters or more with a letter or dot: a MAC
     # address is not one).
-    pattern(".pgpass line", r"(?:^|[\s\"'`])[\w-]*[A-Za-z.][\w.-]*:(?:\d{2,5}|\*):[\w.*-]+:[\w.*-]+:"
-            r"(?P<s>[^\s\"'`:]{4,})", group="s", keywords=(":",)),
-    pattern("mysql -p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<s>[^\s\"']+)", group="s",
-            keywords=("mysql", "mariadb")),
-    pattern("curl -u", r"\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|--user|--http-user)[ \t=]+[\"']?[^\s:\"']*:"
-            r"(?P<s>[^\s\"']+)", group="s", keywords=("curl", "wget", "http")),
-    pattern("tool -p / -a / -w", r"\b(?:sshpass|docker\s+login|podman\s+login|helm\s+registry\s+login|"
-            r"redis-cli|ldap\w*|mongo\w*|sqlcmd|smbclient|htpasswd\s+-b\S*\s+\S+\s+\S+|nuget\s+push)\b[^\n]*?"
-            r"\s(?:-p|-a|-w|-P|-k|-ApiKey)[ \t]+[\"']?(?P<s>[^\s\"']+)", group="s",
-            keywords=("sshpass", "login", "redis-cli", "ldap", "mongo", "sqlcmd", "smbclient", "htpasswd", "nuget")),
-    pattern("net use password", r"(?i)\bnet\s+use\s+\S+\s+/user:\S+\s+(?P<s>[^\s/]\S*)", group="s", keywords=("net use",)),
+    pattern(
+        ".pgpass line",
+        r"(?:^|[\s\"'`])[\w-]*[A-Za-z.][\w.-]*:(?:\d{2,5}|\*):[\w.*-]+:[\w.*-]+:"
+        r"(?P<s>[^\s\"'`:]{4,})",
+        group="s",
+        keywords=(":",),
+    ),
+    pattern(
+        "mysql -p",
+        r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<s>[^\s\"']+)",
+        group="s",
+        keywords=("mysql", "mariadb"),
+    ),
+    pattern(
+        "curl -u",
+        r"\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|--user|--http-user)[ \t=]+[\"']?[^\s:\"']*:"
+        r"(?P<s>[^\s\"']+)",
+        group="s",
+        keywords=("curl", "wget", "http"),
+    ),
+    pattern(
+        "tool -p / -a / -w",
+        r"\b(?:sshpass|docker\s+login|podman\s+login|helm\s+registry\s+login|"
+        r"redis-cli|ldap\w*|mongo\w*|sqlcmd|smbclient|htpasswd\s+-b\S*\s+\S+\s+\S+|nuget\s+push)\b[^\n]*?"
+        r"\s(?:-p|-a|-w|-P|-k|-ApiKey)[ \t]+[\"']?(?P<s>[^\s\"']+)",
+        group="s",
+        keywords=("sshpass", "login", "redis-cli", "ldap", "mongo", "sqlcmd", "smbclient", "htpasswd", "nuget"),
+    ),
+    pattern(
+        "net use password", r"(?i)\bnet\s+use\s+\S+\s+/user:\S+\s+(?P<s>[^\s/]\S*)", group="s", keywords=("net use",)
+    ),
     pattern("smbclient user%password", r"\s-U\s+[^\s%]+%(?P<s>\S+)", group="s", keywords=("%",)),
-    pattern("personal access token", r"(?i)\b(?:pat|personal[ _-]access[ _-]token)\b[^\n]{0,30}?\b"
-            r"(?P<s>[a-z2-7]{52}|[A-Za-z0-9]{84})\b", group="s", keywords=("pat", "personal access token")),
+    pattern(
+        "personal access token",
+        r"(?i)\b(?:pat|personal[ _-]access[ _-]token)\b[^\n]{0,30}?\b"
+        r"(?P<s>[a-z2-7]{52}|[A-Za-z0-9]{84})\b",
+        group="s",
+        keywords=("pat", "personal access token"),
+    ),
     Detector("password in prose", _prose_passwords, frozenset({"pass"})),
-    pattern("hex key next to its name", r"(?i)\b(?:api|app|application|license|insert|ingest|admin|master|"
-            r"signing|encryption|secret|auth)[ _-]?(?:key|token|secret)\b[^\n]{0,40}?\b(?P<s>[0-9a-f]{32}|"
-            r"[0-9a-f]{40}|[0-9a-f]{64})\b", group="s", keywords=("key", "token", "secret")),
+    pattern(
+        "hex key next to its name",
+        r"(?i)\b(?:api|app|application|license|insert|ingest|admin|master|"
+        r"signing|encryption|secret|auth)[ _-]?(?:key|token|secret)\b[^\n]{0,40}?\b(?P<s>[0-9a-f]{32}|"
+        r"[0-9a-f]{40}|[0-9a-f]{64})\b",
+        group="s",
+        keywords=("key", "token", "secret"),
+    ),
 ]

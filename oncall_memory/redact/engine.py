@@ -47,8 +47,11 @@ class _Gate:
         # (The last pattern of each set is the placeholder every set needs; it matches only empty text.)
         fired = {self.triggered[i] for i in self.triggers.Match(text) or () if i < len(self.triggered)}
         present = {self.keyword_of[i] for i in self.keywords.Match(text.lower()) or () if i < len(self.keyword_of)}
-        return [d for i, d in enumerate(detectors)
-                if (i in fired if d.trigger else not d.keywords or not d.keywords.isdisjoint(present))]
+        return [
+            d
+            for i, d in enumerate(detectors)
+            if (i in fired if d.trigger else not d.keywords or not d.keywords.isdisjoint(present))
+        ]
 
 
 _GATES: dict[int, tuple[list[Detector], _Gate]] = {}

@@ -25,6 +25,8 @@ MAX_BITS_LIMIT = 4.5
 
 def min_bits(length: int) -> float:
     return min(MAX_BITS_LIMIT, math.log2(length) - 0.5)
+
+
 _RUN = compile_re2(r"[A-Za-z0-9+/_-]{24,}={0,2}")  # maximal runs: no boundary checks needed
 _PART = compile_re2(r"[^/_.=+-]+")
 # A part that is a word: lower case, Capitalised, UPPER or CamelCase, four letters or more. A part of random

@@ -4,8 +4,12 @@ differ from what it looks like)."""
 
 from __future__ import annotations
 
-_STRIP = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
-                               "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+_STRIP = dict.fromkeys(
+    map(
+        ord,
+        "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u200c\u200d\u2060\ufeff\u00ad",
+    )
+)
 
 
 def neutralise(text: str) -> str:

@@ -52,7 +52,9 @@ def similar_get(
     limit: int = 5,
 ) -> JSONResponse:
     alert = parse(Alert, {"text": text})
-    filters = parse(Filters, {"service": service, "env": env, "flavor": flavor, "component_tags": tag, "status": status})
+    filters = parse(
+        Filters, {"service": service, "env": env, "flavor": flavor, "component_tags": tag, "status": status}
+    )
     return JSONResponse(neighbours_json(memory.similar(alert, filters=filters, limit=limit)))
 
 
@@ -118,5 +120,8 @@ def readyz(memory: MemoryDep, outbox: OutboxDep, settings: SettingsDep) -> JSONR
 def failing_targets(outbox: Outbox, after: float) -> list[str]:
     """Targets failing for longer than `after` seconds, in words."""
     now = time.time()
-    return [f"{h.name} failing for {now - h.failing_since:.0f}s ({h.last_error}); {h.waiting} deliveries waiting"
-            for h in outbox.health() if h.failing_since is not None and now - h.failing_since > after]
+    return [
+        f"{h.name} failing for {now - h.failing_since:.0f}s ({h.last_error}); {h.waiting} deliveries waiting"
+        for h in outbox.health()
+        if h.failing_since is not None and now - h.failing_since > after
+    ]

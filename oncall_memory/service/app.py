@@ -56,25 +56,41 @@ def make_targets(settings: Settings) -> list[Target]:
     if settings.pagerduty_token and settings.pagerduty_from_email:
         targets.append(PagerDutyNotes(PagerDutyAPI.from_settings(settings, with_from=True)))
     if settings.slack_webhook_url:
-        targets.append(SlackWebhook(settings.slack_webhook_url, timeout=settings.post_timeout,
-                                    wait_cap=settings.retry_after_cap))
+        targets.append(
+            SlackWebhook(settings.slack_webhook_url, timeout=settings.post_timeout, wait_cap=settings.retry_after_cap)
+        )
     return targets
 
 
 def retry_policy(settings: Settings) -> RetryPolicy:
-    return RetryPolicy(backoff=settings.post_backoff, backoff_cap=settings.post_backoff_cap,
-                       deadline=settings.delivery_deadline, max_retries=settings.post_max_retries)
+    return RetryPolicy(
+        backoff=settings.post_backoff,
+        backoff_cap=settings.post_backoff_cap,
+        deadline=settings.delivery_deadline,
+        max_retries=settings.post_max_retries,
+    )
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    return [s.get_secret_value() for s in (settings.slack_webhook_url, settings.pagerduty_token,
-                                           settings.pagerduty_webhook_secret, settings.alertmanager_token,
-                                           settings.opsgenie_token, settings.api_token, settings.openai_api_key,
-                                           settings.qdrant_api_key) if s]
+    return [
+        s.get_secret_value()
+        for s in (
+            settings.slack_webhook_url,
+            settings.pagerduty_token,
+            settings.pagerduty_webhook_secret,
+            settings.alertmanager_token,
+            settings.opsgenie_token,
+            settings.api_token,
+            settings.openai_api_key,
+            settings.qdrant_api_key,
+        )
+        if s
+    ]
 
 
-def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outbox | None = None,
-               announce: bool = False) -> FastAPI:
+def create_app(
+    settings: Settings, *, memory: Memory | None = None, outbox: Outbox | None = None, announce: bool = False
+) -> FastAPI:
     """Build the service. `memory` and `outbox` default to the configured store and `<data dir>/outbox.sqlite3`;
     ones passed in are the caller's to close. `announce`: while it serves, `<data dir>/service.json` tells the
     CLI on this data dir where to ask (`oncall-memory serve` sets it; see cli/remote.py)."""
@@ -93,10 +109,19 @@ def create_app(settings: Settings, *, memory: Memory | None = None, outbox: Outb
                 stack.callback(target.close)
             mem.observer = metrics
             stack.callback(metrics.watch(box, lambda: mem.stats()["count"]))
-            dispatcher = Dispatcher(box, lambda alert: mem.similar(alert, limit=settings.notify_limit), targets,
-                                    retry_policy(settings), outcome=metrics.delivery)
-            migrate_ledger(settings.dir.file("enrich.sqlite3"), box,
-                           lambda job: [t.name for t in targets if t.accepts(job)], deadline=settings.delivery_deadline)
+            dispatcher = Dispatcher(
+                box,
+                lambda alert: mem.similar(alert, limit=settings.notify_limit),
+                targets,
+                retry_policy(settings),
+                outcome=metrics.delivery,
+            )
+            migrate_ledger(
+                settings.dir.file("enrich.sqlite3"),
+                box,
+                lambda job: [t.name for t in targets if t.accepts(job)],
+                deadline=settings.delivery_deadline,
+            )
             dispatcher.start()
             stack.callback(dispatcher.stop)
             if settings.ingest_interval > 0:

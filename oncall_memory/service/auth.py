@@ -94,7 +94,11 @@ def exposure(settings: Settings) -> list[str]:
     if is_loopback(settings.host) or settings.allow_unauthenticated:
         return []
     open_routes = [
-        (settings.api_token, "/ (search page), /similar, /feedback, /stats, /metrics, /mcp, /docs, /redoc, /openapi.json", "ONCALL_MEMORY_API_TOKEN"),
+        (
+            settings.api_token,
+            "/ (search page), /similar, /feedback, /stats, /metrics, /mcp, /docs, /redoc, /openapi.json",
+            "ONCALL_MEMORY_API_TOKEN",
+        ),
         (settings.pagerduty_webhook_secret, "/webhooks/pagerduty", "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
         (settings.alertmanager_token, "/webhooks/alertmanager", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
         (settings.opsgenie_token, "/webhooks/opsgenie", "ONCALL_MEMORY_OPSGENIE_TOKEN"),

@@ -69,5 +69,7 @@ def documented_body(model: type[BaseModel]) -> dict[str, Any]:
     """The request body a raw-body route reads, for its OpenAPI entry (and the schema-driven fuzz test)."""
     schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
     defs = schema.pop("$defs", {})
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
-            "x-components": defs}
+    return {
+        "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
+        "x-components": defs,
+    }

@@ -23,8 +23,19 @@ from ..pagers import (
     pagerduty_alert,
 )
 
-__all__ = ["AlertmanagerWebhook", "IncidentRef", "Item", "Job", "OpsgenieWebhook", "PagerDutyWebhook", "PDIncident",
-           "alertmanager_jobs", "learn_job", "opsgenie_job", "pagerduty_job"]
+__all__ = [
+    "AlertmanagerWebhook",
+    "IncidentRef",
+    "Item",
+    "Job",
+    "OpsgenieWebhook",
+    "PagerDutyWebhook",
+    "PDIncident",
+    "alertmanager_jobs",
+    "learn_job",
+    "opsgenie_job",
+    "pagerduty_job",
+]
 
 
 class Item(Redacted):
@@ -54,16 +65,21 @@ class Job(Redacted):
 
 
 def pagerduty_job(incident: PDIncident, known: Mapping[str, Iterable[str]] | None = None) -> Job:
-    return Job.single(f"pagerduty:{incident.id}", pagerduty_alert(incident, known), incident.title,
-                      pagerduty_incident=incident.id)
+    return Job.single(
+        f"pagerduty:{incident.id}", pagerduty_alert(incident, known), incident.title, pagerduty_incident=incident.id
+    )
 
 
 def learn_job(incident_id: str, event_id: str | None, event_type: str) -> Job:
     """Remember this incident now (resolved) or again (annotated). Keyed by PagerDuty's event id: each
     event once."""
     key = f"pagerduty-learn:{incident_id}:{event_id or event_type}"
-    return Job(key=key, kind="learn", items=[Item(key=key, alert=Alert(text=event_type), title=event_type)],
-               pagerduty_incident=incident_id)
+    return Job(
+        key=key,
+        kind="learn",
+        items=[Item(key=key, alert=Alert(text=event_type), title=event_type)],
+        pagerduty_incident=incident_id,
+    )
 
 
 def alertmanager_jobs(
@@ -90,8 +106,10 @@ def alertmanager_jobs(
 
 
 def opsgenie_job(
-    hook: OpsgenieWebhook, label_facts: Mapping[str, list[str]] | None = None,
+    hook: OpsgenieWebhook,
+    label_facts: Mapping[str, list[str]] | None = None,
     known: Mapping[str, Iterable[str]] | None = None,
 ) -> Job:
-    return Job.single(f"opsgenie:{hook.alert.alertId}", opsgenie_alert(hook.alert, label_facts, known),
-                      hook.alert.message)
+    return Job.single(
+        f"opsgenie:{hook.alert.alertId}", opsgenie_alert(hook.alert, label_facts, known), hook.alert.message
+    )

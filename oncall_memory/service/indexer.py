@@ -34,7 +34,14 @@ class Indexer(Periodic):
         log.info("building the vector index beside the live collection")
         report = self._memory.build_index()
         if report:
-            log.info("vector index built: %d of %d incidents indexed; copy %.1fs, build %.1fs, "
-                     "catch-up %.1fs (%d written meanwhile), swap %.2fs", report.indexed, report.count,
-                     report.copy_seconds, report.build_seconds, report.replay_seconds, report.replayed,
-                     report.swap_seconds)
+            log.info(
+                "vector index built: %d of %d incidents indexed; copy %.1fs, build %.1fs, "
+                "catch-up %.1fs (%d written meanwhile), swap %.2fs",
+                report.indexed,
+                report.count,
+                report.copy_seconds,
+                report.build_seconds,
+                report.replay_seconds,
+                report.replayed,
+                report.swap_seconds,
+            )

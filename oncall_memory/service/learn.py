@@ -48,8 +48,14 @@ class Learner:
             raise DeliveryError(f"reading PagerDuty incident {incident_id}: {exc}", retry=True) from exc
         alert = pagerduty_alert(PDIncident.model_validate({**raw, "title": raw.get("title") or incident_id}))
         for v in verdicts(notes):
-            self._memory.record_feedback(alert, v.suggested, v.verdict, who=v.who,
-                                         at=datetime.fromisoformat(v.at) if v.at else None, ref=f"pagerduty-note:{v.note}")
+            self._memory.record_feedback(
+                alert,
+                v.suggested,
+                v.verdict,
+                who=v.who,
+                at=datetime.fromisoformat(v.at) if v.at else None,
+                ref=f"pagerduty-note:{v.note}",
+            )
         if raw.get("status") != "resolved":
             return  # the incident is remembered when it resolves; its feedback counts already
         try:

@@ -23,7 +23,9 @@ from .outbox import Outbox
 log = logging.getLogger(__name__)
 
 
-def migrate_ledger(path: Path | None, outbox: Outbox, targets_for: Callable[[Job], list[str]], *, deadline: float) -> int:
+def migrate_ledger(
+    path: Path | None, outbox: Outbox, targets_for: Callable[[Job], list[str]], *, deadline: float
+) -> int:
     """Move the ledger at `path` (if there is one) into `outbox`. Returns the jobs that will be delivered."""
     if path is None or not path.exists():
         return 0
@@ -41,8 +43,12 @@ def migrate_ledger(path: Path | None, outbox: Outbox, targets_for: Callable[[Job
         try:
             old = json.loads(raw)
             with already_redacted():  # the ledger held redacted jobs
-                job = Job.single(old["key"], Alert.model_validate(old["alert"]), old["title"],
-                                 pagerduty_incident=old.get("pagerduty_incident"))
+                job = Job.single(
+                    old["key"],
+                    Alert.model_validate(old["alert"]),
+                    old["title"],
+                    pagerduty_incident=old.get("pagerduty_incident"),
+                )
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("old ledger job %s skipped: %s", key, exc)
             continue
@@ -50,6 +56,11 @@ def migrate_ledger(path: Path | None, outbox: Outbox, targets_for: Callable[[Job
         recorded, _ = outbox.claim([job], {job.key: targets}, deadline=deadline)
         to_deliver += bool(recorded and targets)
     path.rename(path.with_name(path.name + ".migrated"))
-    log.warning("carried %d jobs of the old ledger %s into the outbox (%d to deliver); it is kept as %s.migrated",
-                len(jobs), path, to_deliver, path.name)
+    log.warning(
+        "carried %d jobs of the old ledger %s into the outbox (%d to deliver); it is kept as %s.migrated",
+        len(jobs),
+        path,
+        to_deliver,
+        path.name,
+    )
     return to_deliver

@@ -26,8 +26,12 @@ async def mcp_app(memory: Memory):
 
     server = build_server(memory)
     # Host checks against DNS rebinding are for servers without authentication; this one needs the token.
-    app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
-                                     transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
     async with server.session_manager.run():
         yield app
 
@@ -55,7 +59,15 @@ class McpEndpoint:
 
 async def _json(send: Send, status: int, body: dict) -> None:
     data = json.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-                            (b"www-authenticate", b"Bearer")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+                (b"www-authenticate", b"Bearer"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": data})

@@ -25,24 +25,53 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.requests = Counter("oncall_memory_http_requests", "HTTP requests by route, method and status",
-                                ["route", "method", "status"], registry=r)
-        self.request_seconds = Histogram("oncall_memory_http_request_duration_seconds", "HTTP request latency by route",
-                                         ["route"], buckets=_SECONDS, registry=r)
-        self.lookups = Counter("oncall_memory_lookups", "Lookups by search mode and whether they were degraded",
-                               ["mode", "degraded"], registry=r)
-        self.lookup_seconds = Histogram("oncall_memory_lookup_duration_seconds", "Lookup latency, embedding included",
-                                        buckets=_SECONDS, registry=r)
-        self.embed_seconds = Histogram("oncall_memory_embedder_duration_seconds", "Embedding call latency",
-                                       ["purpose"], buckets=_SECONDS, registry=r)
-        self.embed_failures = Counter("oncall_memory_embedder_failures", "Embedding calls that failed",
-                                      ["purpose"], registry=r)
-        self.deliveries = Counter("oncall_memory_deliveries", "Delivery attempts by target and outcome "
-                                  "(delivered, retried, failed)", ["target", "outcome"], registry=r)
-        self.ingest_runs = Counter("oncall_memory_ingest_runs", "Ingest runs by outcome (completed, stopped)",
-                                   ["outcome"], registry=r)
-        self.ingested = Counter("oncall_memory_ingested_incidents", "Incidents seen by ingest, by result "
-                                "(new, updated, unchanged, rejected)", ["result"], registry=r)
+        self.requests = Counter(
+            "oncall_memory_http_requests",
+            "HTTP requests by route, method and status",
+            ["route", "method", "status"],
+            registry=r,
+        )
+        self.request_seconds = Histogram(
+            "oncall_memory_http_request_duration_seconds",
+            "HTTP request latency by route",
+            ["route"],
+            buckets=_SECONDS,
+            registry=r,
+        )
+        self.lookups = Counter(
+            "oncall_memory_lookups",
+            "Lookups by search mode and whether they were degraded",
+            ["mode", "degraded"],
+            registry=r,
+        )
+        self.lookup_seconds = Histogram(
+            "oncall_memory_lookup_duration_seconds", "Lookup latency, embedding included", buckets=_SECONDS, registry=r
+        )
+        self.embed_seconds = Histogram(
+            "oncall_memory_embedder_duration_seconds",
+            "Embedding call latency",
+            ["purpose"],
+            buckets=_SECONDS,
+            registry=r,
+        )
+        self.embed_failures = Counter(
+            "oncall_memory_embedder_failures", "Embedding calls that failed", ["purpose"], registry=r
+        )
+        self.deliveries = Counter(
+            "oncall_memory_deliveries",
+            "Delivery attempts by target and outcome (delivered, retried, failed)",
+            ["target", "outcome"],
+            registry=r,
+        )
+        self.ingest_runs = Counter(
+            "oncall_memory_ingest_runs", "Ingest runs by outcome (completed, stopped)", ["outcome"], registry=r
+        )
+        self.ingested = Counter(
+            "oncall_memory_ingested_incidents",
+            "Incidents seen by ingest, by result (new, updated, unchanged, rejected)",
+            ["result"],
+            registry=r,
+        )
 
     def watch(self, outbox: Outbox, count: Callable[[], int]) -> Callable[[], None]:
         """Read the outbox depth and the store's count (`count()`) at each scrape, until the returned
@@ -69,7 +98,6 @@ class Metrics:
 
     def delivery(self, target: str, outcome: str) -> None:
         self.deliveries.labels(target, outcome).inc()
-
 
     def exposition(self) -> tuple[bytes, str]:
         """The text Prometheus scrapes, and its content type."""
@@ -113,8 +141,9 @@ class _Gauges(Collector):
         self._outbox, self._count = outbox, count
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        depth = GaugeMetricFamily("oncall_memory_outbox_depth", "Deliveries waiting, by target and state",
-                                  labels=["target", "state"])
+        depth = GaugeMetricFamily(
+            "oncall_memory_outbox_depth", "Deliveries waiting, by target and state", labels=["target", "state"]
+        )
         for (target, state), n in self._outbox.depth().items():
             depth.add_metric([target, state], n)
         yield depth

@@ -85,7 +85,9 @@ class PagerDutyNotes:
     def send(self, job: Job, body: dict[str, Any]) -> None:
         what = f"PagerDuty note on {job.pagerduty_incident}"
         try:
-            response = self._api.send("POST", f"/incidents/{quote(job.pagerduty_incident or '', safe='')}/notes", json=body)
+            response = self._api.send(
+                "POST", f"/incidents/{quote(job.pagerduty_incident or '', safe='')}/notes", json=body
+            )
         except httpx.TransportError as exc:
             raise transport_failure(exc, what) from exc
         check(response, what, wait_cap=self._api.max_wait)
@@ -96,8 +98,9 @@ class PagerDutyNotes:
         try:
             notes = self._api.notes(job.pagerduty_incident or "")
         except Exception as exc:  # SourceFailed after its own retries: try the whole delivery again later
-            raise DeliveryError(f"reading back the notes of {job.pagerduty_incident}: {exc}", retry=True,
-                                ambiguous=True) from exc
+            raise DeliveryError(
+                f"reading back the notes of {job.pagerduty_incident}: {exc}", retry=True, ambiguous=True
+            ) from exc
         return any(mark in (n.get("content") or "") for n in notes)
 
     def close(self) -> None:

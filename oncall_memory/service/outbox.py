@@ -96,8 +96,13 @@ class Outbox:
         with self._lock, self._transaction():
             for job in jobs:
                 targets = targets_of.get(job.key, [])
-                fresh = [i for i in job.items if self._db.execute(
-                    "INSERT OR IGNORE INTO claims (alert, job) VALUES (?, ?)", (i.key, job.key)).rowcount]
+                fresh = [
+                    i
+                    for i in job.items
+                    if self._db.execute(
+                        "INSERT OR IGNORE INTO claims (alert, job) VALUES (?, ?)", (i.key, job.key)
+                    ).rowcount
+                ]
                 if not fresh:
                     duplicates += 1
                     self._revive([i.key for i in job.items], now, deadline)
@@ -105,12 +110,15 @@ class Outbox:
                 if [i.key for i in job.items] != [job.key]:  # a group: its key names the alerts it now holds
                     job = job.model_copy(update={"items": fresh, "key": group_key(job.key, [i.key for i in fresh])})
                     self._db.executemany("UPDATE claims SET job=? WHERE alert=?", [(job.key, i.key) for i in fresh])
-                self._db.execute("INSERT OR REPLACE INTO jobs (key, job, created_at, size) VALUES (?, ?, ?, ?)",
-                                 (job.key, job.model_dump_json(), now, len(job.items)))
+                self._db.execute(
+                    "INSERT OR REPLACE INTO jobs (key, job, created_at, size) VALUES (?, ?, ?, ?)",
+                    (job.key, job.model_dump_json(), now, len(job.items)),
+                )
                 self._db.executemany(
                     "INSERT OR IGNORE INTO deliveries (job, target, state, next_at, deadline, updated_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    [(job.key, target, NEW, now, now + deadline, now) for target in targets])
+                    [(job.key, target, NEW, now, now + deadline, now) for target in targets],
+                )
                 recorded.append(job)
         return recorded, duplicates
 
@@ -120,7 +128,8 @@ class Outbox:
             f"UPDATE deliveries SET state=CASE WHEN body IS NULL THEN '{NEW}' ELSE '{PENDING}' END, attempts=0, "
             f"next_at=?, deadline=?, updated_at=? WHERE state='{FAILED}' AND job IN "
             f"(SELECT job FROM claims WHERE alert IN ({marks}))",
-            (now, now + deadline, now, *alert_keys))
+            (now, now + deadline, now, *alert_keys),
+        )
 
     # -- the lookup step ------------------------------------------------------------------------
 
@@ -130,7 +139,8 @@ class Outbox:
             rows = self._db.execute(
                 f"SELECT DISTINCT j.job, j.created_at FROM jobs j JOIN deliveries d ON d.job = j.key "
                 f"WHERE d.state='{NEW}' AND d.next_at <= ? AND j.size BETWEEN ? AND ? ORDER BY j.created_at LIMIT ?",
-                (time.time(), *sizes, limit)).fetchall()
+                (time.time(), *sizes, limit),
+            ).fetchall()
         return [_stored_job(r[0]) for r in rows]
 
     def rendered(self, job_key: str, bodies: dict[str, dict[str, Any]]) -> None:
@@ -140,12 +150,15 @@ class Outbox:
             self._db.executemany(
                 f"UPDATE deliveries SET state='{PENDING}', body=?, next_at=?, updated_at=? WHERE job=? AND target=? "
                 f"AND state='{NEW}'",
-                [(json.dumps(body), now, now, job_key, target) for target, body in bodies.items()])
+                [(json.dumps(body), now, now, job_key, target) for target, body in bodies.items()],
+            )
 
     def lookup_failed(self, job_key: str, error: str, retry_at: float) -> None:
         with self._lock:
-            self._db.execute(f"UPDATE deliveries SET next_at=?, last_error=?, updated_at=? WHERE job=? AND state='{NEW}'",
-                             (retry_at, f"lookup: {error}", time.time(), job_key))
+            self._db.execute(
+                f"UPDATE deliveries SET next_at=?, last_error=?, updated_at=? WHERE job=? AND state='{NEW}'",
+                (retry_at, f"lookup: {error}", time.time(), job_key),
+            )
 
     # -- delivering -----------------------------------------------------------------------------
 
@@ -157,7 +170,8 @@ class Outbox:
                 f"UPDATE deliveries SET state='{SENDING}', attempts=attempts+1, updated_at=? WHERE rowid = ("
                 f"SELECT rowid FROM deliveries WHERE target=? AND state='{PENDING}' AND next_at <= ? "
                 f"ORDER BY next_at LIMIT 1) RETURNING job, attempts, deadline, ambiguous, body",
-                (now, target, now)).fetchone()
+                (now, target, now),
+            ).fetchone()
             if row is None:
                 return None
             job = self._db.execute("SELECT job FROM jobs WHERE key=?", (row[0],)).fetchone()
@@ -165,8 +179,9 @@ class Outbox:
 
     def next_due(self, target: str) -> float | None:
         with self._lock:
-            row = self._db.execute(f"SELECT MIN(next_at) FROM deliveries WHERE target=? AND state='{PENDING}'",
-                                   (target,)).fetchone()
+            row = self._db.execute(
+                f"SELECT MIN(next_at) FROM deliveries WHERE target=? AND state='{PENDING}'", (target,)
+            ).fetchone()
         return row[0]
 
     def next_lookup_due(self) -> float | None:
@@ -176,11 +191,15 @@ class Outbox:
     def delivered(self, d: Delivery) -> None:
         now = time.time()
         with self._lock, self._transaction():
-            self._db.execute(f"UPDATE deliveries SET state='{DONE}', last_error=NULL, updated_at=? WHERE job=? AND target=?",
-                             (now, d.job.key, d.target))
-            self._db.execute("INSERT INTO targets (name, failing_since, last_error, last_ok) VALUES (?, NULL, NULL, ?) "
-                             "ON CONFLICT(name) DO UPDATE SET failing_since=NULL, last_error=NULL, last_ok=?",
-                             (d.target, now, now))
+            self._db.execute(
+                f"UPDATE deliveries SET state='{DONE}', last_error=NULL, updated_at=? WHERE job=? AND target=?",
+                (now, d.job.key, d.target),
+            )
+            self._db.execute(
+                "INSERT INTO targets (name, failing_since, last_error, last_ok) VALUES (?, NULL, NULL, ?) "
+                "ON CONFLICT(name) DO UPDATE SET failing_since=NULL, last_error=NULL, last_ok=?",
+                (d.target, now, now),
+            )
 
     def retry(self, d: Delivery, *, at: float, error: str, ambiguous: bool) -> None:
         self._failed(d, PENDING, error, at=at, ambiguous=ambiguous)
@@ -193,16 +212,21 @@ class Outbox:
         with self._lock, self._transaction():
             self._db.execute(
                 "UPDATE deliveries SET state=?, next_at=?, last_error=?, ambiguous=?, updated_at=? WHERE job=? AND target=?",
-                (state, at, error, int(ambiguous or d.ambiguous), now, d.job.key, d.target))
-            self._db.execute("INSERT INTO targets (name, failing_since, last_error) VALUES (?, ?, ?) "
-                             "ON CONFLICT(name) DO UPDATE SET failing_since=COALESCE(failing_since, ?), last_error=?",
-                             (d.target, now, error, now, error))
+                (state, at, error, int(ambiguous or d.ambiguous), now, d.job.key, d.target),
+            )
+            self._db.execute(
+                "INSERT INTO targets (name, failing_since, last_error) VALUES (?, ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET failing_since=COALESCE(failing_since, ?), last_error=?",
+                (d.target, now, error, now, error),
+            )
 
     def recover(self) -> int:
         """At start-up: deliveries left in flight by a crash are due again, and may have arrived."""
         with self._lock:
-            return self._db.execute(f"UPDATE deliveries SET state='{PENDING}', ambiguous=1, next_at=? "
-                                    f"WHERE state='{SENDING}'", (time.time(),)).rowcount
+            return self._db.execute(
+                f"UPDATE deliveries SET state='{PENDING}', ambiguous=1, next_at=? WHERE state='{SENDING}'",
+                (time.time(),),
+            ).rowcount
 
     def compact(self, *, done_before: float, failed_before: float) -> int:
         """Forget deliveries done before `done_before` and failed before `failed_before`, the jobs left with
@@ -211,9 +235,12 @@ class Outbox:
         with self._lock, self._transaction():
             removed = self._db.execute(
                 f"DELETE FROM deliveries WHERE (state='{DONE}' AND updated_at < ?) OR (state='{FAILED}' AND updated_at < ?)",
-                (done_before, failed_before)).rowcount
-            self._db.execute("DELETE FROM jobs WHERE key NOT IN (SELECT DISTINCT job FROM deliveries) AND created_at < ?",
-                             (done_before,))
+                (done_before, failed_before),
+            ).rowcount
+            self._db.execute(
+                "DELETE FROM jobs WHERE key NOT IN (SELECT DISTINCT job FROM deliveries) AND created_at < ?",
+                (done_before,),
+            )
             self._db.execute("DELETE FROM claims WHERE job NOT IN (SELECT key FROM jobs)")
         return removed
 
@@ -222,21 +249,27 @@ class Outbox:
     def idle(self) -> bool:
         """Nothing is waiting for a lookup, due, or in flight."""
         with self._lock:
-            return self._db.execute(f"SELECT 1 FROM deliveries WHERE state IN ('{NEW}', '{PENDING}', '{SENDING}') "
-                                    "LIMIT 1").fetchone() is None
+            return (
+                self._db.execute(
+                    f"SELECT 1 FROM deliveries WHERE state IN ('{NEW}', '{PENDING}', '{SENDING}') LIMIT 1"
+                ).fetchone()
+                is None
+            )
 
     def depth(self) -> dict[tuple[str, str], int]:
         """How many deliveries each target has in each state that is not done."""
         with self._lock:
-            rows = self._db.execute(f"SELECT target, state, COUNT(*) FROM deliveries WHERE state != '{DONE}' "
-                                    "GROUP BY target, state").fetchall()
+            rows = self._db.execute(
+                f"SELECT target, state, COUNT(*) FROM deliveries WHERE state != '{DONE}' GROUP BY target, state"
+            ).fetchall()
         return {(target, state): n for target, state, n in rows}
 
     def health(self) -> list[TargetHealth]:
         with self._lock:
             rows = self._db.execute(
                 f"SELECT t.name, t.failing_since, t.last_error, (SELECT COUNT(*) FROM deliveries d WHERE d.target=t.name "
-                f"AND d.state IN ('{NEW}', '{PENDING}', '{SENDING}')) FROM targets t").fetchall()
+                f"AND d.state IN ('{NEW}', '{PENDING}', '{SENDING}')) FROM targets t"
+            ).fetchall()
         return [TargetHealth(*r) for r in rows]
 
     def deliveries(self, *, failed_only: bool = False) -> list[dict[str, Any]]:
@@ -245,15 +278,17 @@ class Outbox:
         with self._lock:
             rows = self._db.execute(
                 f"SELECT job, target, state, attempts, last_error, next_at, updated_at, deadline FROM deliveries {where} "
-                "ORDER BY updated_at DESC").fetchall()
+                "ORDER BY updated_at DESC"
+            ).fetchall()
         keys = ("job", "target", "state", "attempts", "last_error", "next_at", "updated_at", "deadline")
         return [dict(zip(keys, r)) for r in rows]
 
     def job_of(self, alert_key: str) -> Job | None:
         """The job that claimed this alert (e.g. "pagerduty:PGR0VU2"), if any."""
         with self._lock:
-            row = self._db.execute("SELECT j.job FROM claims c JOIN jobs j ON j.key = c.job WHERE c.alert=?",
-                                   (alert_key,)).fetchone()
+            row = self._db.execute(
+                "SELECT j.job FROM claims c JOIN jobs j ON j.key = c.job WHERE c.alert=?", (alert_key,)
+            ).fetchone()
         return _stored_job(row[0]) if row else None
 
     def states(self, job_key: str) -> dict[str, str]:

@@ -47,7 +47,7 @@ MAX_FORM_BYTES = 4096
 # No script runs on these pages, and nothing they link to learns what was searched (no Referer).
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-                               "frame-ancestors 'none'; base-uri 'none'",
+    "frame-ancestors 'none'; base-uri 'none'",
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
@@ -56,8 +56,12 @@ HEADERS = {
 
 @cache
 def templates() -> Environment:
-    env = Environment(loader=PackageLoader("oncall_memory.service", "templates"),
-                      autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("oncall_memory.service", "templates"),
+        autoescape=select_autoescape(default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["web_link"] = web_link
     env.filters["incident_path"] = lambda incident_id: "/incidents/" + quote(incident_id, safe="")
     return env
@@ -75,10 +79,13 @@ def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
 @router.get("/static/page.css")
 def stylesheet() -> Response:
     css = resources.files("oncall_memory.service").joinpath("static/page.css").read_bytes()
-    return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"})
+    return Response(
+        css, media_type="text/css", headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"}
+    )
 
 
 # -- who may look ---------------------------------------------------------------------------------
+
 
 def session_value(token: str) -> str:
     """What the cookie holds: a MAC of a fixed label under the token, never the token itself."""
@@ -136,8 +143,15 @@ async def login(request: Request) -> Response:
     if not same_secret(form.get("token", ""), token.get_secret_value()):
         return render("login.html", code=401, next=target, error="That is not the API token (ONCALL_MEMORY_API_TOKEN).")
     response = RedirectResponse(target, status_code=303, headers=HEADERS)
-    response.set_cookie(COOKIE, session_value(token.get_secret_value()), max_age=SESSION_SECONDS, httponly=True,
-                        samesite="strict", secure=request.url.scheme == "https", path="/")
+    response.set_cookie(
+        COOKIE,
+        session_value(token.get_secret_value()),
+        max_age=SESSION_SECONDS,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/",
+    )
     return response
 
 
@@ -149,6 +163,7 @@ def logout() -> Response:
 
 
 # -- searching ------------------------------------------------------------------------------------
+
 
 @router.get("/", dependencies=[Depends(page_user)])
 def search(
@@ -169,8 +184,14 @@ def search(
         query = urlencode({**{k: v for k, v in form.items() if v}, "only": only, "limit": limit}, doseq=True)
         return RedirectResponse(f"/?{query}", status_code=303, headers=HEADERS)
     form.update({"only": [f for f in only if f in FACTS], "limit": limit if limit in LIMITS else LIMITS[0]})
-    context: dict[str, Any] = {"form": form, "limits": LIMITS, "known": known(memory), "panel": panel(request, memory),
-                               "lookup": None, "error": None}
+    context: dict[str, Any] = {
+        "form": form,
+        "limits": LIMITS,
+        "known": known(memory),
+        "panel": panel(request, memory),
+        "lookup": None,
+        "error": None,
+    }
     code = 200
     if q.strip():
         try:
@@ -192,8 +213,9 @@ def lookup(memory: Memory, form: dict[str, Any]) -> Lookup:
     with already_redacted():  # the form was redacted as it arrived
         alert = Alert(text=form["q"], component_tags=tags, **facts)
     only = set(form["only"])
-    filters = Filters(**{k: v for k, v in facts.items() if k in only and v},
-                      component_tags=tags if "tags" in only else [])
+    filters = Filters(
+        **{k: v for k, v in facts.items() if k in only and v}, component_tags=tags if "tags" in only else []
+    )
     return memory.similar(alert, filters=filters, limit=form["limit"])
 
 
@@ -209,8 +231,13 @@ def result(n: Neighbour) -> dict[str, Any]:
         (worked_ if worked(fix.outcome) else worse if fix.outcome == "worsened" else no_effect).append(line)
     if not n.fixes:  # a neighbour without the fix views (older payloads): the two lists it always has
         worked_, no_effect = list(n.fixes_worked), list(n.fixes_failed)
-    return {"n": n, "worked": worked_, "no_effect": no_effect, "worse": worse,
-            "why": n.reasons_except(AGE, *FIX_KINDS) if n.boosts else n.reasons}
+    return {
+        "n": n,
+        "worked": worked_,
+        "no_effect": no_effect,
+        "worse": worse,
+        "why": n.reasons_except(AGE, *FIX_KINDS) if n.boosts else n.reasons,
+    }
 
 
 def known(memory: Memory) -> dict[str, list[str]]:
@@ -251,13 +278,27 @@ def ago(at: datetime) -> str:
 
 # -- one incident ---------------------------------------------------------------------------------
 
+
 @router.get("/incidents/{incident_id:path}", dependencies=[Depends(page_user)])
 def incident(request: Request, incident_id: str, memory: Memory = Depends(memory_of)) -> HTMLResponse:
     found = memory.incident(incident_id)
     if found is None:
         return render("missing.html", 404, incident_id=incident_id, panel=panel(request, memory))
     neighbours = memory.neighbours_of(found, limit=5)
-    fixes = [{"action": f.get("action"), "outcome": f.get("outcome"), "at": f.get("at"),
-              "worked": worked(f.get("outcome", ""))} for f in found.get("fixes_attempted") or []]
-    return render("incident.html", incident=found, fixes=fixes, results=results(neighbours), lookup=neighbours,
-                  panel=panel(request, memory))
+    fixes = [
+        {
+            "action": f.get("action"),
+            "outcome": f.get("outcome"),
+            "at": f.get("at"),
+            "worked": worked(f.get("outcome", "")),
+        }
+        for f in found.get("fixes_attempted") or []
+    ]
+    return render(
+        "incident.html",
+        incident=found,
+        fixes=fixes,
+        results=results(neighbours),
+        lookup=neighbours,
+        panel=panel(request, memory),
+    )

@@ -42,8 +42,14 @@ def accept(dispatcher: Dispatcher, jobs: list[Job], ignored: int = 0) -> dict[st
 
 
 @router.post("/pagerduty", status_code=202, openapi_extra=documented_body(PagerDutyWebhook))
-def pagerduty(request: Request, settings: SettingsDep, memory: MemoryDep, dispatcher: DispatcherDep,
-              learning: LearningDep, raw: bytes = Depends(raw_json_body)) -> dict:
+def pagerduty(
+    request: Request,
+    settings: SettingsDep,
+    memory: MemoryDep,
+    dispatcher: DispatcherDep,
+    learning: LearningDep,
+    raw: bytes = Depends(raw_json_body),
+) -> dict:
     if settings.pagerduty_webhook_secret is not None:
         secret = settings.pagerduty_webhook_secret.get_secret_value()
         if not verify_pagerduty_signature(secret, raw, request.headers.get("x-pagerduty-signature")):
@@ -62,10 +68,15 @@ def pagerduty(request: Request, settings: SettingsDep, memory: MemoryDep, dispat
     return {"accepted": 0, "duplicates": 0, "ignored": event.event_type}
 
 
-@router.post("/alertmanager", status_code=202, dependencies=[Depends(alertmanager_token)],
-             openapi_extra=documented_body(AlertmanagerWebhook))
-def alertmanager(settings: SettingsDep, memory: MemoryDep, dispatcher: DispatcherDep,
-                 raw: bytes = Depends(raw_json_body)) -> dict:
+@router.post(
+    "/alertmanager",
+    status_code=202,
+    dependencies=[Depends(alertmanager_token)],
+    openapi_extra=documented_body(AlertmanagerWebhook),
+)
+def alertmanager(
+    settings: SettingsDep, memory: MemoryDep, dispatcher: DispatcherDep, raw: bytes = Depends(raw_json_body)
+) -> dict:
     hook = parse(AlertmanagerWebhook, redact_all(parse_json(raw)))
     known = memory.known_values()
     with already_redacted():
@@ -73,10 +84,12 @@ def alertmanager(settings: SettingsDep, memory: MemoryDep, dispatcher: Dispatche
     return accept(dispatcher, jobs, ignored)
 
 
-@router.post("/opsgenie", status_code=202, dependencies=[Depends(opsgenie_token)],
-             openapi_extra=documented_body(OpsgenieWebhook))
-def opsgenie(settings: SettingsDep, memory: MemoryDep, dispatcher: DispatcherDep,
-             raw: bytes = Depends(raw_json_body)) -> dict:
+@router.post(
+    "/opsgenie", status_code=202, dependencies=[Depends(opsgenie_token)], openapi_extra=documented_body(OpsgenieWebhook)
+)
+def opsgenie(
+    settings: SettingsDep, memory: MemoryDep, dispatcher: DispatcherDep, raw: bytes = Depends(raw_json_body)
+) -> dict:
     hook = parse(OpsgenieWebhook, redact_all(parse_json(raw)))
     if hook.action != "Create":
         return {"accepted": 0, "duplicates": 0, "ignored": hook.action}

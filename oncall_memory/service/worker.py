@@ -45,8 +45,15 @@ class RetryPolicy:
 
 
 class Dispatcher:
-    def __init__(self, outbox: Outbox, lookup: Callable[[Alert], Lookup], targets: list[Target], policy: RetryPolicy,
-                 *, outcome: Callable[[str, str], None] = lambda target, outcome: None):
+    def __init__(
+        self,
+        outbox: Outbox,
+        lookup: Callable[[Alert], Lookup],
+        targets: list[Target],
+        policy: RetryPolicy,
+        *,
+        outcome: Callable[[str, str], None] = lambda target, outcome: None,
+    ):
         self._outbox = outbox
         self._outcome = outcome  # told (target, "delivered" | "retried" | "failed") after each attempt
         self._lookup = lookup
@@ -76,9 +83,13 @@ class Dispatcher:
 
     def start(self) -> None:
         if recovered := self._outbox.recover():
-            log.warning("%d deliveries were in flight at the last stop: retrying, reading back where possible", recovered)
-        loops = [("lookups", lambda: self._lookups((1, SMALL_JOB))),
-                 ("lookups-large", lambda: self._lookups((SMALL_JOB + 1, 1 << 30)))]
+            log.warning(
+                "%d deliveries were in flight at the last stop: retrying, reading back where possible", recovered
+            )
+        loops = [
+            ("lookups", lambda: self._lookups((1, SMALL_JOB))),
+            ("lookups-large", lambda: self._lookups((SMALL_JOB + 1, 1 << 30))),
+        ]
         loops += [(f"deliver-{t.name}", lambda t=t: self._deliveries(t)) for t in self._targets]
         for name, loop in loops:
             thread = threading.Thread(target=self._guarded(loop), name=name, daemon=True)
@@ -114,6 +125,7 @@ class Dispatcher:
                 except Exception:  # one bad job or a broken disk must not kill the thread
                     log.exception("delivery loop failed; continuing")
                     time.sleep(1.0)
+
         return run
 
     # -- lookups -----------------------------------------------------------------------------------
@@ -166,7 +178,11 @@ class Dispatcher:
         try:
             read_back = getattr(target, "already_delivered", None)
             if d.ambiguous and read_back and read_back(d.job):
-                log.info("%s: already on %s (read back after an uncertain attempt): not posting again", d.job.key, target.name)
+                log.info(
+                    "%s: already on %s (read back after an uncertain attempt): not posting again",
+                    d.job.key,
+                    target.name,
+                )
             else:
                 target.send(d.job, d.body)
         except DeliveryError as exc:
@@ -194,6 +210,8 @@ class Dispatcher:
             self._outbox.give_up(d, str(exc))
             self._outcome(d.target, "failed")
             return
-        log.warning("%s: %s failed (%s), attempt %d; next in %.1fs", d.job.key, d.target, exc, d.attempts, at - time.time())
+        log.warning(
+            "%s: %s failed (%s), attempt %d; next in %.1fs", d.job.key, d.target, exc, d.attempts, at - time.time()
+        )
         self._outbox.retry(d, at=at, error=str(exc), ambiguous=exc.ambiguous)
         self._outcome(d.target, "retried")

@@ -12,8 +12,18 @@ from __future__ import annotations
 from ..settings import Settings
 from .base import DENSE, SPARSE, Hit, IncidentStore, Mode, QueryPlan, StoredPoint, copy_points
 
-__all__ = ["DENSE", "SPARSE", "Hit", "IncidentStore", "Mode", "QueryPlan", "StoredPoint", "copy_points",
-           "open_store", "open_local"]
+__all__ = [
+    "DENSE",
+    "SPARSE",
+    "Hit",
+    "IncidentStore",
+    "Mode",
+    "QueryPlan",
+    "StoredPoint",
+    "copy_points",
+    "open_store",
+    "open_local",
+]
 
 
 def open_store(settings: Settings, *, load: bool = True) -> IncidentStore:
@@ -24,8 +34,13 @@ def open_store(settings: Settings, *, load: bool = True) -> IncidentStore:
         from .qdrant import QdrantStore
 
         key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        return QdrantStore.server(settings.qdrant_url, key, settings.collection,
-                                  shards=settings.qdrant_shards, replicas=settings.qdrant_replicas)
+        return QdrantStore.server(
+            settings.qdrant_url,
+            key,
+            settings.collection,
+            shards=settings.qdrant_shards,
+            replicas=settings.qdrant_replicas,
+        )
     if settings.store == "local" or settings.dir.in_memory:
         return open_local(settings)
     return open_edge(settings, load=load)

@@ -28,8 +28,20 @@ Mode = Literal["hybrid", "dense", "lexical"]
 
 # Payload indexes every engine builds: what filters, signature look-ups and ranking read.
 INDEXES: dict[str, Literal["keyword", "datetime", "bool"]] = {
-    **{field: "keyword" for field in (P.SOURCE, P.INCIDENT_ID, P.SERVICE, P.ENV, P.FLAVOR, P.TAGS, P.STATUS,
-                                      P.SEVERITY, P.SIGNATURE_KEY)},
+    **{
+        field: "keyword"
+        for field in (
+            P.SOURCE,
+            P.INCIDENT_ID,
+            P.SERVICE,
+            P.ENV,
+            P.FLAVOR,
+            P.TAGS,
+            P.STATUS,
+            P.SEVERITY,
+            P.SIGNATURE_KEY,
+        )
+    },
     P.OPENED_AT: "datetime",
     P.HAS_WORKING_FIX: "bool",
 }
@@ -68,7 +80,9 @@ class QueryPlan:
         return self.dense and self.sparse
 
     @classmethod
-    def of(cls, dense: Sequence[float] | None, sparse: Sparse | None, mode: Mode, *, rescore: bool = False) -> QueryPlan:
+    def of(
+        cls, dense: Sequence[float] | None, sparse: Sparse | None, mode: Mode, *, rescore: bool = False
+    ) -> QueryPlan:
         use_dense = dense is not None and mode in ("hybrid", "dense")
         use_sparse = sparse is not None and bool(sparse.indices) and mode in ("hybrid", "lexical")
         return cls(use_dense, use_sparse, rescore and use_dense and use_sparse)
@@ -194,8 +208,14 @@ class IncidentStore(ABC):
         """Cosine similarity of `dense` to each of these points, computed by the engine."""
         if not point_ids:
             return {}
-        hits = self.query(QueryPlan(dense=True, sparse=False), dense=dense, sparse=None,
-                          where=[HasId(frozenset(point_ids))], limit=len(point_ids), fields=())
+        hits = self.query(
+            QueryPlan(dense=True, sparse=False),
+            dense=dense,
+            sparse=None,
+            where=[HasId(frozenset(point_ids))],
+            limit=len(point_ids),
+            fields=(),
+        )
         return {h.point_id: h.score for h in hits}
 
     def words_of(self, point_ids: Sequence[str]) -> dict[str, frozenset[int]]:

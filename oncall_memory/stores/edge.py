@@ -41,12 +41,17 @@ from .base import (
     hit,
 )
 
-_INDEX_TYPES = {"keyword": E.PayloadSchemaType.Keyword, "datetime": E.PayloadSchemaType.Datetime,
-                "bool": E.PayloadSchemaType.Bool}
+_INDEX_TYPES = {
+    "keyword": E.PayloadSchemaType.Keyword,
+    "datetime": E.PayloadSchemaType.Datetime,
+    "bool": E.PayloadSchemaType.Bool,
+}
 F = TypeVar("F", bound=Callable[..., Any])
 INDEX_SUFFIX = "__index"
-RECOVERY = ("run `oncall-memory verify` to see what is damaged, and `oncall-memory restore BACKUP` to put a "
-            "backup back (`oncall-memory backup PATH` makes one)")
+RECOVERY = (
+    "run `oncall-memory verify` to see what is damaged, and `oncall-memory restore BACKUP` to put a "
+    "backup back (`oncall-memory backup PATH` makes one)"
+)
 
 
 # The vector index (see `index_state` and the README's "Scale"): an HNSW graph over int8-quantized
@@ -61,15 +66,21 @@ FULL_SCAN_KB = 10_000  # a filter leaving fewer vectors than this (in KB) is sea
 
 def edge_config(dimension: int) -> E.EdgeConfig:
     return E.EdgeConfig(
-        vectors={DENSE: E.EdgeVectorParams(
-            # Cold: the originals stay on disk and are read only to rescore a lookup's few candidates (at
-            # 100,000 x 1536 dims, Cached kept 940 MB resident after load, Cold 355 MB; see bench.scale).
-            size=dimension, distance=E.Distance.Cosine, memory=E.Memory.Cold,
-            quantization_config=E.ScalarQuantizationConfig(type=E.ScalarType.Int8, quantile=0.99,
-                                                           memory=E.Memory.Pinned),
-            hnsw_config=E.HnswIndexConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=FULL_SCAN_KB,
-                                          memory=E.Memory.Cached),
-        )},
+        vectors={
+            DENSE: E.EdgeVectorParams(
+                # Cold: the originals stay on disk and are read only to rescore a lookup's few candidates (at
+                # 100,000 x 1536 dims, Cached kept 940 MB resident after load, Cold 355 MB; see bench.scale).
+                size=dimension,
+                distance=E.Distance.Cosine,
+                memory=E.Memory.Cold,
+                quantization_config=E.ScalarQuantizationConfig(
+                    type=E.ScalarType.Int8, quantile=0.99, memory=E.Memory.Pinned
+                ),
+                hnsw_config=E.HnswIndexConfig(
+                    m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=FULL_SCAN_KB, memory=E.Memory.Cached
+                ),
+            )
+        },
         sparse_vectors={SPARSE: E.EdgeSparseVectorParams(modifier=E.Modifier.Idf)},
         # When to index is decided by `Memory.build_index` (the engine optimizes only when asked): once
         # asked, every segment gets its graph, whatever its size.
@@ -80,8 +91,9 @@ def edge_config(dimension: int) -> E.EdgeConfig:
     )
 
 
-INDEXED_SEARCH = E.SearchParams(hnsw_ef=HNSW_EF,
-                                quantization=E.QuantizationSearchParams(rescore=True, oversampling=OVERSAMPLING))
+INDEXED_SEARCH = E.SearchParams(
+    hnsw_ef=HNSW_EF, quantization=E.QuantizationSearchParams(rescore=True, oversampling=OVERSAMPLING)
+)
 # A ranked lookup picks its dense candidates by their int8 copies alone, then scores every fused candidate
 # with its original vector (left to its defaults the outer query scored them by the int8 copies, up to 0.05
 # off). Measured at 100,000 (bench in the README's "Scale"): 1.2 ms off the p50, 12 ms off the p99.
@@ -208,7 +220,9 @@ class EdgeStore(IncidentStore, BuildsIndex):
     @property
     def shard(self) -> E.EdgeShard:
         if self._shard is None:
-            raise StoreUnavailable(f"no collection {self.collection!r} in {self.location}: run `oncall-memory ingest PATH` first")
+            raise StoreUnavailable(
+                f"no collection {self.collection!r} in {self.location}: run `oncall-memory ingest PATH` first"
+            )
         return self._shard
 
     # -- writes -------------------------------------------------------------------------------
@@ -232,8 +246,11 @@ class EdgeStore(IncidentStore, BuildsIndex):
         for point_id, payload in payloads.items():
             self.shard.update(E.UpdateOperation.overwrite_payload([point_id], payload))
         if sparse:
-            self.shard.update(E.UpdateOperation.update_vectors(
-                [E.PointVectors(pid, {SPARSE: _sparse(vector)}) for pid, vector in sparse.items()]))
+            self.shard.update(
+                E.UpdateOperation.update_vectors(
+                    [E.PointVectors(pid, {SPARSE: _sparse(vector)}) for pid, vector in sparse.items()]
+                )
+            )
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -252,7 +269,12 @@ class EdgeStore(IncidentStore, BuildsIndex):
         offset = None
         while True:
             records, offset = self._scroll(
-                E.ScrollRequest(offset=offset, limit=batch, with_payload=True, with_vector=[DENSE, SPARSE] if with_vectors else False)
+                E.ScrollRequest(
+                    offset=offset,
+                    limit=batch,
+                    with_payload=True,
+                    with_vector=[DENSE, SPARSE] if with_vectors else False,
+                )
             )
             for r in records:
                 yield str(r.id), r.payload or {}, _vectors(r.vector) if with_vectors else None
@@ -284,8 +306,10 @@ class EdgeStore(IncidentStore, BuildsIndex):
         params = INDEXED_SEARCH if self._indexed else None  # below the threshold every search is exact
         if plan.fused:
             pick = (CANDIDATE_SEARCH if plan.rescore else INDEXED_SEARCH) if self._indexed else None
-            fused = [E.Prefetch(limit=limit, query=q, filter=flt, params=pick if q is searches[0] and plan.dense else None)
-                     for q in searches]
+            fused = [
+                E.Prefetch(limit=limit, query=q, filter=flt, params=pick if q is searches[0] and plan.dense else None)
+                for q in searches
+            ]
             if plan.rescore:
                 request = E.QueryRequest(
                     query=searches[0],
@@ -354,12 +378,18 @@ class EdgeStore(IncidentStore, BuildsIndex):
     def build_index(self, job: IndexJob, *, timeout: float | None = None) -> None:
         """Optimize the copy in a child process (no lock held: lookups and writes go on here)."""
         started = time.perf_counter()
-        command = [sys.executable, "-m", "oncall_memory.stores.edge_index", str(job.path),
-                   str(self.contract()["dimension"])]
+        command = [
+            sys.executable,
+            "-m",
+            "oncall_memory.stores.edge_index",
+            str(job.path),
+            str(self.contract()["dimension"]),
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
-            raise OncallMemoryError(f"building the vector index of {self.location} failed: "
-                                    f"{(done.stderr or done.stdout).strip()[-500:]}")
+            raise OncallMemoryError(
+                f"building the vector index of {self.location} failed: {(done.stderr or done.stdout).strip()[-500:]}"
+            )
         job.built_seconds = time.perf_counter() - started
 
     def written_during(self, job: IndexJob) -> list[str]:
@@ -376,10 +406,15 @@ class EdgeStore(IncidentStore, BuildsIndex):
         built = _load(job.path, edge_config(self.contract()["dimension"]))
         try:
             if (held := built.count(E.CountRequest(exact=True))) != job.count:
-                raise OncallMemoryError(f"the index build of {self.location} holds {held} points, the copy had {job.count}")
+                raise OncallMemoryError(
+                    f"the index build of {self.location} holds {held} points, the copy had {job.count}"
+                )
             for records in batches:
-                built.update(E.UpdateOperation.upsert_points(
-                    [E.Point(r.id, dict(r.vector or {}), r.payload or {}) for r in records]))
+                built.update(
+                    E.UpdateOperation.upsert_points(
+                        [E.Point(r.id, dict(r.vector or {}), r.payload or {}) for r in records]
+                    )
+                )
                 job.replayed.extend(str(r.id) for r in records)
             built.flush()
         finally:
@@ -399,8 +434,15 @@ class EdgeStore(IncidentStore, BuildsIndex):
         shutil.rmtree(retired, ignore_errors=True)
         self._record_indexed(job.count)
         self._open_shard()
-        return IndexReport(self.count(), self._indexed, job.copy_seconds, job.built_seconds, job.replay_seconds,
-                           time.perf_counter() - started, len(job.replayed))
+        return IndexReport(
+            self.count(),
+            self._indexed,
+            job.copy_seconds,
+            job.built_seconds,
+            job.replay_seconds,
+            time.perf_counter() - started,
+            len(job.replayed),
+        )
 
     def abandon_index(self, job: IndexJob) -> None:
         self._written_since = None

@@ -25,8 +25,11 @@ def main(path: str, dimension: int) -> dict:
         shard.optimize()
         shard.flush()
         info = shard.info()
-        return {"points": info.points_count, "indexed": info.indexed_vectors_count,
-                "seconds": round(time.perf_counter() - started, 2)}
+        return {
+            "points": info.points_count,
+            "indexed": info.indexed_vectors_count,
+            "seconds": round(time.perf_counter() - started, 2),
+        }
     finally:
         shard.close()
 

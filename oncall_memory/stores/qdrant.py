@@ -20,21 +20,27 @@ from ..errors import OncallMemoryError, StoreDamaged, StoreUnavailable
 from ..lexical import Sparse
 from .base import DENSE, INDEXES, SPARSE, Hit, IncidentStore, QueryPlan, StoredPoint, hit
 
-_INDEX_TYPES = {"keyword": models.PayloadSchemaType.KEYWORD, "datetime": models.PayloadSchemaType.DATETIME,
-                "bool": models.PayloadSchemaType.BOOL}
+_INDEX_TYPES = {
+    "keyword": models.PayloadSchemaType.KEYWORD,
+    "datetime": models.PayloadSchemaType.DATETIME,
+    "bool": models.PayloadSchemaType.BOOL,
+}
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-RECOVERY = ("run `oncall-memory verify` to see what is damaged, and `oncall-memory restore BACKUP` to put a "
-            "backup in its place")
+RECOVERY = (
+    "run `oncall-memory verify` to see what is damaged, and `oncall-memory restore BACKUP` to put a backup in its place"
+)
 
 
 def _failure(store: QdrantStore, exc: Exception) -> OncallMemoryError:
     """A client failure in the user's words: a server that does not answer is unavailable (check it and
     QDRANT_URL); local-mode files that cannot be read are damaged (verify, restore)."""
     if store._indexes:  # a server
-        return StoreUnavailable(f"the Qdrant server at {store.location} failed ({type(exc).__name__}: {exc}): "
-                                "check that it runs and answers at QDRANT_URL")
+        return StoreUnavailable(
+            f"the Qdrant server at {store.location} failed ({type(exc).__name__}: {exc}): "
+            "check that it runs and answers at QDRANT_URL"
+        )
     return StoreDamaged(f"the local-mode store at {store.location} failed ({type(exc).__name__}: {exc}): {RECOVERY}")
 
 
@@ -52,28 +58,55 @@ def _client_errors(method: F) -> F:
 
 
 class QdrantStore(IncidentStore):
-    def __init__(self, client: QdrantClient, collection: str, *, location: str, indexes: bool, borrowed: bool = False,
-                 shards: int = 1, replicas: int = 1):
+    def __init__(
+        self,
+        client: QdrantClient,
+        collection: str,
+        *,
+        location: str,
+        indexes: bool,
+        borrowed: bool = False,
+        shards: int = 1,
+        replicas: int = 1,
+    ):
         self._client = client
         self._layout = dict(shard_number=shards, replication_factor=replicas) if indexes else {}
         self._borrowed = borrowed  # a sibling shares its parent's client and must not close it
         self._indexes = indexes  # local mode ignores payload indexes (and warns)
         # A server searches its graph over int8 vectors and rescores from the originals, as Edge does;
         # local mode only scans, exactly.
-        self._params = models.SearchParams(hnsw_ef=128, quantization=models.QuantizationSearchParams(
-            rescore=True, oversampling=2.0)) if indexes else None
+        self._params = (
+            models.SearchParams(
+                hnsw_ef=128, quantization=models.QuantizationSearchParams(rescore=True, oversampling=2.0)
+            )
+            if indexes
+            else None
+        )
         # A ranked lookup: candidates by their int8 copies, then every fused one scored by its original
         # vector (as on Edge: see `stores/edge.py`).
-        self._pick = models.SearchParams(hnsw_ef=128, quantization=models.QuantizationSearchParams(
-            rescore=False)) if indexes else None
-        self._exact = models.SearchParams(quantization=models.QuantizationSearchParams(ignore=True)) if indexes else None
+        self._pick = (
+            models.SearchParams(hnsw_ef=128, quantization=models.QuantizationSearchParams(rescore=False))
+            if indexes
+            else None
+        )
+        self._exact = (
+            models.SearchParams(quantization=models.QuantizationSearchParams(ignore=True)) if indexes else None
+        )
         self.collection = collection
         self.location = location
 
     @classmethod
-    def server(cls, url: str, api_key: str | None, collection: str, *, shards: int = 1, replicas: int = 1) -> QdrantStore:
-        return cls(QdrantClient(url=url, api_key=api_key), collection, location=url, indexes=True, shards=shards,
-                   replicas=replicas)
+    def server(
+        cls, url: str, api_key: str | None, collection: str, *, shards: int = 1, replicas: int = 1
+    ) -> QdrantStore:
+        return cls(
+            QdrantClient(url=url, api_key=api_key),
+            collection,
+            location=url,
+            indexes=True,
+            shards=shards,
+            replicas=replicas,
+        )
 
     @classmethod
     def local(cls, path: str, collection: str) -> QdrantStore:
@@ -111,16 +144,20 @@ class QdrantStore(IncidentStore):
         if self._indexes:  # a server: the same index as Edge's, built by the server's own optimizers
             index = dict(
                 hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100),
-                quantization_config=models.ScalarQuantization(scalar=models.ScalarQuantizationConfig(
-                    type=models.ScalarType.INT8, quantile=0.99, always_ram=True)),
+                quantization_config=models.ScalarQuantization(
+                    scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
+                ),
                 # In RAM, as on Edge: a lookup reads the ranking fields of 50 scattered candidates.
                 on_disk_payload=False,
                 **self._layout,
             )
         self._client.create_collection(
             self.collection,
-            vectors_config={DENSE: models.VectorParams(size=contract["dimension"], distance=models.Distance.COSINE,
-                                                       on_disk=True if self._indexes else None)},
+            vectors_config={
+                DENSE: models.VectorParams(
+                    size=contract["dimension"], distance=models.Distance.COSINE, on_disk=True if self._indexes else None
+                )
+            },
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             metadata=contract,
             **index,
@@ -131,8 +168,15 @@ class QdrantStore(IncidentStore):
 
     def sibling(self, collection: str) -> QdrantStore:
         # Same client: a local-mode path can be opened once per process.
-        return QdrantStore(self._client, collection, location=self.location, indexes=self._indexes, borrowed=True,
-                           shards=self._layout.get("shard_number", 1), replicas=self._layout.get("replication_factor", 1))
+        return QdrantStore(
+            self._client,
+            collection,
+            location=self.location,
+            indexes=self._indexes,
+            borrowed=True,
+            shards=self._layout.get("shard_number", 1),
+            replicas=self._layout.get("replication_factor", 1),
+        )
 
     def drop(self) -> None:
         self._client.delete_collection(self.collection)
@@ -145,8 +189,9 @@ class QdrantStore(IncidentStore):
         self._client.upsert(
             self.collection,
             points=[
-                models.PointStruct(id=p.point_id, vector={DENSE: list(p.dense), SPARSE: _sparse(p.sparse)},
-                                   payload=p.payload)
+                models.PointStruct(
+                    id=p.point_id, vector={DENSE: list(p.dense), SPARSE: _sparse(p.sparse)}, payload=p.payload
+                )
                 for p in points
             ],
             wait=True,
@@ -160,8 +205,16 @@ class QdrantStore(IncidentStore):
             for point_id, payload in payloads.items()
         ]
         if sparse:
-            operations.append(models.UpdateVectorsOperation(update_vectors=models.UpdateVectors(points=[
-                models.PointVectors(id=pid, vector={SPARSE: _sparse(vector)}) for pid, vector in sparse.items()])))
+            operations.append(
+                models.UpdateVectorsOperation(
+                    update_vectors=models.UpdateVectors(
+                        points=[
+                            models.PointVectors(id=pid, vector={SPARSE: _sparse(vector)})
+                            for pid, vector in sparse.items()
+                        ]
+                    )
+                )
+            )
         self._client.batch_update_points(self.collection, operations, wait=True)
 
     # -- reads -------------------------------------------------------------------------------
@@ -169,8 +222,9 @@ class QdrantStore(IncidentStore):
     def retrieve(self, point_ids: Sequence[str], fields: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
         if not point_ids:
             return {}
-        records = self._client.retrieve(self.collection, ids=list(point_ids), with_payload=_with_payload(fields),
-                                        with_vectors=False)
+        records = self._client.retrieve(
+            self.collection, ids=list(point_ids), with_payload=_with_payload(fields), with_vectors=False
+        )
         return {str(r.id): r.payload or {} for r in records}
 
     def count(self) -> int:
@@ -206,15 +260,24 @@ class QdrantStore(IncidentStore):
         common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vectors=False)
         if plan.fused:
             fused = [
-                models.Prefetch(query=list(dense), using=DENSE, filter=flt, limit=limit,
-                                params=self._pick if plan.rescore else self._params),
+                models.Prefetch(
+                    query=list(dense),
+                    using=DENSE,
+                    filter=flt,
+                    limit=limit,
+                    params=self._pick if plan.rescore else self._params,
+                ),
                 models.Prefetch(query=_sparse(sparse), using=SPARSE, filter=flt, limit=limit),
             ]
             fusion = models.FusionQuery(fusion=models.Fusion.RRF)
             if plan.rescore:
                 response = self._client.query_points(
-                    self.collection, prefetch=[models.Prefetch(prefetch=fused, query=fusion, limit=limit)],
-                    query=list(dense), using=DENSE, search_params=self._exact, **common,
+                    self.collection,
+                    prefetch=[models.Prefetch(prefetch=fused, query=fusion, limit=limit)],
+                    query=list(dense),
+                    using=DENSE,
+                    search_params=self._exact,
+                    **common,
                 )
             else:
                 response = self._client.query_points(self.collection, prefetch=fused, query=fusion, **common)
@@ -278,6 +341,17 @@ def to_filter(where: Where) -> models.Filter | None:
 
 
 # Every call that reaches the client speaks in the user's words when it fails (`points` does so itself).
-for _name in ("exists", "contract", "_create", "drop", "write", "replace_payloads", "retrieve", "count", "query",
-              "values", "find"):
+for _name in (
+    "exists",
+    "contract",
+    "_create",
+    "drop",
+    "write",
+    "replace_payloads",
+    "retrieve",
+    "count",
+    "query",
+    "values",
+    "find",
+):
     setattr(QdrantStore, _name, _client_errors(getattr(QdrantStore, _name)))
