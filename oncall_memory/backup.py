@@ -124,6 +124,7 @@ def backup(store: IncidentStore, path: Path) -> dict[str, Any]:
     count = 0
     with gzip.open(partial / POINTS, "wt", encoding="utf-8") as out:
         for pid, payload, vectors in store.points(with_vectors=True):
+            assert vectors is not None  # asked for
             dense = np.asarray(vectors[DENSE], dtype="<f4")
             sparse: Sparse = vectors[SPARSE]
             out.write(

@@ -141,7 +141,7 @@ def metrics(ranked: Sequence[Sequence[str]], relevant: Sequence[Sequence[str]]) 
 
 def evaluate(
     memory: Memory,
-    queries: Sequence[LabelledQuery],
+    queries: Sequence[Query],
     *,
     configurations: Sequence[Configuration] = CONFIGURATIONS,
     with_facts: bool = True,

@@ -55,7 +55,7 @@ class FeedbackStore:
         self,
         alert_key: str,
         suggested: str,
-        verdict: Verdict,
+        verdict: str,
         *,
         who: str,
         at: datetime | None = None,

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import payload as P
 from .backlog import Rejected
@@ -32,7 +33,7 @@ class Prepared:
 
     incident: Incident
     text: str
-    payload: dict
+    payload: dict[str, Any]
     point_id: str  # uuid5, computed once: every later step keys on it
     sparse: Sparse  # the words of the payload's text and symptoms, computed once
 
@@ -107,7 +108,7 @@ class BatchPlan:
     """What one batch needs: which incidents to embed, which only need their payload replaced."""
 
     to_embed: list[Prepared]
-    payload_only: dict[str, dict]
+    payload_only: dict[str, dict[str, Any]]
     report: IngestReport
     kinds: dict[str, str] = field(default_factory=dict)  # point id -> "new" | "updated", for what is embedded
 
@@ -116,7 +117,7 @@ def plan_batch(batch: Sequence[Prepared], stored: dict[str, tuple[str, str]]) ->
     """Diff a batch against the stored (text hash, record hash) of its point ids."""
     report = IngestReport()
     to_embed: list[Prepared] = []
-    payload_only: dict[str, dict] = {}
+    payload_only: dict[str, dict[str, Any]] = {}
     kinds: dict[str, str] = {}
     for p in batch:
         before = stored.get(p.point_id)
@@ -188,7 +189,7 @@ def ingest(
     *,
     embed: Embed | None = None,
     batch_size: int = 64,
-    lock: AbstractContextManager | None = None,
+    lock: AbstractContextManager[Any] | None = None,
     on_batch: Callable[[int, int], None] | None = None,
     room: Callable[[int], None] | None = None,
 ) -> IngestReport:

@@ -10,6 +10,7 @@ import math
 import re
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Split on anything but letters, digits and the dash/underscore that hold error codes together.
@@ -43,7 +44,7 @@ def _index(term: str) -> int:
     return zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
 
 
-def sparse_vector(text: str, extra: list[str] = ()) -> Sparse:
+def sparse_vector(text: str, extra: Sequence[str] = ()) -> Sparse:
     """Term-frequency sparse vector (1 + log tf) for `text` and the `extra` terms taken as they are (the
     ops vocabulary's canonical symptoms); IDF is applied by Qdrant at query time."""
     counts: Counter[int] = Counter(_index(t) for t in [*terms(text), *extra])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import Any
 
 from .backup import read_manifest, restore_into
 from .embedders import Embedder
@@ -89,7 +90,7 @@ def migrate(settings: Settings) -> int:
         return copied
 
 
-def _drop(temp: IncidentStore, lock: AbstractContextManager | None = None) -> None:
+def _drop(temp: IncidentStore, lock: AbstractContextManager[Any] | None = None) -> None:
     with lock or nullcontext():
         temp.drop()
         temp.close()

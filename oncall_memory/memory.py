@@ -29,7 +29,7 @@ from .conditions import Match
 from .datadir import ENGINE_HEADROOM, stored_bytes
 from .embedders import Embedder, make_embedder
 from .errors import InvalidInput
-from .feedback import FeedbackStore, Verdict
+from .feedback import FeedbackStore
 from .guard import GuardedStore
 from .incident import Incident
 from .ingest import Embed, IngestReport, IngestStopped, ingest
@@ -132,7 +132,7 @@ class Memory:
         self,
         alert: Alert,
         suggested: str,
-        verdict: Verdict,
+        verdict: str,
         *,
         who: str,
         at: datetime | None = None,

@@ -37,12 +37,12 @@ class TimedEmbedder(Embedder):
     def __init__(self, embedder: Embedder, purpose: str, observer: Observer):
         self._embedder, self._purpose, self._observer = embedder, purpose, observer
 
-    @property  # type: ignore[override]
-    def model(self) -> str:
+    @property
+    def model(self) -> str:  # type: ignore[override]
         return self._embedder.model
 
-    @property  # type: ignore[override]
-    def dimension(self) -> int:  # a local model knows it only once loaded: asked for when needed
+    @property
+    def dimension(self) -> int:  # type: ignore[override]  # a local model knows it once loaded: asked when needed
         return self._embedder.dimension
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -247,7 +247,7 @@ def rank(
             signature_key=signature_key,
             now=now,
             symptoms=symptoms,
-            tally=(feedback or {}).get(c.payload.get(P.INCIDENT_ID)),
+            tally=(feedback or {}).get(str(c.payload.get(P.INCIDENT_ID))),
         )
         score = c.relevance + (sum(b.weight for b in why) if by_facts else 0.0)
         ranked.append(Ranked(c, why, score, pin and is_signature_match(c.payload, signature_key)))

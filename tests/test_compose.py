@@ -60,10 +60,10 @@ def test_app_services_talk_to_the_servers_and_only_set_known_settings():
 
 
 def test_every_setting_the_compose_file_uses_is_in_the_readme():
-    readme = (ROOT / "README.md").read_text()
+    readme = "".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
     text = (ROOT / "docker-compose.yml").read_text()
     for var in sorted(set(re.findall(r"\b(ONCALL_MEMORY_[A-Z_]+)", text))):
-        assert var in readme, f"{var} is set in docker-compose.yml but not documented in the README"
+        assert var in readme, f"{var} is set in docker-compose.yml but not documented in the README or docs/"
 
 
 def test_prometheus_scrapes_only_what_it_can_reach_with_the_api_token():

@@ -274,7 +274,7 @@ def test_every_shape_of_the_tuned_corpus_is_caught():
 
 
 def test_the_holdout_corpus_stays_at_least_as_covered_as_measured():
-    # Measured when the detectors were chosen: 48 of 54 (the README's Security section lists the misses'
+    # Measured when the detectors were chosen: 48 of 54 (docs/security.md's Security section lists the misses'
     # kinds). This set is never tuned on; a drop means a rule was weakened.
     assert sum(caught(s) for s in holdout()) >= 48
 

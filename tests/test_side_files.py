@@ -26,14 +26,17 @@ def test_a_damaged_feedback_store_is_set_aside_and_lookups_go_on(tmp_path, caplo
     data = tmp_path / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONCALL_MEMORY_")}
     env.update(ONCALL_MEMORY_DATA_DIR=str(data), ONCALL_MEMORY_EMBEDDER="fake")
-    run = lambda *a: subprocess.run(
-        [sys.executable, "-m", "oncall_memory.cli", *a],
-        cwd=ROOT,
-        env=env,  # noqa: E731
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "oncall_memory.cli", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
     assert run("ingest", str(FIXTURES / "incidents.jsonl")).returncode == 0
     (data / "feedback.sqlite3").write_bytes(GARBAGE)
     done = run("similar", "IPsec tunnel down", "--json")

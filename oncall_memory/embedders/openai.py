@@ -87,9 +87,11 @@ class OpenAIEmbedder(Embedder):
         return vectors
 
     def _request(self, batch: list[str]) -> list[list[float]]:
-        extra = {"dimensions": self.dimension} if self._send_dimensions else {}
         try:
-            response = self._client.embeddings.create(model=self.model, input=batch, **extra)
+            if self._send_dimensions:
+                response = self._client.embeddings.create(model=self.model, input=batch, dimensions=self.dimension)
+            else:
+                response = self._client.embeddings.create(model=self.model, input=batch)
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
             # 400/422: the API refused the input itself (context_length_exceeded, an empty string, ...).
             raise EmbeddingFailed(f"{self.model} refused the input: {_reason(exc)}", refused=True) from exc

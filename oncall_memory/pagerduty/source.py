@@ -117,12 +117,16 @@ class PagerDutySource(Source):
             return Rejected(where, validation_message(exc))
 
     def _remembered(self) -> set[str]:
+        if self._state_file is None:
+            return set()
         try:
             return set(json.loads(self._state_file.read_text()).get("open", []))
         except (OSError, ValueError):
             return set()
 
     def _remember(self, open_ids: set[str]) -> None:
+        if self._state_file is None:
+            return
         write_atomic(self._state_file, json.dumps({"open": sorted(open_ids)}))
 
 

@@ -42,7 +42,7 @@ class Groups:
     access and its `span` takes numbers only."""
 
     def __init__(self, compiled: re2._Regexp):
-        self._index = dict(compiled.groupindex)
+        self._index: dict[str, int] = dict(compiled.groupindex)
 
     def __getattr__(self, name: str) -> int:
         try:

@@ -40,12 +40,13 @@ def unfold(text: str) -> Unfolded | None:
     variant_at, original_at = [0], [0]
     last = length = 0
     for match in _EDIT.finditer(text):
+        replacement = ""
         if match.group(_G.inv) is not None:
-            start, end, replacement = *match.span(_G.inv), ""
+            start, end = match.span(_G.inv)
         elif match.group(_G.hex) is not None:
-            start, end, replacement = *match.span(), chr(int(match.group(_G.hex), 16))
+            (start, end), replacement = match.span(), chr(int(match.group(_G.hex), 16))
         else:
-            start, end, replacement = *match.span(_G.nl), ""
+            start, end = match.span(_G.nl)
         pieces.append(text[last:start])
         length += start - last
         pieces.append(replacement)

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
@@ -39,7 +40,7 @@ from .worker import Dispatcher, RetryPolicy
 log = logging.getLogger(__name__)
 
 
-def openapi_schema(app: FastAPI) -> dict:
+def openapi_schema(app: FastAPI) -> dict[str, Any]:
     """FastAPI's schema, with the models of the raw-body routes (see `body.documented_body`) in its components."""
     if app.openapi_schema is None:
         schema = app.openapi()
@@ -47,7 +48,7 @@ def openapi_schema(app: FastAPI) -> dict:
         for path in schema.get("paths", {}).values():
             for operation in path.values():
                 components.update(operation.pop("x-components", {}))
-    return app.openapi_schema
+    return app.openapi_schema or {}
 
 
 def make_targets(settings: Settings) -> list[Target]:
@@ -145,19 +146,19 @@ def create_app(
     app.include_router(api.router)
     app.include_router(api.probes)
     app.include_router(page.router)
-    app.add_exception_handler(page.LoginRequired, page.login_redirect)
+    app.add_exception_handler(page.LoginRequired, page.login_redirect)  # type: ignore[arg-type]  # Starlette types the handler for any Exception
     app.router.routes.append(Route("/mcp", endpoint=McpEndpoint(settings), methods=["GET", "POST", "DELETE"]))
-    docs = dict(dependencies=[Depends(api_token)], include_in_schema=False)
+    guarded = [Depends(api_token)]
 
-    @app.get("/openapi.json", **docs)
+    @app.get("/openapi.json", dependencies=guarded, include_in_schema=False)
     def openapi() -> JSONResponse:
         return JSONResponse(openapi_schema(app))
 
-    @app.get("/docs", **docs)
+    @app.get("/docs", dependencies=guarded, include_in_schema=False)
     def swagger() -> HTMLResponse:
         return get_swagger_ui_html(openapi_url="/openapi.json", title="oncall-memory")
 
-    @app.get("/redoc", **docs)
+    @app.get("/redoc", dependencies=guarded, include_in_schema=False)
     def redoc() -> HTMLResponse:
         return get_redoc_html(openapi_url="/openapi.json", title="oncall-memory")
 

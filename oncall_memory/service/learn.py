@@ -18,12 +18,12 @@ from ..pagerduty.source import to_incident, verdicts
 from ..pagers import PDIncident, pagerduty_alert
 from ..render import Answer
 from .inbound import Job
-from .notify import DeliveryError
+from .notify import DeliveryError, Target
 
 log = logging.getLogger(__name__)
 
 
-class Learner:
+class Learner(Target):
     name = "memory"
 
     def __init__(self, api: PagerDutyAPI, memory: Memory):

@@ -11,7 +11,8 @@ the message is posted again, so Slack is at-least-once.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Protocol
+from abc import ABC, abstractmethod
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -49,27 +50,37 @@ def transport_failure(exc: httpx.TransportError, what: str) -> DeliveryError:
     return DeliveryError(f"{what}: {type(exc).__name__}", retry=True, ambiguous=not isinstance(exc, httpx.ConnectError))
 
 
-class Target(Protocol):
+class Target(ABC):
+    """Where a job's answer goes. Three methods to implement; reading back and closing have defaults."""
+
     name: str
 
+    @abstractmethod
     def accepts(self, job: Job) -> bool:
         """Does this job go to this target at all (a note needs a PagerDuty incident)?"""
-        ...
 
+    @abstractmethod
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
         """The request body, fixed once per job."""
-        ...
 
+    @abstractmethod
     def send(self, job: Job, body: dict[str, Any]) -> None:
         """One attempt. Raises `DeliveryError`."""
-        ...
+
+    def already_delivered(self, job: Job) -> bool:
+        """After an uncertain attempt: did it arrive? A target that cannot read back says no, and the
+        message is posted again (at-least-once)."""
+        return False
+
+    def close(self) -> None:  # noqa: B027 - a default, not a missing abstract method
+        """Release what the target holds (connections)."""
 
 
 def marker(job: Job) -> str:
     return "oncall-memory ref " + hashlib.sha256(job.key.encode()).hexdigest()[:12]
 
 
-class PagerDutyNotes:
+class PagerDutyNotes(Target):
     name = "pagerduty-note"
 
     def __init__(self, api: PagerDutyAPI):
@@ -107,7 +118,7 @@ class PagerDutyNotes:
         self._api.close()
 
 
-class SlackWebhook:
+class SlackWebhook(Target):
     name = "slack"
 
     def __init__(self, url: SecretStr, *, timeout: float = 10.0, wait_cap: float = 300.0):

@@ -209,7 +209,11 @@ def search(
 def lookup(memory: Memory, form: dict[str, Any]) -> Lookup:
     """The form's facts are soft preferences; those ticked "only" are also hard filters."""
     tags = [t for t in (part.strip() for part in form["tags"].split(",")) if t]
-    facts = {"service": form["service"] or None, "env": form["env"] or None, "flavor": form["flavor"] or None}
+    facts: dict[str, Any] = {
+        "service": form["service"] or None,
+        "env": form["env"] or None,
+        "flavor": form["flavor"] or None,
+    }
     with already_redacted():  # the form was redacted as it arrived
         alert = Alert(text=form["q"], component_tags=tags, **facts)
     only = set(form["only"])
@@ -225,7 +229,9 @@ def results(lookup: Lookup | None) -> list[dict[str, Any]]:
 
 def result(n: Neighbour) -> dict[str, Any]:
     """One neighbour as the page shows it: fixes by what they did, then the other reasons."""
-    worked_, no_effect, worse = [], [], []
+    worked_: list[str] = []
+    no_effect: list[str] = []
+    worse: list[str] = []
     for fix in n.fixes:
         line = fix.action + (f" ({fix.history})" if fix.history else "")
         (worked_ if worked(fix.outcome) else worse if fix.outcome == "worsened" else no_effect).append(line)

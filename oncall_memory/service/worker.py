@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from ..alert import Alert
 from ..distill import distill_alert
@@ -90,7 +91,7 @@ class Dispatcher:
             ("lookups", lambda: self._lookups((1, SMALL_JOB))),
             ("lookups-large", lambda: self._lookups((SMALL_JOB + 1, 1 << 30))),
         ]
-        loops += [(f"deliver-{t.name}", lambda t=t: self._deliveries(t)) for t in self._targets]
+        loops += [(f"deliver-{t.name}", partial(self._deliveries, t)) for t in self._targets]
         for name, loop in loops:
             thread = threading.Thread(target=self._guarded(loop), name=name, daemon=True)
             thread.start()
@@ -176,8 +177,7 @@ class Dispatcher:
 
     def _deliver(self, target: Target, d: Delivery) -> None:
         try:
-            read_back = getattr(target, "already_delivered", None)
-            if d.ambiguous and read_back and read_back(d.job):
+            if d.ambiguous and target.already_delivered(d.job):
                 log.info(
                     "%s: already on %s (read back after an uncertain attempt): not posting again",
                     d.job.key,

@@ -202,7 +202,7 @@ class IncidentStore(ABC):
     def stored_hashes(self, point_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """(text_hash, record_hash) of each id already stored; ids not stored are absent."""
         stored = self.retrieve(point_ids, [P.TEXT_HASH, P.RECORD_HASH])
-        return {pid: (p.get(P.TEXT_HASH), p.get(P.RECORD_HASH)) for pid, p in stored.items()}
+        return {pid: (str(p.get(P.TEXT_HASH)), str(p.get(P.RECORD_HASH))) for pid, p in stored.items()}
 
     def similarities(self, dense: Sequence[float], point_ids: Sequence[str]) -> dict[str, float]:
         """Cosine similarity of `dense` to each of these points, computed by the engine."""
@@ -334,6 +334,7 @@ def copy_points(source: IncidentStore, target: IncidentStore, *, batch: int = 25
     target.ensure_collection(contract["embed_model"], contract["dimension"])
     copied, pending = 0, []
     for point_id, payload, vectors in source.points(with_vectors=True, batch=batch):
+        assert vectors is not None  # asked for
         pending.append(StoredPoint(point_id, list(vectors[DENSE]), vectors[SPARSE], payload))
         if len(pending) >= batch:
             target.write(pending)

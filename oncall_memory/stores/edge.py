@@ -294,6 +294,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
     ) -> list[Hit]:
         if not (plan.dense or plan.sparse):
             return []
+        dense, sparse = dense or [], sparse or Sparse([], [])  # the plan uses only what it was given
         flt = to_filter(where)
         searches = []
         if plan.dense:
@@ -313,12 +314,13 @@ class EdgeStore(IncidentStore, BuildsIndex):
             if plan.rescore:
                 request = E.QueryRequest(
                     query=searches[0],
-                    prefetches=[E.Prefetch(limit=limit, query=E.Fusion.Rrf(k=RRF_K), prefetches=fused)],
+                    # (qdrant-edge's stubs leave its own Rrf out of what a query may be)
+                    prefetches=[E.Prefetch(limit=limit, query=E.Fusion.Rrf(k=RRF_K), prefetches=fused)],  # type: ignore[arg-type]
                     params=EXACT_SCORES,
                     **common,
                 )
             else:
-                request = E.QueryRequest(query=E.Fusion.Rrf(k=RRF_K), prefetches=fused, **common)
+                request = E.QueryRequest(query=E.Fusion.Rrf(k=RRF_K), prefetches=fused, **common)  # type: ignore[arg-type]
         else:
             request = E.QueryRequest(query=searches[0], filter=flt, params=params if plan.dense else None, **common)
         return [hit(p.id, p.score, p.payload, None) for p in self.shard.query(request)]

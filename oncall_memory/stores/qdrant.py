@@ -256,6 +256,7 @@ class QdrantStore(IncidentStore):
     ) -> list[Hit]:
         if not (plan.dense or plan.sparse):
             return []
+        dense, sparse = dense or [], sparse or Sparse([], [])  # the plan uses only what it was given
         flt = to_filter(where)
         common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vectors=False)
         if plan.fused:
