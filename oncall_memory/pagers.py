@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .alert import Alert
+from .label_facts import LABEL_FACTS
 from .noise import strip_ceremony, strip_noise
 
 # -- the payloads ------------------------------------------------------------------------------------
@@ -130,26 +131,6 @@ _NODE_FLAVORS = (
     (re.compile(r"^gke-", re.I), "gke"),
     (re.compile(r"^ip-\d+-\d+-\d+-\d+\.|\.compute\.internal$", re.I), "eks"),
 )
-
-# The default label -> fact mapping (ONCALL_MEMORY_LABEL_FACTS overrides it). "pod" means the workload
-# behind the pod's name (its replicaset hash and random suffix stripped); "node" gives the flavor.
-LABEL_FACTS: dict[str, list[str]] = {
-    "service": [
-        "service",
-        "app_kubernetes_io_name",
-        "app",
-        "container",
-        "pod",
-        "deployment",
-        "statefulset",
-        "daemonset",
-        "job",
-        "namespace",
-    ],
-    "env": ["env", "environment", "cluster", "namespace"],
-    "flavor": ["flavor", "platform", "node"],
-    "component_tags": ["component", "namespace"],
-}
 
 
 def _value_for(fact: str, label: str, value: str) -> str | None:

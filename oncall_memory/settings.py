@@ -13,7 +13,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .datadir import DataDir
-from .pagers import LABEL_FACTS
+from .label_facts import LABEL_FACTS
 
 
 class RankingWeights(BaseSettings):
