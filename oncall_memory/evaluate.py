@@ -118,16 +118,19 @@ def read_labels(path: Path) -> list[Query]:
             raise InvalidInput(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
         except ValidationError as exc:
             raise InvalidInput(f"{path}:{number}: {validation_message(exc)}") from exc
-        if not query.relevant:
-            raise InvalidInput(f"{path}:{number}: relevant is empty: list the incident ids a responder would want")
-        queries.append(query)
+        queries.append(query)  # an empty `relevant`: an alert nothing on record matches (the abstention set)
     if not queries:
         raise InvalidInput(f"{path} holds no labelled queries")
     return queries
 
 
 def metrics(ranked: Sequence[Sequence[str]], relevant: Sequence[Sequence[str]]) -> Scores:
-    """Mean recall@3, recall@5, hit@1 and MRR of ranked id lists against their relevant sets."""
+    """Mean recall@3, recall@5, hit@1 and MRR of ranked id lists against their relevant sets (queries with
+    nothing relevant, the no-match ones, are left out: they are scored by `abstention`)."""
+    pairs = [(ids, rel) for ids, rel in zip(ranked, relevant, strict=True) if rel]
+    if not pairs:
+        return Scores(0.0, 0.0, 0.0, 0.0)
+    ranked, relevant = [p[0] for p in pairs], [p[1] for p in pairs]
     r3 = r5 = h1 = rr = 0.0
     for ids, rel in zip(ranked, relevant, strict=True):
         rel_set = set(rel)
@@ -171,18 +174,85 @@ def evaluate(
     return results
 
 
-def format_table(results: dict[str, Scores], queries: int) -> str:
+@dataclass(frozen=True)
+class Abstention:
+    """Does the answer say when it is a guess? Under hybrid+ranking: of the alerts nothing on record
+    matches, how many were answered with low confidence (should be most); of the right first answers, how
+    many were marked low (should be few)."""
+
+    no_match: int
+    no_match_low: int
+    right_first: int
+    right_first_low: int
+
+    @property
+    def no_match_low_share(self) -> float:
+        return self.no_match_low / self.no_match if self.no_match else 0.0
+
+    @property
+    def right_first_low_share(self) -> float:
+        return self.right_first_low / self.right_first if self.right_first else 0.0
+
+    def __add__(self, other: Abstention) -> Abstention:
+        return Abstention(
+            self.no_match + other.no_match,
+            self.no_match_low + other.no_match_low,
+            self.right_first + other.right_first,
+            self.right_first_low + other.right_first_low,
+        )
+
+    def line(self) -> str:
+        parts = []
+        if self.no_match:
+            parts.append(
+                f"no-match alerts marked low {self.no_match_low}/{self.no_match} ({self.no_match_low_share:.0%})"
+            )
+        if self.right_first:
+            parts.append(
+                f"right first answers marked low {self.right_first_low}/{self.right_first} "
+                f"({self.right_first_low_share:.0%})"
+            )
+        return "abstention: " + "; ".join(parts) if parts else "abstention: nothing to score"
+
+
+def abstention(
+    memory: Memory, queries: Sequence[Query], *, with_facts: bool = True, now: datetime | None = None
+) -> Abstention:
+    counts = Abstention(0, 0, 0, 0)
+    for q in queries:
+        lookup = memory.similar(q.alert(memory, with_facts=with_facts), filters=q.filters, limit=DEPTH, now=now)
+        low = lookup.confidence == "low"
+        if not q.relevant:
+            counts += Abstention(1, int(low), 0, 0)
+        elif lookup.neighbours and lookup.neighbours[0].id in q.relevant:
+            counts += Abstention(0, 0, 1, int(lookup.neighbours[0].confidence == "low"))
+    return counts
+
+
+def format_table(results: dict[str, Scores], queries: Sequence[Query], stood: Abstention | None = None) -> str:
+    matched = sum(1 for q in queries if q.relevant)
     lines = [
-        f"{queries} labelled queries",
-        f"{'configuration':<16} {'recall@3':>9} {'recall@5':>9} {'hit@1':>7} {'MRR':>7}",
+        f"{matched} labelled queries"
+        + (f", {len(queries) - matched} with no match on record" if matched < len(queries) else "")
     ]
-    for name, s in results.items():
-        lines.append(f"{name:<16} {s.recall_at_3:>9.3f} {s.recall_at_5:>9.3f} {s.hit_at_1:>7.3f} {s.mrr:>7.3f}")
+    if matched:
+        lines.append(f"{'configuration':<16} {'recall@3':>9} {'recall@5':>9} {'hit@1':>7} {'MRR':>7}")
+        for name, s in results.items():
+            lines.append(f"{name:<16} {s.recall_at_3:>9.3f} {s.recall_at_5:>9.3f} {s.hit_at_1:>7.3f} {s.mrr:>7.3f}")
+    if stood is not None:
+        lines.append(stood.line())
     return "\n".join(lines)
 
 
-def as_json(results: dict[str, Scores]) -> str:
-    return json.dumps({name: vars(s) for name, s in results.items()}, indent=2)
+def as_json(results: dict[str, Scores], stood: Abstention | None = None) -> str:
+    body: dict[str, object] = {name: vars(s) for name, s in results.items()}
+    if stood is not None:
+        body["abstention"] = {
+            **vars(stood),
+            "no_match_low_share": round(stood.no_match_low_share, 3),
+            "right_first_low_share": round(stood.right_first_low_share, 3),
+        }
+    return json.dumps(body, indent=2)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from .alert import Alert, Filters
 from .backlog import Rejected
 from .backup import Verification, backup, verify
 from .conditions import Match
+from .confidence import thresholds_for
 from .datadir import ENGINE_HEADROOM, stored_bytes
 from .embedders import Embedder, make_embedder
 from .errors import InvalidInput
@@ -69,7 +70,12 @@ class Memory:
         self.settings = settings
         self.observer: Observer = UNOBSERVED
         self._owns_embedder = owns_embedder  # built by `open`: closed with the memory
-        self._retriever = Retriever(store, weights=settings.weights, candidates=settings.candidates)
+        self._retriever = Retriever(
+            store,
+            weights=settings.weights,
+            candidates=settings.candidates,
+            thresholds=thresholds_for(embedder.model, settings.confidence_low_below, settings.confidence_high_from),
+        )
         self._contract_checked = False
         self._known: dict[str, set[str]] | None = None
         self._embedder_verdict: tuple[float, str | None] = (0.0, None)  # (valid until, problem)

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 
 from . import payload as P
+from .confidence import Level
 from .facts import Facts
 from .feedback import Tally
 from .fixes import stories
@@ -83,6 +84,11 @@ _WORDS = {
 }
 
 
+def weak_fix(boost: Boost) -> str:
+    """A weak match's fix, said as what fixed that incident: never as a suggestion for this alert."""
+    return "fixed that one (weak match, not a suggestion): " + "; ".join(boost.detail)
+
+
 class FixView(BaseModel):
     action: str
     outcome: str  # the latest
@@ -98,6 +104,8 @@ class Neighbour(BaseModel):
     score: float  # what the order is by: relevance plus fact boosts
     relevance: float  # the search's own score on a 0..1 scale (fused rank, cosine, or word match)
     similarity: float | None  # cosine similarity of meaning; None when the embedder was not used
+    # How sure it is the same problem (see confidence.py): a low one is shown as a weak match, never as a fix.
+    confidence: Level = "medium"
     age_days: float | None
     age: str | None
     fixes_worked: list[str]  # by each action's latest outcome
@@ -115,7 +123,8 @@ class Neighbour(BaseModel):
 
     def reasons_except(self, *kinds: str) -> list[str]:
         """The reasons, without those of these kinds (a renderer that shows fixes or age on its own line)."""
-        return [b.text for b in self.boosts if b.kind not in kinds]
+        weak = self.confidence == "low"
+        return [weak_fix(b) if weak and b.kind == FIXED else b.text for b in self.boosts if b.kind not in kinds]
 
 
 def human_age(days: float) -> str:
@@ -142,6 +151,12 @@ def relevance(similarity: float, overlap: float, weights: RankingWeights) -> flo
     return (1 - weights.lexical_share) * similarity + weights.lexical_share * overlap
 
 
+def shared_symptoms(payload: dict[str, Any], symptoms: Iterable[str]) -> list[str]:
+    """The canonical symptoms both the alert and the incident tell of."""
+    told = payload.get(P.SYMPTOMS) or ()
+    return [k for k in symptoms if k in told]
+
+
 def is_signature_match(payload: dict[str, Any], signature_key: str | None) -> bool:
     return bool(signature_key) and payload.get(P.SIGNATURE_KEY) == signature_key
 
@@ -163,9 +178,8 @@ def boosts(
         out.append(Boost(SIGNATURE, 0.0, None))  # pinned first, not weighted
     if similarity is not None:
         out.append(Boost(MEANING, 0.0, similarity))
-    shared_symptoms = [k for k in symptoms if k in (payload.get(P.SYMPTOMS) or ())]
-    if shared_symptoms:
-        out.append(Boost(SYMPTOM, weights.same_symptom * len(shared_symptoms), shared_symptoms))
+    if both := shared_symptoms(payload, symptoms):
+        out.append(Boost(SYMPTOM, weights.same_symptom * len(both), both))
     for kind, field, mine, weight in (
         (FLAVOR, P.FLAVOR, facts.flavor, weights.same_flavor),
         (ENV, P.ENV, facts.env, weights.same_env),
@@ -263,6 +277,7 @@ def neighbour(
     relevance: float,
     similarity: float | None,
     now: datetime,
+    confidence: Level = "medium",
 ) -> Neighbour:
     """The neighbour as the responder sees it. Run on the few shown, with their whole payload."""
     latest = stories(payload.get("fixes_attempted") or [])
@@ -273,6 +288,7 @@ def neighbour(
         score=round(score, 6),
         relevance=round(relevance, 6),
         similarity=None if similarity is None else round(similarity, 6),
+        confidence=confidence,
         age_days=None if days is None else round(days, 2),
         age=None if days is None else human_age(days),
         fixes_worked=[s.action for s in latest if s.worked],
@@ -288,6 +304,6 @@ def neighbour(
         component_tags=payload.get(P.TAGS) or [],
         root_cause=payload.get("root_cause"),
         signature_match=any(b.kind == SIGNATURE for b in boosts),
-        reasons=[b.text for b in boosts],
+        reasons=[weak_fix(b) if confidence == "low" and b.kind == FIXED else b.text for b in boosts],
         boosts=boosts,
     )

@@ -38,10 +38,22 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
 
 
+# Said when the best match is weak: what a responder must not take for an answer.
+NOTHING_CLOSE = "nothing close is on record: the nearest past incidents below are weak matches, not fixes to apply"
+# A weak match's fix is what fixed *that* incident, not a suggestion for this one.
+WEAK_FIX = "fixed that one (weak match, not a suggestion)"
+
+
+def confidence_words(n: Neighbour) -> str:
+    return f"{n.confidence} confidence" + (" (weak match)" if n.confidence == "low" else "")
+
+
 def _fix_lines(n: Neighbour) -> list[tuple[str, str]]:
-    """(label, actions) for each kind of fix outcome this neighbour has, in a fixed order."""
+    """(label, actions) for each kind of fix outcome this neighbour has, in a fixed order. A low-confidence
+    neighbour's fix is labelled as that incident's, never as "fixed by"."""
+    fixed = WEAK_FIX if n.confidence == "low" else "fixed by"
     labels = {
-        FIXED: "fixed by",
+        FIXED: fixed,
         NO_EFFECT: "tried without effect",
         WORSE: "made it worse",
         CHANGED: "changed over time",
@@ -49,7 +61,7 @@ def _fix_lines(n: Neighbour) -> list[tuple[str, str]]:
     if not n.boosts:  # a neighbour read back from JSON (a service's answer) has its lists, not its boosts
         return [
             (label, "; ".join(actions))
-            for label, actions in (("fixed by", n.fixes_worked), ("tried without effect", n.fixes_failed))
+            for label, actions in ((fixed, n.fixes_worked), ("tried without effect", n.fixes_failed))
             if actions
         ]
     return [
@@ -72,14 +84,16 @@ def terminal(lookup: Lookup, text: str, elapsed: float) -> str:
         lines.append(f"  ! {lookup.degraded}")
     if not lookup.neighbours:
         lines.append("  nothing similar on record.")
+    elif lookup.confidence == "low":
+        lines.append(f"  ! {NOTHING_CLOSE}")
     for i, n in enumerate(lookup.neighbours, start=1):
         sim = f"  similarity {n.similarity:.2f}" if n.similarity is not None else ""
-        lines.append(f"\n{i}. {n.id}  {n.title}\n   score {n.score:.3f}{sim}")
+        lines.append(f"\n{i}. {n.id}  {n.title}\n   {confidence_words(n)} · score {n.score:.3f}{sim}")
         where = " · ".join(x for x in (n.age, n.env, n.flavor, n.service) if x)
         if where:
             lines.append(f"   {where}")
         lines += [f"   {label}: {actions}" for label, actions in _fix_lines(n)]
-        lines.append(f"   why: {'; '.join(n.reasons)}")
+        lines.append(f"   why: {_why(n) if n.boosts else '; '.join(n.reasons)}")  # fixes and age: on their own lines
         if n.url:
             lines.append(f"   {n.url}")
     return "\n".join(lines)
@@ -92,7 +106,10 @@ def note_text(title: str, lookup: Lookup, *, limit: int = PAGERDUTY_NOTE_LIMIT) 
     """Plain text for a PagerDuty note: the top neighbours with link, age, what worked, what did not."""
     if not lookup.neighbours:
         return clip(f'oncall-memory: nothing similar to "{title}" on record.', limit)
-    lines = [f'oncall-memory: {len(lookup.neighbours)} similar past incident(s) for "{title}"']
+    if lookup.confidence == "low":
+        lines = [f'oncall-memory: for "{title}" {NOTHING_CLOSE}']
+    else:
+        lines = [f'oncall-memory: {len(lookup.neighbours)} similar past incident(s) for "{title}"']
     lines += _note_lines(lookup)
     return clip("\n".join(lines), limit)
 
@@ -101,7 +118,7 @@ def _note_lines(lookup: Lookup) -> list[str]:
     lines = [f"(note: {lookup.degraded})"] if lookup.degraded else []
     for i, n in enumerate(lookup.neighbours, start=1):
         lines.append("")
-        lines.append(f"{i}. {n.id} {n.title}" + (f" ({n.age})" if n.age else ""))
+        lines.append(f"{i}. {n.id} {n.title} [{confidence_words(n)}]" + (f" ({n.age})" if n.age else ""))
         lines += [f"   {label}: {actions}" for label, actions in _fix_lines(n)]
         lines.append(f"   why: {_why(n)}")
         if n.url:
@@ -120,6 +137,8 @@ def _job_note(title: str, answers: list[Answer], *, limit: int) -> str:
     lines = [f'oncall-memory: {sum(a.count for a in answers)} firing alerts in "{title}"']
     for a in answers:
         lines += ["", f"== {a.title}" + (f" (x{a.count})" if a.count > 1 else "")]
+        if a.lookup.neighbours and a.lookup.confidence == "low":
+            lines.append(NOTHING_CLOSE + ".")
         lines += _note_lines(a.lookup) if a.lookup.neighbours else ["nothing similar on record."]
     return clip("\n".join(lines), limit)
 
@@ -153,9 +172,10 @@ def _clip_escaped(text: str, limit: int) -> str:
 
 def _slack_section(i: int, n: Neighbour) -> dict[str, Any]:
     head = f"*{i}. {_link(n.url, n.id)}* {escape(clip(n.title, 300))}" + (f"  _{escape(n.age)}_" if n.age else "")
-    body = [head]
+    body = [head, f"_{confidence_words(n)}_"]
     marks = {
         "fixed by": ":white_check_mark:",
+        WEAK_FIX: ":grey_question:",
         "tried without effect": ":x:",
         "made it worse": ":warning:",
         "changed over time": ":hourglass:",
@@ -197,6 +217,8 @@ def _job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
         if len(blocks) + 1 + len(sections) > SLACK_BLOCK_LIMIT - 1:  # keep one block for the overflow line
             break
         head = f"*{escape(clip(a.title, 300))}*" + (f" ×{a.count}" if a.count > 1 else "")
+        if a.lookup.neighbours and a.lookup.confidence == "low":
+            head += f"  _{NOTHING_CLOSE}_"
         if a.lookup.degraded:
             head += f"  _{escape(clip(a.lookup.degraded, 500))}_"
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": head}]})
@@ -231,6 +253,8 @@ def slack_message(title: str, lookup: Lookup) -> dict[str, Any]:
         blocks.append(
             {"type": "context", "elements": [{"type": "mrkdwn", "text": escape(clip(lookup.degraded, 2000))}]}
         )
+    if lookup.neighbours and lookup.confidence == "low":
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f":grey_question: *{NOTHING_CLOSE}*"}})
     sections = [_slack_section(i, n) for i, n in enumerate(lookup.neighbours, start=1)]
     blocks += sections or [{"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}]
     text = _clip_escaped(escape(note_text(title, lookup)), SLACK_TEXT_LIMIT)

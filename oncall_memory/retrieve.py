@@ -14,10 +14,11 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from . import confidence, ranking
 from . import payload as P
-from . import ranking
 from .alert import Alert, Filters
 from .conditions import holds
+from .confidence import DEFAULT, Level, Thresholds
 from .distill import distill_alert
 from .embedders import Embedder
 from .errors import EmbeddingFailed, InvalidInput
@@ -39,6 +40,7 @@ class Lookup(BaseModel):
 
     mode: Literal["hybrid", "dense", "lexical"]
     ranked: bool
+    confidence: Level = "low"  # as sure as the best neighbour; low: nothing close is on record
     degraded: str | None = None  # set when the lookup fell back, and why
     signature_key: str | None
     neighbours: list[Neighbour]
@@ -82,10 +84,13 @@ def make_query(alert: Alert, embedder: Embedder, mode: Mode) -> Query:
 
 
 class Retriever:
-    def __init__(self, store: IncidentStore, *, weights: RankingWeights, candidates: int = 50):
+    def __init__(
+        self, store: IncidentStore, *, weights: RankingWeights, candidates: int = 50, thresholds: Thresholds = DEFAULT
+    ):
         self._store = store
         self._weights = weights
         self._candidates = candidates
+        self._thresholds = thresholds
 
     def search(
         self,
@@ -134,11 +139,12 @@ class Retriever:
 
         top_lexical = max((h.score for h in hits), default=1.0) or 1.0
         query_terms = frozenset(query.sparse.indices)
-        candidates = []
+        candidates, evidence = [], {}
         for h in hits:
             similarity = cosines.get(h.point_id)
             relevance = self._relevance(h, plan, mode, similarity, query_terms, top_lexical)
             candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity))
+            evidence[h.point_id] = self._evidence(h, similarity, query_terms)
         shown = ranking.rank(
             candidates,
             facts=query.alert,
@@ -159,10 +165,30 @@ class Retriever:
                 relevance=r.candidate.relevance,
                 similarity=r.candidate.similarity,
                 now=now,
+                confidence=confidence.level(
+                    evidence[r.candidate.key],
+                    pinned=r.pinned or ranking.is_signature_match(r.candidate.payload, key),
+                    same_symptom=bool(ranking.shared_symptoms(r.candidate.payload, query.symptoms)),
+                    meaning=dense is not None,
+                    t=self._thresholds,
+                ),
             )
             for r in shown
         ]
-        return Lookup(mode=mode, ranked=rank, degraded=query.degraded, signature_key=key, neighbours=neighbours)
+        return Lookup(
+            mode=mode,
+            ranked=rank,
+            degraded=query.degraded,
+            signature_key=key,
+            neighbours=neighbours,
+            confidence=confidence.overall([n.confidence for n in neighbours]),
+        )
+
+    def _evidence(self, h: Hit, similarity: float | None, query_terms: frozenset[int]) -> float:
+        """What says the problem is the same, on one scale in every mode: the ranked relevance (meaning and
+        the share of the alert's words), or the words alone when meaning was not compared."""
+        overlap = len(query_terms & h.terms) / len(query_terms) if query_terms and h.terms else 0.0
+        return overlap if similarity is None else ranking.relevance(similarity, overlap, self._weights)
 
     def _relevance(
         self,

@@ -101,3 +101,20 @@ def test_the_onnx_export_gives_the_same_vectors_as_sentence_transformers(local_e
     assert onnx.truncate("x " * 1000) == ("x " * 1000, True) and onnx.truncate("short") == ("short", False)
     again = LocalEmbedder(cache=tmp_path / "models")  # a second process loads the export, no re-export
     assert np.allclose(again.embed(texts[:1]), fast[:1], atol=1e-6) and again.runtime == "onnx"
+
+
+def test_answers_say_when_they_are_guesses_on_the_shipped_sets(tmp_path, local_embedder):
+    """The abstention bar, on the real model: of the alerts nothing on record matches, at least 90% are
+    answered with low confidence; of the right first answers, at most 10% are marked low."""
+    from conftest import FIXTURES
+
+    from oncall_memory.backlog import read_jsonl
+    from oncall_memory.cli.lookup import SHIPPED_SETS
+    from oncall_memory.evaluate import Abstention, abstention, read_labels
+
+    with Memory.open(Settings(data_dir=tmp_path / "data"), embedder=local_embedder) as memory:
+        memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+        stood = sum((abstention(memory, read_labels(p)) for p in SHIPPED_SETS), Abstention(0, 0, 0, 0))
+    assert stood.no_match == 40 and stood.right_first >= 75
+    assert stood.no_match_low_share >= 0.9, stood
+    assert stood.right_first_low_share <= 0.1, stood

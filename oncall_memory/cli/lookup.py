@@ -22,7 +22,7 @@ from .common import err
 # The labelled sets ship inside the package (in a wheel and the Docker image too); they label the sample
 # backlog, fixtures/incidents.jsonl.
 _SETS = Path(__file__).resolve().parent.parent / "evalsets"
-SHIPPED_SETS = (_SETS / "labels.jsonl", _SETS / "alerts.jsonl")
+SHIPPED_SETS = (_SETS / "labels.jsonl", _SETS / "alerts.jsonl", _SETS / "nomatch.jsonl")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -180,30 +180,42 @@ def _print_stats(args: argparse.Namespace, info: dict) -> int:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    from ..evaluate import as_json, evaluate, format_replay, format_table, read_labels, replay_feedback
+    from ..evaluate import (
+        Abstention,
+        abstention,
+        as_json,
+        evaluate,
+        format_replay,
+        format_table,
+        read_labels,
+        replay_feedback,
+    )
     from ..memory import Memory
 
     sets = {path: read_labels(path) for path in args.labels}
-    reports = {}
-    replays = {}
+    reports, stood, replays = {}, {}, {}
     with Memory.open(settings) as memory:
         for path, queries in sets.items():
             reports[path] = evaluate(memory, queries, with_facts=not args.text_only)
+            stood[path] = abstention(memory, queries, with_facts=not args.text_only)
             if args.feedback_replay:
                 replays[path] = replay_feedback(memory, queries)
+    overall = sum(stood.values(), Abstention(0, 0, 0, 0))
     if args.json:
         single = len(reports) == 1
         print(
-            as_json(next(iter(reports.values())))
+            as_json(reports[path], stood[path])
             if single
-            else "{" + ",\n".join(f"{json.dumps(str(p))}: {as_json(r)}" for p, r in reports.items()) + "}"
+            else "{" + ",\n".join(f"{json.dumps(str(p))}: {as_json(r, stood[p])}" for p, r in reports.items()) + "}"
         )
     else:
         print(
             "\n\n".join(
-                f"{path}\n{format_table(r, len(sets[path]))}"
+                f"{path}\n{format_table(r, sets[path], stood[path])}"
                 + (f"\n\n{format_replay(replays[path])}" if path in replays else "")
                 for path, r in reports.items()
             )
         )
+        if len(sets) > 1:
+            print(f"\nall sets, hybrid+ranking: {overall.line()}")
     return 0
