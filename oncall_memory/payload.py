@@ -36,6 +36,8 @@ KEYWORD_FIELDS = (SOURCE, INCIDENT_ID, SERVICE, ENV, FLAVOR, TAGS, STATUS, SEVER
 # What ranking reads from every candidate; the full payload is fetched only for the neighbours shown.
 RANKING_FIELDS = (
     INCIDENT_ID,
+    "title",
+    TEXT,  # the distilled text: the words and rare tokens an alert shares with it
     SERVICE,
     ENV,
     FLAVOR,

@@ -20,11 +20,15 @@ from .feedback import Tally
 from .fixes import stories
 from .settings import RankingWeights
 from .vocabulary import BY_KEY
+from .wording import Wording
 
 # Boost kinds, in the order their reasons are read.
-SIGNATURE, MEANING, SYMPTOM, FLAVOR, ENV, SERVICE, TAGS, FIXED, NO_EFFECT, WORSE, CHANGED, AGE = (
+SIGNATURE, TITLE, MEANING, RARE, WORDS, SYMPTOM, FLAVOR, ENV, SERVICE, TAGS, FIXED, NO_EFFECT, WORSE, CHANGED, AGE = (
     "signature",
+    "title",
     "meaning",
+    "rare",
+    "words",
     "symptom",
     "flavor",
     "env",
@@ -68,7 +72,10 @@ def _same(kind: str) -> Callable[[tuple[str, str | None]], str]:
 
 _WORDS = {
     SIGNATURE: lambda _: "exact signature match",
+    TITLE: lambda _: "the same title",
     MEANING: lambda similarity: f"meaning {similarity:.2f} similar",
+    RARE: lambda tokens: "both mention " + ", ".join(tokens),
+    WORDS: lambda words: "words in common: " + ", ".join(words),
     SYMPTOM: lambda keys: "both are " + " and ".join(BY_KEY[k].plural for k in keys),
     FLAVOR: _same("flavor"),
     ENV: _same("env"),
@@ -171,13 +178,22 @@ def boosts(
     now: datetime,
     symptoms: Iterable[str] = (),
     tally: Tally | None = None,
+    wording: Wording | None = None,
 ) -> list[Boost]:
     """Every fact that moves (or explains) this candidate, in reading order."""
     out: list[Boost] = []
+    wording = wording or Wording()
     if is_signature_match(payload, signature_key):
         out.append(Boost(SIGNATURE, 0.0, None))  # pinned first, not weighted
+    if wording.same_title(payload.get("title")):
+        out.append(Boost(TITLE, weights.same_title, None))
     if similarity is not None:
         out.append(Boost(MEANING, 0.0, similarity))
+    text = payload.get(P.TEXT)
+    if rare := wording.rare_in(text):
+        out.append(Boost(RARE, weights.rare_token * min(len(rare), weights.max_rare_tokens), rare))
+    if common := wording.common(text):
+        out.append(Boost(WORDS, 0.0, common))  # counted in relevance already; named here
     if both := shared_symptoms(payload, symptoms):
         out.append(Boost(SYMPTOM, weights.same_symptom * len(both), both))
     for kind, field, mine, weight in (
@@ -246,6 +262,7 @@ def rank(
     by_facts: bool = True,
     symptoms: Iterable[str] = (),
     feedback: Mapping[str, Tally] | None = None,
+    wording: Wording | None = None,
 ) -> list[Ranked]:
     """Candidates best first. With `by_facts`, the score is relevance plus every boost's weight and an exact
     signature match (when `weights.signature_pin`) goes first whatever its score; without, the search's
@@ -262,6 +279,7 @@ def rank(
             now=now,
             symptoms=symptoms,
             tally=(feedback or {}).get(str(c.payload.get(P.INCIDENT_ID))),
+            wording=wording,
         )
         score = c.relevance + (sum(b.weight for b in why) if by_facts else 0.0)
         ranked.append(Ranked(c, why, score, pin and is_signature_match(c.payload, signature_key)))

@@ -31,6 +31,8 @@ class Answer:
     title: str
     count: int
     lookup: Lookup
+    detail: str | None = None  # the alert's description, under its heading
+    runbook: str | None = None
 
 
 def clip(text: str, limit: int) -> str:
@@ -102,14 +104,24 @@ def terminal(lookup: Lookup, text: str, elapsed: float) -> str:
 # -- a PagerDuty note (plain text) ------------------------------------------------------------------
 
 
-def note_text(title: str, lookup: Lookup, *, limit: int = PAGERDUTY_NOTE_LIMIT) -> str:
+def note_text(
+    title: str,
+    lookup: Lookup,
+    *,
+    limit: int = PAGERDUTY_NOTE_LIMIT,
+    detail: str | None = None,
+    runbook: str | None = None,
+) -> str:
     """Plain text for a PagerDuty note: the top neighbours with link, age, what worked, what did not."""
+    about = [clip(detail, 500)] if detail else []
+    about += [f"runbook: {runbook}"] if runbook else []
     if not lookup.neighbours:
-        return clip(f'oncall-memory: nothing similar to "{title}" on record.', limit)
+        return clip("\n".join([f'oncall-memory: nothing similar to "{title}" on record.', *about]), limit)
     if lookup.confidence == "low":
         lines = [f'oncall-memory: for "{title}" {NOTHING_CLOSE}']
     else:
         lines = [f'oncall-memory: {len(lookup.neighbours)} similar past incident(s) for "{title}"']
+    lines += about
     lines += _note_lines(lookup)
     return clip("\n".join(lines), limit)
 
@@ -133,10 +145,13 @@ def job_note(title: str, answers: list[Answer], *, limit: int = PAGERDUTY_NOTE_L
 
 def _job_note(title: str, answers: list[Answer], *, limit: int) -> str:
     if len(answers) == 1 and answers[0].count == 1:
-        return note_text(title, answers[0].lookup, limit=limit)
+        a = answers[0]
+        return note_text(title, a.lookup, limit=limit, detail=a.detail, runbook=a.runbook)
     lines = [f'oncall-memory: {sum(a.count for a in answers)} firing alerts in "{title}"']
     for a in answers:
         lines += ["", f"== {a.title}" + (f" (x{a.count})" if a.count > 1 else "")]
+        lines += [clip(a.detail, 500)] if a.detail else []
+        lines += [f"runbook: {a.runbook}"] if a.runbook else []
         if a.lookup.neighbours and a.lookup.confidence == "low":
             lines.append(NOTHING_CLOSE + ".")
         lines += _note_lines(a.lookup) if a.lookup.neighbours else ["nothing similar on record."]
@@ -204,7 +219,8 @@ def _neutral(value: Any) -> Any:
 
 def _job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
     if len(answers) == 1 and answers[0].count == 1:
-        return slack_message(title, answers[0].lookup)
+        a = answers[0]
+        return slack_message(title, a.lookup, detail=a.detail, runbook=a.runbook)
     total = sum(a.count for a in answers)
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": clip(f"Seen before? {title}", SLACK_HEADER_LIMIT)}}
@@ -217,6 +233,10 @@ def _job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
         if len(blocks) + 1 + len(sections) > SLACK_BLOCK_LIMIT - 1:  # keep one block for the overflow line
             break
         head = f"*{escape(clip(a.title, 300))}*" + (f" ×{a.count}" if a.count > 1 else "")
+        if a.detail:
+            head += f"\n{escape(clip(a.detail, 500))}"
+        if a.runbook:
+            head += f"  {_link(a.runbook, 'runbook')}"
         if a.lookup.neighbours and a.lookup.confidence == "low":
             head += f"  _{NOTHING_CLOSE}_"
         if a.lookup.degraded:
@@ -243,12 +263,18 @@ def _job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
     return {"text": text if total else "", "blocks": blocks}
 
 
-def slack_message(title: str, lookup: Lookup) -> dict[str, Any]:
+def slack_message(
+    title: str, lookup: Lookup, *, detail: str | None = None, runbook: str | None = None
+) -> dict[str, Any]:
     """An incoming-webhook message: `text` for notifications, Block Kit blocks for the channel."""
     blocks: list[dict[str, Any]] = [
         # plain_text is never parsed for mentions or links: no escaping, only the length limit.
         {"type": "header", "text": {"type": "plain_text", "text": clip(f"Seen before? {title}", SLACK_HEADER_LIMIT)}}
     ]
+    if detail or runbook:
+        about = escape(clip(detail, 1000)) if detail else ""
+        about += f"  {_link(runbook, 'runbook')}" if runbook else ""
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": about.strip()}]})
     if lookup.degraded:
         blocks.append(
             {"type": "context", "elements": [{"type": "mrkdwn", "text": escape(clip(lookup.degraded, 2000))}]}
@@ -257,5 +283,5 @@ def slack_message(title: str, lookup: Lookup) -> dict[str, Any]:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f":grey_question: *{NOTHING_CLOSE}*"}})
     sections = [_slack_section(i, n) for i, n in enumerate(lookup.neighbours, start=1)]
     blocks += sections or [{"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}]
-    text = _clip_escaped(escape(note_text(title, lookup)), SLACK_TEXT_LIMIT)
+    text = _clip_escaped(escape(note_text(title, lookup, detail=detail, runbook=runbook)), SLACK_TEXT_LIMIT)
     return {"text": text, "blocks": blocks[:SLACK_BLOCK_LIMIT]}

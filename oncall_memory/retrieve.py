@@ -29,6 +29,7 @@ from .settings import RankingWeights
 from .signature import canonical_signature
 from .stores import Hit, IncidentStore, Mode, QueryPlan
 from .vocabulary import symptoms, terms
+from .wording import Wording
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +155,7 @@ class Retriever:
             by_facts=rank,
             symptoms=query.symptoms,
             feedback=feedback,
+            wording=Wording.of(distill_alert(query.alert.text)),
         )[:limit]
         full = self._store.retrieve([r.candidate.key for r in shown])
         # The boosts were computed from the ranking fields, which hold everything they read.

@@ -30,6 +30,9 @@ class RankingWeights(BaseSettings):
     same_env: float = 0.04
     same_service: float = 0.05
     same_symptom: float = 0.05  # per symptom both tell of (ops vocabulary: "exit code 137" is an OOM kill) ...
+    same_title: float = 0.06  # the alert reads exactly as the incident's title (the same alert, fired again)
+    rare_token: float = 0.03  # per rare token both mention (a version, a size, an exit or error code) ...
+    max_rare_tokens: int = 2  # ... counted up to this many
     shared_tag: float = 0.03  # per shared component tag ...
     max_shared_tags: int = 3  # ... counted up to this many
     worked_fix: float = 0.03  # a recorded fix whose latest outcome resolved or mitigated it

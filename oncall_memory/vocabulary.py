@@ -45,6 +45,11 @@ SYMPTOMS = (
         r"\bcrash(?:ing)?[\s-]?loop",
         r"\brestart(?:s|ing|ed)? (?:in a loop|over and over|repeatedly)\b",
         r"\bkeeps? (?:crashing|restarting)\b",
+        # What responders write for the same thing, without the event reason's word.
+        r"\b(?:exit|crash|die|dying|fail)(?:e?s|ed|ing)?\b[^.\n]{0,40}\b(?:in a loop|on loop|in loop|over and over|repeatedly)\b",
+        r"\bcontainers? (?:keeps?|kept) (?:exiting|dying|crashing|restarting)\b",
+        r"\b(?:exit|crash|die)(?:s|ed|ing)? (?:right )?(?:on|at|after) (?:start(?:up)?|boot)\b",
+        r"\bwaiting state \(reason: \W?crashloopbackoff",
         r"\bkubepodcrashlooping\b",
         r"\brestarting \d+ times\b",
     ),

@@ -118,3 +118,87 @@ def test_answers_say_when_they_are_guesses_on_the_shipped_sets(tmp_path, local_e
     assert stood.no_match == 40 and stood.right_first >= 75
     assert stood.no_match_low_share >= 0.9, stood
     assert stood.right_first_low_share <= 0.1, stood
+
+
+def test_a_kube_prometheus_crash_loop_finds_its_own_service_in_words_it_never_used(
+    tmp_path, local_embedder, httpserver
+):
+    """The checkout service's own past crash loop is written as responders write it ("containers exit on
+    startup in a loop"); another service's, in another env, uses the event's own word. A real
+    KubePodCrashLooping alert through the Alertmanager webhook puts the checkout one first, under a heading
+    that names the pod."""
+    import json
+
+    from fastapi.testclient import TestClient
+    from pydantic import SecretStr
+
+    from oncall_memory.service import create_app
+
+    slack = "/slack/T000/B000/XXXX"
+    httpserver.expect_request(slack, method="POST").respond_with_data("ok")
+    settings = Settings(
+        data_dir=tmp_path / "data", slack_webhook_url=SecretStr(httpserver.url_for(slack)), post_backoff=0.01
+    )
+    with Memory.open(settings, embedder=local_embedder) as memory:
+        memory.ingest(
+            [
+                make_incident(
+                    id="CHK-7",
+                    title="checkout containers exit on startup in loop",
+                    service="checkout",
+                    env="shop-prod",
+                    root_cause="a config key the new release reads was missing",
+                    fixes_attempted=[{"action": "add the key to the configmap", "outcome": "resolved"}],
+                ),
+                make_incident(
+                    id="ORD-3",
+                    title="orders-api pods CrashLoopBackOff after release",
+                    service="orders-api",
+                    env="shop-staging",
+                    root_cause="migration had not run",
+                ),
+                make_incident(
+                    id="DNS-1", title="DNS lookups timing out in checkout", service="checkout", env="shop-prod"
+                ),
+            ]
+        )
+        pod = "checkout-6c9d7f8b5-abcde"
+        labels = {
+            "alertname": "KubePodCrashLooping",
+            "severity": "warning",
+            "job": "kube-state-metrics",
+            "namespace": "shop",
+            "pod": pod,
+            "container": "checkout",
+            "cluster": "shop-prod",
+            "reason": "CrashLoopBackOff",
+        }
+        annotations = {
+            "summary": "Pod is crash looping.",
+            "description": f'Pod shop/{pod} (checkout) is in waiting state (reason: "CrashLoopBackOff") '
+            "on cluster shop-prod.",
+            "runbook_url": "https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping",
+        }
+        hook = {
+            "version": "4",
+            "status": "firing",
+            "groupLabels": {"alertname": "KubePodCrashLooping"},
+            "alerts": [
+                {
+                    "status": "firing",
+                    "labels": labels,
+                    "annotations": annotations,
+                    "startsAt": "2026-11-29T03:10:00Z",
+                    "fingerprint": "aa11",
+                }
+            ],
+        }
+        with TestClient(create_app(settings, memory=memory)) as client:
+            assert client.post("/webhooks/alertmanager", json=hook).status_code == 202
+            assert client.app.state.dispatcher.join(60)
+    ((request, _),) = [(r, s) for r, s in httpserver.log if r.path == slack]
+    message = json.loads(request.get_data())
+    blocks = json.dumps(message["blocks"], ensure_ascii=False)
+    assert f"KubePodCrashLooping · shop/{pod} · container checkout" in blocks  # the heading names the pod
+    assert blocks.index("CHK-7") < blocks.index("ORD-3")
+    assert "runbook" in blocks and "both are crash loops" in blocks

@@ -14,6 +14,7 @@ from oncall_memory.alert import Alert
 from oncall_memory.feedback import Tally
 from oncall_memory.ranking import Candidate, rank, relevance
 from oncall_memory.settings import RankingWeights
+from oncall_memory.wording import Wording
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 SIGNATURE = "<env> queue lag alert"
@@ -55,6 +56,20 @@ SCENARIOS = {
     "recency": ({}, {"opened_at": ago(10)}, {"opened_at": ago(800)}, {"sims": (0.80, 0.82)}),
     # A half-life of a year or more makes a 10-day-old and an 800-day-old incident nearly equally fresh.
     "recency_half_life_days": ({}, {"opened_at": ago(10)}, {"opened_at": ago(800)}, {"sims": (0.80, 0.82)}),
+    # The alert reads "queue lag": the winner's title is that, the runner-up's is not.
+    "same_title": ({}, {"title": "Queue lag"}, {"title": "queue lag on orders"}, {}),
+    "rare_token": (
+        {},
+        {"text": "consumer stuck at offset, exit code 137"},
+        {"text": "consumer stuck"},
+        {"text": "queue lag, exit code 137"},
+    ),
+    "max_rare_tokens": (
+        {},
+        {"text": "consumer exit code 137"},
+        {"text": "consumer"},
+        {"text": "queue lag, exit code 137"},
+    ),
     "signature_pin": (
         {"signature": "shop-prod queue lag alert", "env": "shop-prod"},
         {"signature_key": SIGNATURE},
@@ -71,7 +86,8 @@ def order(name: str, weights: RankingWeights) -> list[str]:
     extra = dict(extra)
     told = extra.pop("told", [])  # the symptoms the alert tells of
     feedback = extra.pop("feedback", {})  # responders' verdicts on alerts like this one
-    alert = Alert(text="queue lag", **facts)
+    text = extra.pop("text", "queue lag")  # what the alert says
+    alert = Alert(text=text, **facts)
     ranked = rank(
         candidates(winner, runner_up, weights, **extra),
         facts=alert,
@@ -80,6 +96,7 @@ def order(name: str, weights: RankingWeights) -> list[str]:
         now=NOW,
         symptoms=told,
         feedback=feedback,
+        wording=Wording.of(text),
     )
     return [r.candidate.key for r in ranked]
 

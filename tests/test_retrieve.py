@@ -102,7 +102,8 @@ def test_a_fix_that_worked_outranks_a_slightly_nearer_incident_without_one(store
         ),
     ]
     r = memory_over(store, incidents, **weight)
-    assert [n.id for n in r.similar(Alert(text=LONG), now=NOW).neighbours] == expected
+    # (The alert is not word for word either title: that would be evidence of its own, "the same title".)
+    assert [n.id for n in r.similar(Alert(text=LONG + " today"), now=NOW).neighbours] == expected
 
 
 @pytest.mark.parametrize("weight,expected", [({}, ["RECENT", "OLD"]), ({"recency": 0}, ["OLD", "RECENT"])])
@@ -112,7 +113,7 @@ def test_a_recent_incident_outranks_a_slightly_nearer_old_one(store, weight, exp
         make_incident(id="RECENT", title=LONG + " again", opened_at="2026-11-01T00:00:00Z"),
     ]
     r = memory_over(store, incidents, **weight)
-    lookup = r.similar(Alert(text=LONG), now=NOW)
+    lookup = r.similar(Alert(text=LONG + " today"), now=NOW)
     assert [n.id for n in lookup.neighbours] == expected
     assert "4 weeks ago" in lookup.neighbours[expected.index("RECENT")].reasons
 
@@ -266,3 +267,17 @@ def test_the_python_filter_check_agrees_with_qdrant(store, filters):
     by_qdrant = {n.id for n in r.similar(Alert(text=STORY), filters=filters, limit=10, rank=False).neighbours}
     by_python = {p["id"] for _, p, _ in store.points() if holds(filters.conditions(), p)}
     assert by_qdrant == by_python
+
+
+def test_an_identical_title_and_a_rare_token_count_and_are_named(store):
+    incidents = [
+        make_incident(id="SIZE", title="search pods restart, heap limit 512Mi too small for the new mapping"),
+        make_incident(id="TITLE", title="Search pods restart after the mapping change"),
+        make_incident(id="OTHER", title="search pods restart after node drain"),
+    ]
+    r = memory_over(store, incidents)
+    by_size = r.similar(Alert(text="search pods restart with limit 512Mi"), now=NOW).neighbours
+    assert by_size[0].id == "SIZE" and "both mention 512mi" in by_size[0].reasons
+    by_title = r.similar(Alert(text="search pods restart after the mapping change."), now=NOW).neighbours
+    assert by_title[0].id == "TITLE" and "the same title" in by_title[0].reasons
+    assert any(reason.startswith("words in common: ") for reason in by_title[0].reasons)

@@ -13,7 +13,9 @@ from typing import Literal
 from ..alert import Alert
 from ..facts import Redacted
 from ..pagers import (
+    EXPORTERS,
     AlertmanagerWebhook,
+    AMAlert,
     IncidentRef,
     OpsgenieWebhook,
     PagerDutyWebhook,
@@ -41,7 +43,9 @@ __all__ = [
 class Item(Redacted):
     key: str  # "pagerduty:P1234", "alertmanager:<fingerprint>:<startsAt>", "opsgenie:<alertId>"
     alert: Alert
-    title: str  # how the alert is named in the message
+    title: str  # how the alert is named in the message: its rule and the labels that tell it from its group
+    detail: str | None = None  # its description, when the title is not all of it
+    runbook: str | None = None  # its runbook link (http(s) only)
 
 
 class Job(Redacted):
@@ -97,12 +101,65 @@ def alertmanager_jobs(
         if alert is None:
             ignored += 1
             continue
-        title = a.annotations.get("summary", "").strip() or a.labels.get("alertname", "").strip() or alert.text
-        items.append(Item(key=f"alertmanager:{a.fingerprint}:{a.startsAt}", alert=alert, title=title))
+        items.append(
+            Item(
+                key=f"alertmanager:{a.fingerprint}:{a.startsAt}",
+                alert=alert,
+                title=alert_heading(a) or alert.text,
+                detail=" — ".join(
+                    dict.fromkeys(
+                        t for t in (a.annotations.get(k, "").strip() for k in ("summary", "description")) if t
+                    )
+                )
+                or None,
+                runbook=web_link(a.annotations.get("runbook_url")),
+            )
+        )
     if not items:
         return [], ignored
     group = hook.groupKey or ",".join(sorted(i.key for i in items))
     return [Job(key=f"alertmanager:{group}", items=items, group=hook.groupLabels.get("alertname"))], ignored
+
+
+# The labels that tell one alert of a group from another (kubernetes-mixin rules share their summaries:
+# "Pod is crash looping." twice says nothing), in the order they are read.
+IDENTIFYING = (
+    "namespace",
+    "pod",
+    "container",
+    "deployment",
+    "statefulset",
+    "daemonset",
+    "job_name",
+    "node",
+    "persistentvolumeclaim",
+    "horizontalpodautoscaler",
+    "instance",
+    "job",
+    "service",
+    "cluster",
+)
+
+
+def alert_heading(a: AMAlert) -> str:
+    """`KubePodCrashLooping · shop/checkout-6c9d7f-abcde · container checkout · cluster shop-prod`: the rule's
+    name and the labels that identify this alert (exporters' names left out), else the summary."""
+    labels = {k: v.strip() for k, v in a.labels.items() if isinstance(v, str) and v.strip()}
+    name = labels.get("alertname") or a.annotations.get("summary", "").strip()
+    parts, used = [name] if name else [], set()
+    if "namespace" in labels and "pod" in labels:
+        parts.append(f"{labels['namespace']}/{labels['pod']}")
+        used |= {"namespace", "pod"}
+    for key in IDENTIFYING:
+        value = labels.get(key)
+        if key in used or not value or value.lower() in EXPORTERS:
+            continue
+        parts.append(f"{key} {value}")
+    return " · ".join(parts)
+
+
+def web_link(url: object) -> str | None:
+    return url.strip() if isinstance(url, str) and url.strip().lower().startswith(("https://", "http://")) else None
 
 
 def opsgenie_job(

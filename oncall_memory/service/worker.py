@@ -164,7 +164,10 @@ class Dispatcher:
             a = item.alert
             key = (distill_alert(a.text), a.service, a.env, a.flavor, tuple(a.component_tags), a.signature)
             groups.setdefault(key, []).append(item)
-        return [Answer(items[0].title, len(items), self._lookup(items[0].alert)) for items in groups.values()]
+        return [
+            Answer(items[0].title, len(items), self._lookup(items[0].alert), items[0].detail, items[0].runbook)
+            for items in groups.values()
+        ]
 
     # -- deliveries --------------------------------------------------------------------------------
 
