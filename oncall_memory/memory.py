@@ -26,7 +26,7 @@ from .alert import Alert, Filters
 from .backlog import Rejected
 from .backup import Verification, backup, verify
 from .conditions import Match
-from .confidence import thresholds_for
+from .confidence import overall, thresholds_for
 from .datadir import ENGINE_HEADROOM, stored_bytes
 from .embedders import Embedder, make_embedder
 from .errors import InvalidInput
@@ -185,6 +185,8 @@ class Memory:
         )
         lookup = self.similar(alert, limit=min(limit + 1, 100))
         lookup.neighbours = [n for n in lookup.neighbours if n.id != incident.get(P.INCIDENT_ID)][:limit]
+        # As sure as the best of the others: the incident itself was the sure match.
+        lookup.confidence = overall([n.confidence for n in lookup.neighbours])
         return lookup
 
     def known_values(self) -> dict[str, set[str]]:

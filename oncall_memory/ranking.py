@@ -119,6 +119,7 @@ class Neighbour(BaseModel):
     fixes_failed: list[str]
     fixes: list[FixView] = []  # every action, most recent first, with its history when its outcome changed
     url: str | None
+    resolution_minutes: float | None = None  # from opened to resolved, when both are known
     service: str | None = None
     env: str | None = None
     flavor: str | None = None
@@ -143,6 +144,13 @@ def human_age(days: float) -> str:
             n = int(days // size)
             return f"{n} {unit}{'s' * (n != 1)} ago"
     raise AssertionError("unreachable")
+
+
+def resolution_minutes(payload: dict[str, Any]) -> float | None:
+    opened, resolved = payload.get(P.OPENED_AT), payload.get("resolved_at")
+    if not opened or not resolved:
+        return None
+    return round((datetime.fromisoformat(resolved) - datetime.fromisoformat(opened)).total_seconds() / 60, 1)
 
 
 def age_days(payload: dict[str, Any], now: datetime) -> float | None:
@@ -316,6 +324,7 @@ def neighbour(
             for s in latest
         ],
         url=payload.get("url"),
+        resolution_minutes=resolution_minutes(payload),
         service=payload.get(P.SERVICE),
         env=payload.get(P.ENV),
         flavor=payload.get(P.FLAVOR),

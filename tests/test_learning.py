@@ -1,18 +1,14 @@
-"""A memory that learns as incidents close, takes responders' feedback, tells fixes that stopped working,
-and answers AI agents over MCP (the official SDK's own client: in process, over stdio, over HTTP)."""
+"""A memory that learns as incidents close, takes responders' feedback, tells fixes that stopped working
+(the MCP server has its own tests: test_mcp.py)."""
 
 import hashlib
 import hmac
 import json
-import os
-import sys
 import time
 
-import anyio
 import pytest
-from conftest import FIXTURES, ROOT, make_incident, serving
+from conftest import FIXTURES, make_incident
 from fastapi.testclient import TestClient
-from mcp import Client, StdioServerParameters
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
 from pydantic import SecretStr
 
@@ -20,7 +16,6 @@ from oncall_memory.alert import Alert
 from oncall_memory.backlog import read_jsonl
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.mcp_server import build_server
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
@@ -240,89 +235,3 @@ def test_a_fix_that_stopped_working_shows_its_latest_outcome_first_with_its_date
     assert n.fixes_worked == ["scale coredns"] and n.fixes_failed == ["Restart CoreDNS"]  # judged by the latest
     assert "Restart CoreDNS: no effect since 2026-05-20; worked until 2025-03-02" in n.reasons
     memory.close()
-
-
-# -- MCP ------------------------------------------------------------------------------------------------
-
-ALERT = "IPsec tunnel to card processor down"
-
-
-def _texts(result) -> list[dict]:
-    return [json.loads(c.text) for c in result.content]
-
-
-@pytest.fixture
-def mcp_memory():
-    memory = Memory.open(Settings(data_dir=":memory:"), embedder=FakeEmbedder())
-    memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
-    yield memory
-    memory.close()
-
-
-def test_an_mcp_client_lists_the_tools_and_gets_the_cli_neighbours(mcp_memory):
-    expected = [n.model_dump(mode="json") for n in mcp_memory.similar(Alert(text=ALERT)).neighbours]
-
-    async def run():
-        async with Client(build_server(mcp_memory)) as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"similar_incidents", "get_incident", "record_feedback"}
-            assert "Call this first when an alert fires" in tools["similar_incidents"].description
-            got = _texts(await client.call_tool("similar_incidents", {"text": ALERT}))
-            assert [n["id"] for n in got] == [n["id"] for n in expected]
-            assert got[0]["fixes_worked"] == expected[0]["fixes_worked"] and got[0]["reasons"] == expected[0]["reasons"]
-            (record,) = _texts(await client.call_tool("get_incident", {"incident_id": got[0]["id"]}))
-            assert record["id"] == got[0]["id"] and record["fixes_attempted"] and "text_hash" not in record
-            assert record["similar"] and all(s["id"] != got[0]["id"] for s in record["similar"])
-            (fb,) = _texts(
-                await client.call_tool(
-                    "record_feedback", {"alert_text": ALERT, "suggested": got[0]["id"], "verdict": "not related"}
-                )
-            )
-            assert fb["recorded"] is True
-            stats = json.loads((await client.read_resource("oncall-memory://stats")).contents[0].text)
-            assert stats["count"] == 64
-
-    anyio.run(run)
-    after = next(n for n in mcp_memory.similar(Alert(text=ALERT)).neighbours if n.id == expected[0]["id"])
-    assert "marked not related once for similar alerts" in after.reasons  # the agent's verdict was recorded
-    assert after.score == pytest.approx(expected[0]["score"] - Settings().weights.feedback_not_related, abs=1e-4)
-
-
-def test_the_mcp_server_over_stdio(tmp_path, monkeypatch):
-    data = tmp_path / "data"
-    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake"}
-    main_env = {"ONCALL_MEMORY_DATA_DIR": str(data)}
-    monkeypatch.setenv(*next(iter(main_env.items())))
-    assert main(["ingest", str(FIXTURES / "incidents.jsonl")]) == 0
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "oncall_memory.cli", "mcp"], env=env, cwd=str(ROOT)
-    )
-
-    async def run():
-        async with Client(params) as client:
-            got = _texts(await client.call_tool("similar_incidents", {"text": ALERT, "limit": 3}))
-            assert len(got) == 3 and "ipsec" in got[0]["title"].lower()
-
-    anyio.run(run)
-
-
-def test_the_mcp_server_over_http_under_the_service_needs_the_token(tmp_path):
-    import httpx
-
-    settings = Settings(data_dir=tmp_path / "data", embedder="fake", api_token=SecretStr("agent-token"))
-    with Memory.open(settings, embedder=FakeEmbedder()) as memory:
-        memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
-        with serving(create_app(settings, memory=memory)) as base:
-            url = f"{base}/mcp"
-            assert httpx.post(url, json={}, timeout=10).status_code == 401
-
-            async def run():
-                import httpx2
-                from mcp.client.streamable_http import streamable_http_client
-
-                async with httpx2.AsyncClient(headers={"Authorization": "Bearer agent-token"}, timeout=30) as http:
-                    async with Client(streamable_http_client(url, http_client=http)) as client:
-                        got = _texts(await client.call_tool("similar_incidents", {"text": ALERT, "limit": 2}))
-                        assert len(got) == 2 and "ipsec" in got[0]["title"].lower()
-
-            anyio.run(run)

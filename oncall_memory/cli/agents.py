@@ -63,7 +63,17 @@ def _feedback_remote(args: argparse.Namespace, settings: Settings, alert: Alert,
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     from ..mcp_server import build_server
     from ..memory import Memory
+    from ..pagerduty import PagerDutyAPI
 
-    with Memory.open(settings) as memory:
-        build_server(memory).run(transport="stdio")
+    notes = (
+        PagerDutyAPI.from_settings(settings, with_from=True)
+        if settings.pagerduty_token and settings.pagerduty_from_email
+        else None
+    )
+    try:
+        with Memory.open(settings) as memory:
+            build_server(memory, pagerduty=notes).run(transport="stdio")
+    finally:
+        if notes is not None:
+            notes.close()
     return 0

@@ -25,7 +25,7 @@ from ..logs import redacted_logs
 from ..memory import Memory
 from ..pagerduty import PagerDutyAPI
 from ..settings import Settings
-from . import api, page, webhooks
+from . import api, mcp_http, page, webhooks
 from .auth import api_token
 from .indexer import Indexer
 from .ingest_timer import IngestTimer
@@ -130,7 +130,11 @@ def create_app(
             if settings.index_threshold > 0:
                 stack.enter_context(Indexer(mem))
             app.state.memory, app.state.dispatcher, app.state.outbox = mem, dispatcher, box
-            app.state.mcp = await stack.enter_async_context(mcp_app(mem))
+            notes = None
+            if settings.pagerduty_token and settings.pagerduty_from_email:
+                notes = PagerDutyAPI.from_settings(settings, with_from=True)
+                stack.callback(notes.close)
+            app.state.mcp = await stack.enter_async_context(mcp_app(mem, notes))
             if announce and (info := settings.dir.service) is not None:
                 host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
                 write_atomic(info, json.dumps({"url": f"http://{host}:{settings.port}", "pid": os.getpid()}))
@@ -147,7 +151,10 @@ def create_app(
     app.include_router(api.probes)
     app.include_router(page.router)
     app.add_exception_handler(page.LoginRequired, page.login_redirect)  # type: ignore[arg-type]  # Starlette types the handler for any Exception
-    app.router.routes.append(Route("/mcp", endpoint=McpEndpoint(settings), methods=["GET", "POST", "DELETE"]))
+    mcp = McpEndpoint(settings)
+    app.router.routes.append(Route(mcp_http.PATH, endpoint=mcp, methods=["GET", "POST", "DELETE"]))
+    app.router.routes.append(Route(mcp_http.SSE_PATH, endpoint=mcp, methods=["GET"]))
+    app.router.routes.append(Route(mcp_http.MESSAGES_PATH, endpoint=mcp, methods=["POST"]))
     guarded = [Depends(api_token)]
 
     @app.get("/openapi.json", dependencies=guarded, include_in_schema=False)

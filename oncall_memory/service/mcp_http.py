@@ -1,6 +1,8 @@
-"""The MCP server over streamable HTTP at `/mcp`, behind the service's API token.
+"""The MCP server over HTTP, behind the service's API token: streamable HTTP at `/mcp`, and the older
+HTTP+SSE transport at `/mcp/sse` (its messages posted to `/mcp/messages/`) for agents that speak only that
+(HolmesGPT's remote MCP servers, as documented).
 
-The MCP app is built when the service starts (it needs the open memory), so the route holds a small
+The MCP apps are built when the service starts (they need the open memory), so the routes hold a small
 ASGI endpoint that checks the token and hands the request on.
 """
 
@@ -13,25 +15,35 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from ..memory import Memory
+from ..pagerduty import PagerDutyAPI
 from ..settings import Settings
 from .auth import same_secret
 
+PATH = "/mcp"
+SSE_PATH = "/mcp/sse"
+MESSAGES_PATH = "/mcp/messages/"
+
 
 @asynccontextmanager
-async def mcp_app(memory: Memory):
-    """Yield the MCP server's ASGI app while its session manager runs."""
+async def mcp_app(memory: Memory, pagerduty: PagerDutyAPI | None = None):
+    """Yield the MCP server's ASGI app (both transports) while its session manager runs (`pagerduty`: for
+    the tools that read a live incident and post a note)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from ..mcp_server import build_server
 
-    server = build_server(memory)
+    server = build_server(memory, pagerduty=pagerduty)
     # Host checks against DNS rebinding are for servers without authentication; this one needs the token.
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp",
-        stateless_http=True,
-        json_response=True,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    open_hosts = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    streamable = server.streamable_http_app(
+        streamable_http_path=PATH, stateless_http=True, json_response=True, transport_security=open_hosts
     )
+    sse = server.sse_app(sse_path=SSE_PATH, message_path=MESSAGES_PATH, transport_security=open_hosts)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        await (sse if path == SSE_PATH or path.startswith(MESSAGES_PATH) else streamable)(scope, receive, send)
+
     async with server.session_manager.run():
         yield app
 
