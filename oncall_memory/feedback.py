@@ -7,6 +7,7 @@ it moves that suggestion for the next alert that reads the same, not for every a
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import sqlite3
 import threading
@@ -32,6 +33,11 @@ CREATE TABLE IF NOT EXISTS feedback (
     ref TEXT,                     -- where it came from: a PagerDuty note id, "api", "cli"
     UNIQUE (alert_key, suggested, who, ref));  -- one verdict per person and place: a changed mind replaces it
 CREATE INDEX IF NOT EXISTS by_alert ON feedback (alert_key);
+CREATE TABLE IF NOT EXISTS offers (
+    token TEXT PRIMARY KEY,       -- what a feedback button carries (Slack limits a button's value to 2,000)
+    alert_key TEXT NOT NULL,
+    suggested TEXT NOT NULL,
+    at TEXT NOT NULL);
 """
 
 
@@ -75,6 +81,24 @@ class FeedbackStore:
                     (alert_key, suggested, verdict, who, stamp, ref or ""),
                 ).rowcount
             )
+
+    def offer(self, alert_key: str, suggested: str) -> str:
+        """A short token for "`suggested` was offered for this alert", for a feedback button to carry: an
+        alert's key can be longer than a button's value may be. The same offer always gets the same token, so
+        a message rendered twice carries the same buttons."""
+        token = hashlib.sha256(f"{alert_key}\0{suggested}".encode()).hexdigest()[:32]
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO offers (token, alert_key, suggested, at) VALUES (?, ?, ?, ?)",
+                (token, alert_key, suggested, datetime.now(timezone.utc).isoformat()),
+            )
+        return token
+
+    def offered(self, token: str) -> tuple[str, str] | None:
+        """The (alert key, suggested incident) a token stands for, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT alert_key, suggested FROM offers WHERE token = ?", (token,)).fetchone()
+        return (row[0], row[1]) if row else None
 
     def tallies(self, alert_key: str | None) -> dict[str, Tally]:
         """Per suggested incident id: how often it helped, how often it was marked not related, for alerts

@@ -149,6 +149,25 @@ class Memory:
         key = canonical_signature(alert.signature or alert.text, [alert.env])
         if key is None:
             raise InvalidInput("feedback needs the alert it was about: its text or its signature")
+        return self._record_feedback(key, suggested, verdict, who=who, at=at, ref=ref)
+
+    def offer(self, lookup: Lookup, suggested: str) -> str | None:
+        """A token a feedback button can carry for "`suggested` was offered for this lookup's alert" (None
+        for an alert without a signature to remember feedback by)."""
+        return self.feedback.offer(lookup.signature_key, suggested) if lookup.signature_key else None
+
+    def record_offered_feedback(self, token: str, verdict: str, *, who: str, ref: str) -> tuple[str, bool]:
+        """Store a verdict given on an offer (a button pressed). Returns the suggested incident and whether
+        anything changed. Raises `InvalidInput` for a token that was never offered."""
+        offered = self.feedback.offered(token)
+        if offered is None:
+            raise InvalidInput("that suggestion is not on record (was the data dir reset?)")
+        key, suggested = offered
+        return suggested, self._record_feedback(key, suggested, verdict, who=who, ref=ref)
+
+    def _record_feedback(
+        self, key: str, suggested: str, verdict: str, *, who: str, at: datetime | None = None, ref: str | None = None
+    ) -> bool:
         try:  # who and the suggestion come from a person or an agent: redacted as they enter
             return self.feedback.record(
                 key, redact(suggested), verdict, who=redact(who), at=at, ref=redact(ref) if ref else ref

@@ -9,6 +9,7 @@ is cut and marked with "…", never dropped; and it carries no bidi override or 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,9 @@ SLACK_SECTION_LIMIT = 3_000  # Block Kit: section text
 SLACK_TEXT_LIMIT = 3_000  # the notification text; Slack itself cuts far later, a phone shows far less
 SLACK_BLOCK_LIMIT = 50
 ELLIPSIS = "…"
+
+# Blocks to follow one neighbour's section in a Slack message (the Slack app's feedback buttons).
+Extra = Callable[[Lookup, Neighbour], list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -201,10 +205,18 @@ def _slack_section(i: int, n: Neighbour) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
-def job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
+def _neighbour_blocks(lookup: Lookup, extra: Extra | None) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for i, n in enumerate(lookup.neighbours, start=1):
+        blocks.append(_slack_section(i, n))
+        blocks += extra(lookup, n) if extra else []
+    return blocks
+
+
+def job_slack(title: str, answers: list[Answer], *, extra: Extra | None = None) -> dict[str, Any]:
     """A Slack message for one alert (as `slack_message`) or for a group: each distinct alert in a context
     block followed by its neighbours, within Block Kit's 50 blocks; what does not fit is counted at the end."""
-    return _neutral(_job_slack(title, answers))
+    return _neutral(_job_slack(title, answers, extra))
 
 
 def _neutral(value: Any) -> Any:
@@ -217,17 +229,17 @@ def _neutral(value: Any) -> Any:
     return value
 
 
-def _job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
+def _job_slack(title: str, answers: list[Answer], extra: Extra | None) -> dict[str, Any]:
     if len(answers) == 1 and answers[0].count == 1:
         a = answers[0]
-        return slack_message(title, a.lookup, detail=a.detail, runbook=a.runbook)
+        return slack_message(title, a.lookup, detail=a.detail, runbook=a.runbook, extra=extra)
     total = sum(a.count for a in answers)
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": clip(f"Seen before? {title}", SLACK_HEADER_LIMIT)}}
     ]
     shown = 0
     for a in answers:
-        sections = [_slack_section(i, n) for i, n in enumerate(a.lookup.neighbours, start=1)] or [
+        sections = _neighbour_blocks(a.lookup, extra) or [
             {"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}
         ]
         if len(blocks) + 1 + len(sections) > SLACK_BLOCK_LIMIT - 1:  # keep one block for the overflow line
@@ -264,9 +276,10 @@ def _job_slack(title: str, answers: list[Answer]) -> dict[str, Any]:
 
 
 def slack_message(
-    title: str, lookup: Lookup, *, detail: str | None = None, runbook: str | None = None
+    title: str, lookup: Lookup, *, detail: str | None = None, runbook: str | None = None, extra: Extra | None = None
 ) -> dict[str, Any]:
-    """An incoming-webhook message: `text` for notifications, Block Kit blocks for the channel."""
+    """A Slack message: `text` for notifications, Block Kit blocks for the channel (`extra`: blocks after
+    each neighbour)."""
     blocks: list[dict[str, Any]] = [
         # plain_text is never parsed for mentions or links: no escaping, only the length limit.
         {"type": "header", "text": {"type": "plain_text", "text": clip(f"Seen before? {title}", SLACK_HEADER_LIMIT)}}
@@ -281,7 +294,7 @@ def slack_message(
         )
     if lookup.neighbours and lookup.confidence == "low":
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f":grey_question: *{NOTHING_CLOSE}*"}})
-    sections = [_slack_section(i, n) for i, n in enumerate(lookup.neighbours, start=1)]
+    sections = _neighbour_blocks(lookup, extra)
     blocks += sections or [{"type": "section", "text": {"type": "mrkdwn", "text": "Nothing similar on record."}}]
     text = _clip_escaped(escape(note_text(title, lookup, detail=detail, runbook=runbook)), SLACK_TEXT_LIMIT)
     return {"text": text, "blocks": blocks[:SLACK_BLOCK_LIMIT]}

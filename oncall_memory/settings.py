@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -115,6 +115,13 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None  # bearer token for /similar, the search page and the API docs
     allow_unauthenticated: bool = False  # serve on a non-loopback address with a route left open anyway
     slack_webhook_url: SecretStr | None = None  # an incoming-webhook URL is itself a secret
+    # The Slack app (slack-app-manifest.yml): /slack/commands and /slack/interactions verify Slack's request
+    # signature with the signing secret; with a bot token and a channel, webhook answers are posted by the
+    # app (chat.postMessage, with feedback buttons) instead of the incoming webhook.
+    slack_signing_secret: SecretStr | None = None
+    slack_bot_token: SecretStr | None = None
+    slack_channel: str | None = None  # a channel id (C0123...) or name the app is in
+    slack_api_url: str = "https://slack.com/api"
     notify_limit: int = Field(default=3, ge=1, le=10)  # past incidents per note or message
     post_max_retries: int | None = (
         None  # give up after this many retries even before the deadline (None: deadline only)
@@ -133,6 +140,15 @@ class Settings(BaseSettings):
     ingest_source: Literal["jsonl", "pagerduty"] = "jsonl"
     ingest_path: str | None = None
     ingest_window_days: float | None = None
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _a_blank_secret_is_no_secret(cls, value: Any) -> Any:
+        # `VAR=` (docker-compose's `${VAR:-}`) must mean "not set": an empty token would let an empty
+        # Authorization header in, and would count as configured.
+        if isinstance(value, SecretStr) and not value.get_secret_value().strip():
+            return None
+        return value
 
     @field_validator("collection")
     @classmethod

@@ -282,3 +282,15 @@ def test_no_generated_request_gets_a_5xx(case, fuzz_client):
     response = fuzz_client.request(**request)
     assert response.status_code < 500, (case.method, case.path, response.status_code, response.text[:300])
     assert fuzz_client.get("/healthz").status_code == 200
+
+
+def test_a_blank_secret_is_no_secret(monkeypatch):
+    # docker-compose's `${VAR:-}` sets VAR to "": that must read as unset, not as the token "" that an empty
+    # Authorization header would match.
+    from oncall_memory.service.auth import exposure
+
+    monkeypatch.setenv("ONCALL_MEMORY_ALERTMANAGER_TOKEN", "")
+    monkeypatch.setenv("ONCALL_MEMORY_SLACK_SIGNING_SECRET", "  ")
+    settings = Settings(host="0.0.0.0")
+    assert settings.alertmanager_token is None and settings.slack_signing_secret is None
+    assert any("/webhooks/alertmanager" in line for line in exposure(settings))

@@ -8,6 +8,7 @@ import re
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -16,6 +17,7 @@ from conftest import write_jsonl
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from secret_corpus import corpus
+from slack_sdk.signature import SignatureVerifier
 
 from oncall_memory.backlog import read_jsonl
 from oncall_memory.cli import main
@@ -121,6 +123,19 @@ class Recorder(logging.Handler):
         self.lines.append(self.format(record))
 
 
+def slack_command(client, text: str, secret: str):
+    """The Slack app's slash command, signed as Slack signs it."""
+    body = urlencode({"command": "/oncall-memory", "text": text, "user_id": "U1", "response_url": ""}).encode()
+    timestamp = str(int(time.time()))
+    sig = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
+    headers = {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Slack-Request-Timestamp": timestamp,
+        "X-Slack-Signature": sig,
+    }
+    return client.post("/slack/commands", content=body, headers=headers)
+
+
 def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeypatch, capsys, caplog, httpserver):
     caplog.set_level(logging.DEBUG)
     data = tmp_path / "data"
@@ -152,6 +167,7 @@ def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeyp
         pagerduty_token=SecretStr("pd-token"),
         pagerduty_from_email="oncall@acme.example",
         slack_webhook_url=SecretStr(httpserver.url_for("/slack/T000/B000/XXXX")),
+        slack_signing_secret=SecretStr("slack-signing-secret"),
         post_backoff=0.01,
     )
     with Memory.open(settings) as memory, TestClient(create_app(settings, memory=memory)) as client:
@@ -188,8 +204,9 @@ def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeyp
                 client.post("/webhooks/opsgenie", json=og),
                 client.get("/similar", params={"text": shape.text, "limit": 10}),
                 client.post("/similar", json={"alert": {"text": shape.text, "service": shape.text}, "limit": 10}),
+                slack_command(client, shape.text, "slack-signing-secret"),
             ]
-            assert [r.status_code for r in responses] == [200, 200, 202, 202, 202, 200, 200]
+            assert [r.status_code for r in responses] == [200, 200, 202, 202, 202, 200, 200, 200]
             outputs += [r.text for r in responses]
         client.app.state.dispatcher.join()
     posts = [req.get_data(as_text=True) for req, _ in httpserver.log]

@@ -24,8 +24,9 @@ from ..errors import InvalidInput, OncallMemoryError
 from ..logs import redacted_logs
 from ..memory import Memory
 from ..pagerduty import PagerDutyAPI
+from ..render import Extra
 from ..settings import Settings
-from . import api, mcp_http, page, webhooks
+from . import api, mcp_http, page, slack, webhooks
 from .auth import api_token
 from .indexer import Indexer
 from .ingest_timer import IngestTimer
@@ -33,8 +34,9 @@ from .learn import Learner
 from .ledger import migrate_ledger
 from .mcp_http import McpEndpoint, mcp_app
 from .metrics import HttpMetrics, Metrics
-from .notify import PagerDutyNotes, SlackWebhook, Target
+from .notify import PagerDutyNotes, SlackBot, SlackWebhook, Target
 from .outbox import Outbox
+from .slack import SlackApp
 from .worker import Dispatcher, RetryPolicy
 
 log = logging.getLogger(__name__)
@@ -51,12 +53,24 @@ def openapi_schema(app: FastAPI) -> dict[str, Any]:
     return app.openapi_schema or {}
 
 
-def make_targets(settings: Settings) -> list[Target]:
-    """Every target the settings configure: a PagerDuty note needs a token and a From address."""
+def make_targets(settings: Settings, buttons: Extra | None = None) -> list[Target]:
+    """Every target the settings configure: a PagerDuty note needs a token and a From address; Slack is the
+    app (bot token and channel, with `buttons` under each suggestion) or else the incoming webhook."""
     targets: list[Target] = []
     if settings.pagerduty_token and settings.pagerduty_from_email:
         targets.append(PagerDutyNotes(PagerDutyAPI.from_settings(settings, with_from=True)))
-    if settings.slack_webhook_url:
+    if settings.slack_bot_token and settings.slack_channel:
+        targets.append(
+            SlackBot(
+                settings.slack_bot_token,
+                settings.slack_channel,
+                api_url=settings.slack_api_url,
+                extra=buttons,
+                timeout=settings.post_timeout,
+                wait_cap=settings.retry_after_cap,
+            )
+        )
+    elif settings.slack_webhook_url:
         targets.append(
             SlackWebhook(settings.slack_webhook_url, timeout=settings.post_timeout, wait_cap=settings.retry_after_cap)
         )
@@ -77,6 +91,8 @@ def secrets_of(settings: Settings) -> list[str]:
         s.get_secret_value()
         for s in (
             settings.slack_webhook_url,
+            settings.slack_signing_secret,
+            settings.slack_bot_token,
             settings.pagerduty_token,
             settings.pagerduty_webhook_secret,
             settings.alertmanager_token,
@@ -102,7 +118,12 @@ def create_app(
             mem = memory or stack.enter_context(Memory.open(settings))
             box = outbox or stack.enter_context(Outbox(settings.dir.outbox))
             stack.enter_context(redacted_logs(secrets_of(settings)))
-            targets = make_targets(settings)
+            slack_app = None
+            if settings.slack_signing_secret is not None:
+                slack_app = SlackApp(settings, mem)
+                stack.callback(slack_app.close)
+            app.state.slack = slack_app
+            targets = make_targets(settings, slack_app.buttons() if slack_app else None)
             if settings.pagerduty_token:  # reading resolved incidents needs the REST API
                 targets.append(Learner(PagerDutyAPI.from_settings(settings), mem))
             app.state.learning = bool(settings.pagerduty_token)
@@ -150,6 +171,7 @@ def create_app(
     app.include_router(api.router)
     app.include_router(api.probes)
     app.include_router(page.router)
+    app.include_router(slack.router)
     app.add_exception_handler(page.LoginRequired, page.login_redirect)  # type: ignore[arg-type]  # Starlette types the handler for any Exception
     mcp = McpEndpoint(settings)
     app.router.routes.append(Route(mcp_http.PATH, endpoint=mcp, methods=["GET", "POST", "DELETE"]))

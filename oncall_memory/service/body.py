@@ -17,10 +17,19 @@ MAX_DEPTH = 32  # no pager nests deeper than a handful of levels; deeper input i
 
 async def raw_json_body(request: Request) -> bytes:
     """The raw body of a JSON request, or a 4xx that says what is wrong (type, size)."""
+    return await _raw_body(request, "application/json")
+
+
+async def raw_form_body(request: Request) -> bytes:
+    """The raw body of a form post (Slack's requests: the signature is over these exact bytes)."""
+    return await _raw_body(request, "application/x-www-form-urlencoded")
+
+
+async def _raw_body(request: Request, media_type: str) -> bytes:
     limit = settings_of(request).max_body_bytes
     ctype = request.headers.get("content-type", "")
-    if ctype.split(";")[0].strip().lower() != "application/json":
-        raise HTTPException(415, f"send Content-Type: application/json (got {ctype[:100] or 'none'})")
+    if ctype.split(";")[0].strip().lower() != media_type:
+        raise HTTPException(415, f"send Content-Type: {media_type} (got {ctype[:100] or 'none'})")
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise HTTPException(413, f"body of {declared} bytes is over the {limit}-byte limit")
