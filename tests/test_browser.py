@@ -37,7 +37,7 @@ CANDIDATES = [
 CHROMIUM = next((c for c in CANDIDATES if c and Path(c).exists()), None)
 if CHROMIUM is None:
     pytest.skip(
-        "no Chromium on this machine: `apt-get install chromium` (tests/install-browser.sh does it as "
+        "no Chromium on this machine: `apt-get install chromium` (tests/install-tools.sh does it as "
         "root), or set ONCALL_MEMORY_CHROMIUM",
         allow_module_level=True,
     )

@@ -3,8 +3,11 @@ prometheus-client's own parser), and every family moves with the traffic that sh
 
 import json
 import re
+import shutil
+import subprocess
 
 import pytest
+import yaml
 from conftest import FIXTURES, ROOT, make_incident
 from fastapi.testclient import TestClient
 from pagerduty_fake import TOKEN as PD_TOKEN
@@ -132,7 +135,8 @@ def test_deliveries_by_target_and_outcome_and_the_outbox_depth(client, httpserve
     assert value(s, "oncall_memory_deliveries_total", target="pagerduty-note", outcome="delivered") == 1
     assert value(s, "oncall_memory_deliveries_total", target="slack", outcome="retried") == 1
     assert value(s, "oncall_memory_deliveries_total", target="slack", outcome="delivered") == 1
-    assert not [k for k in s if k[0] == "oncall_memory_outbox_depth"]  # nothing waiting
+    waiting = {k: v for k, v in s.items() if k[0] == "oncall_memory_outbox_depth"}
+    assert waiting and not any(waiting.values())  # nothing waiting: each target and state at 0
 
     # Slack now refuses for good: the delivery is retried, then given up, and shows as failed in the depth
     httpserver.clear_all_handlers()
@@ -147,16 +151,79 @@ def test_deliveries_by_target_and_outcome_and_the_outbox_depth(client, httpserve
     assert value(s, "oncall_memory_outbox_depth", target="slack", state="failed") == 1
 
 
-def test_every_series_the_grafana_dashboard_plots_is_one_the_service_exposes(client):
-    client.app.state.memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
-    client.get("/similar", params={"text": "disk full"}, headers=AUTH)
-    text = client.get("/metrics", headers=AUTH).text
-    exposed = {s.name for family in text_string_to_metric_families(text) for s in family.samples}
-    # a family declared but with no sample yet (a labelled counter before its first event)
-    exposed |= {f.name + ("_total" if f.type == "counter" else "") for f in text_string_to_metric_families(text)}
+def used_series() -> tuple[set[str], list[str]]:
+    """The series the shipped dashboard plots and the shipped rules read, and the dashboard's expressions."""
     dashboard = json.loads((ROOT / "grafana-dashboard.json").read_text())
     exprs = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
-    used = {name for expr in exprs for name in re.findall(r"\b(oncall_memory_[a-z_]+)", expr)}
-    assert len(used) >= 10
-    assert used <= exposed, used - exposed
+    rules = yaml.safe_load((ROOT / "monitoring" / "prometheus-rules.yml").read_text())
+    exprs_rules = [r["expr"] for g in rules["groups"] for r in g["rules"]]
+    names = r"\b((?:oncall_memory|process)_[a-z_]+)"
+    return {name for expr in exprs + exprs_rules for name in re.findall(names, expr)}, exprs
+
+
+def test_every_series_the_dashboard_and_rules_read_has_a_sample_from_the_first_scrape(client):
+    # A fresh service: nothing ingested, nothing looked up, nothing delivered. Each series must have a
+    # sample all the same (at 0), or a panel says "No data" and rate() misses the first event.
+    samples = scrape(client)
+    exposed = {name for name, _ in samples}
+    used, exprs = used_series()
+    assert len(used) >= 12
+    assert used <= exposed, sorted(used - exposed)
     assert all('job="$job"' in expr for expr in exprs)
+    assert value(samples, "oncall_memory_lookups_total", mode="hybrid", degraded="true") == 0
+    for target in ("pagerduty-note", "slack"):  # the configured targets, each outcome and waiting state
+        assert ("oncall_memory_deliveries_total", (("outcome", "failed"), ("target", target))) in samples
+        assert ("oncall_memory_outbox_depth", (("state", "pending"), ("target", target))) in samples
+    assert value(samples, "oncall_memory_incidents") == 0 and value(samples, "oncall_memory_unindexed_incidents") == 0
+    assert value(samples, "process_resident_memory_bytes") > 0  # process metrics
+
+
+def test_the_dashboard_says_what_unit_each_series_is_in():
+    # A rate of a counter is events per second, never seconds: a panel mixing latency and failures puts
+    # the failures on their own axis with their own unit.
+    dashboard = json.loads((ROOT / "grafana-dashboard.json").read_text())
+    for panel in dashboard["panels"]:
+        unit = panel["fieldConfig"]["defaults"].get("unit")
+        overridden = {
+            o["matcher"]["options"]: {p["id"]: p["value"] for p in o["properties"]}
+            for o in panel["fieldConfig"].get("overrides", [])
+            if o["matcher"]["id"] == "byFrameRefID"
+        }
+        for target in panel["targets"]:
+            own = overridden.get(target["refId"], {}).get("unit", unit)
+            if re.search(r"rate\(oncall_memory_\w+_total", target["expr"]):
+                assert own not in ("s", "ms", "bytes"), (panel["title"], target["expr"], own)
+            if "histogram_quantile" in target["expr"] and "seconds" in target["expr"]:
+                assert own == "s", (panel["title"], own)
+
+
+PROMTOOL = shutil.which("promtool")
+
+
+@pytest.mark.skipif(
+    PROMTOOL is None,
+    reason="no promtool on this machine: `apt-get install prometheus` (tests/install-tools.sh does it as root)",
+)
+def test_the_alerting_rules_pass_their_promtool_unit_tests(tmp_path):
+    monitoring = ROOT / "monitoring"
+    check = subprocess.run(
+        [PROMTOOL, "check", "rules", str(monitoring / "prometheus-rules.yml")], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    tests = subprocess.run(
+        [PROMTOOL, "test", "rules", "prometheus-rules.test.yml"], cwd=monitoring, capture_output=True, text=True
+    )
+    assert tests.returncode == 0 and "SUCCESS" in tests.stdout, tests.stdout + tests.stderr
+    # The compose stack's Prometheus config, with its container paths pointed at these files, is valid.
+    config = (
+        (monitoring / "prometheus.yml")
+        .read_text()
+        .replace("/etc/prometheus/rules.yml", str(monitoring / "prometheus-rules.yml"))
+    )
+    token = tmp_path / "token"
+    token.write_text("x")
+    (tmp_path / "prometheus.yml").write_text(config.replace("/run/secrets/oncall_memory_api_token", str(token)))
+    valid = subprocess.run(
+        [PROMTOOL, "check", "config", str(tmp_path / "prometheus.yml")], capture_output=True, text=True
+    )
+    assert valid.returncode == 0, valid.stdout + valid.stderr

@@ -6,6 +6,7 @@ Their stacks (uvicorn and FastAPI, Prefect) load only when one of them runs.
 from __future__ import annotations
 
 import argparse
+import logging
 
 from ..errors import InvalidInput
 from ..settings import Settings
@@ -44,6 +45,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             + "; ".join(problems)
             + ". Set those, serve on 127.0.0.1 behind your own proxy, or set ONCALL_MEMORY_ALLOW_UNAUTHENTICATED=true"
         )
+    # The service's own lines (what it holds, where answers go, how each route is authenticated) are its
+    # log at INFO, whatever -v says: a long-running process is read through its log.
+    logging.getLogger("oncall_memory").setLevel(min(logging.INFO, logging.getLogger().getEffectiveLevel()))
     # The app tells the CLI on this data dir where to ask while it serves (service.json, see cli/remote.py).
     uvicorn.run(create_app(settings, announce=True), host=settings.host, port=settings.port, log_level="info")
     return 0

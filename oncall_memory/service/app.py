@@ -37,6 +37,7 @@ from .metrics import HttpMetrics, Metrics
 from .notify import PagerDutyNotes, SlackBot, SlackWebhook, Target
 from .outbox import Outbox
 from .slack import SlackApp
+from .startup import summary
 from .worker import Dispatcher, RetryPolicy
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,15 @@ def make_targets(settings: Settings, buttons: Extra | None = None) -> list[Targe
             SlackWebhook(settings.slack_webhook_url, timeout=settings.post_timeout, wait_cap=settings.retry_after_cap)
         )
     return targets
+
+
+def _routes(app: FastAPI) -> list[tuple[str, str]]:
+    """Every (route template, method) the app serves, as the HTTP metrics label them."""
+    found = []
+    for route in app.router.routes:
+        path, methods = getattr(route, "path", None), getattr(route, "methods", None) or set()
+        found += [(path, m) for m in sorted(methods) if path and m != "HEAD"]
+    return found
 
 
 def retry_policy(settings: Settings) -> RetryPolicy:
@@ -130,7 +140,10 @@ def create_app(
             for target in targets:
                 stack.callback(target.close)
             mem.observer = metrics
-            stack.callback(metrics.watch(box, lambda: mem.stats()["count"]))
+            metrics.known([t.name for t in targets], _routes(app))
+            for line in summary(settings, targets, mem):
+                log.info("%s", line)
+            stack.callback(metrics.watch(box, lambda: mem.stats()["count"], mem.index_state))
             dispatcher = Dispatcher(
                 box,
                 lambda alert: mem.similar(alert, limit=settings.notify_limit),

@@ -1,8 +1,13 @@
 """`/metrics` in Prometheus' format (prometheus-client): what a team watches in Grafana.
 
 One registry per app (not the process-wide default), so two services in one process (tests) never
-share counters. Counters move as things happen; the outbox depth and the store's count are read when
-Prometheus scrapes.
+share counters. Counters move as things happen; the outbox depth, the store's count and the index's lag
+are read when Prometheus scrapes.
+
+Every series the shipped dashboard (grafana-dashboard.json) and rules (prometheus-rules.yml) read exists
+from the first scrape: each label value known in advance (search modes, embedding purposes, ingest
+results, the configured targets, the app's routes) starts at 0, so a panel shows 0 rather than "No data"
+and `rate()` / `increase()` see the first event. Process metrics (CPU, memory, open files) come with them.
 """
 
 from __future__ import annotations
@@ -10,15 +15,31 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..errors import InvalidInput
 from ..ingest import IngestReport
-from .outbox import Outbox
+from ..stores.base import IndexState
+from .outbox import FAILED, NEW, PENDING, SENDING, Outbox
 
 _SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+MODES = ("hybrid", "dense", "lexical")
+PURPOSES = ("ingest", "lookup")
+OUTCOMES = ("delivered", "retried", "failed")
+RUN_OUTCOMES = ("completed", "stopped")
+RESULTS = ("new", "updated", "unchanged", "rejected")
+WAITING = (NEW, PENDING, SENDING, FAILED)  # outbox states a delivery can be in before it is done
 
 
 class Metrics:
@@ -72,11 +93,36 @@ class Metrics:
             ["result"],
             registry=r,
         )
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        self._targets: tuple[str, ...] = ()
+        for mode in MODES:
+            for degraded in ("true", "false"):
+                self.lookups.labels(mode, degraded)
+        for purpose in PURPOSES:
+            self.embed_seconds.labels(purpose)
+            self.embed_failures.labels(purpose)
+        for outcome in RUN_OUTCOMES:
+            self.ingest_runs.labels(outcome)
+        for result in RESULTS:
+            self.ingested.labels(result)
 
-    def watch(self, outbox: Outbox, count: Callable[[], int]) -> Callable[[], None]:
-        """Read the outbox depth and the store's count (`count()`) at each scrape, until the returned
-        function is called (when the service stops)."""
-        gauges = _Gauges(outbox, count)
+    def known(self, targets: list[str], routes: list[tuple[str, str]]) -> None:
+        """Start the configured targets' deliveries and the app's routes (template, method) at 0."""
+        self._targets = tuple(targets)
+        for target in targets:
+            for outcome in OUTCOMES:
+                self.deliveries.labels(target, outcome)
+        for route, method in routes:
+            self.requests.labels(route, method, "200")
+            self.request_seconds.labels(route)
+
+    def watch(
+        self, outbox: Outbox, count: Callable[[], int], index: Callable[[], IndexState | None] = lambda: None
+    ) -> Callable[[], None]:
+        """Read the outbox depth, the store's count (`count()`) and the index's lag (`index()`) at each
+        scrape, until the returned function is called (when the service stops)."""
+        gauges = _Gauges(outbox, count, index, self._targets)
         self.registry.register(gauges)
         return lambda: self.registry.unregister(gauges)
 
@@ -137,19 +183,40 @@ _METHODS = {"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH"}
 
 
 class _Gauges(Collector):
-    def __init__(self, outbox: Outbox, count: Callable[[], int]):
-        self._outbox, self._count = outbox, count
+    def __init__(
+        self,
+        outbox: Outbox,
+        count: Callable[[], int],
+        index: Callable[[], IndexState | None],
+        targets: tuple[str, ...],
+    ):
+        self._outbox, self._count, self._index, self._targets = outbox, count, index, targets
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         depth = GaugeMetricFamily(
             "oncall_memory_outbox_depth", "Deliveries waiting, by target and state", labels=["target", "state"]
         )
-        for (target, state), n in self._outbox.depth().items():
+        counts = {(t, s): 0 for t in self._targets for s in WAITING}
+        counts.update(self._outbox.depth())
+        for (target, state), n in sorted(counts.items()):
             depth.add_metric([target, state], n)
         yield depth
         incidents = GaugeMetricFamily("oncall_memory_incidents", "Incidents in the memory")
         try:
             incidents.add_metric([], self._count())
-        except Exception:  # a store that cannot count: no sample rather than a failed scrape
+        except InvalidInput:  # nothing ingested yet
+            incidents.add_metric([], 0)
+        except Exception:  # noqa: BLE001 - a store that cannot count: no sample rather than a failed scrape
             pass
         yield incidents
+        try:
+            index = self._index()
+        except Exception:  # noqa: BLE001 - as for the count: no sample rather than a failed scrape
+            return
+        # None: nothing ingested yet, or an engine that indexes by itself: nothing waits outside an index.
+        lag = GaugeMetricFamily(
+            "oncall_memory_unindexed_incidents",
+            "Incidents outside the vector index (searched exactly until the next index build)",
+        )
+        lag.add_metric([], index.count - index.indexed if index else 0)
+        yield lag

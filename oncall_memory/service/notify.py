@@ -22,6 +22,12 @@ from ..pagerduty import PagerDutyAPI, error_message, wait_hint
 from ..render import PAGERDUTY_NOTE_LIMIT, Answer, Extra, job_note, job_slack
 from .inbound import Job
 
+# What to set when an answer would go nowhere (logged at start and when such an alert arrives).
+NO_TARGET_HINT = (
+    "set ONCALL_MEMORY_SLACK_WEBHOOK_URL, or ONCALL_MEMORY_SLACK_BOT_TOKEN and ONCALL_MEMORY_SLACK_CHANNEL, "
+    "and for PagerDuty notes ONCALL_MEMORY_PAGERDUTY_TOKEN and ONCALL_MEMORY_PAGERDUTY_FROM_EMAIL"
+)
+
 
 class DeliveryError(Exception):
     """An attempt that did not deliver. `retry`: trying later may work; `wait`: how long the target asked

@@ -20,7 +20,7 @@ from ..distill import distill_alert
 from ..render import Answer
 from ..retrieve import Lookup
 from .inbound import Job
-from .notify import DeliveryError, Target
+from .notify import NO_TARGET_HINT, DeliveryError, Target
 from .outbox import Delivery, Outbox
 
 log = logging.getLogger(__name__)
@@ -64,14 +64,22 @@ class Dispatcher:
         self._stopping = False
         self._threads: list[threading.Thread] = []
         self._compacted = 0.0
+        self._warned_nowhere = -1e9
 
     # -- the webhook side ------------------------------------------------------------------------
 
     def submit(self, jobs: list[Job]) -> tuple[int, int]:
         """Claim the jobs (one transaction) for every target that takes them. Returns (accepted, duplicates)."""
         targets_of = {job.key: [t.name for t in self._targets if t.accepts(job)] for job in jobs}
-        if not self._targets:
-            log.info("no target configured (PagerDuty notes or Slack): alerts are acknowledged, nothing is posted")
+        nowhere = [job for job in jobs if job.kind == "lookup" and not targets_of[job.key]]
+        if nowhere and time.monotonic() - self._warned_nowhere > 60:  # at most a line a minute
+            self._warned_nowhere = time.monotonic()
+            log.warning(
+                "%d alert(s) accepted that will be posted nowhere (e.g. %s): %s",
+                len(nowhere),
+                nowhere[0].key[:80],
+                NO_TARGET_HINT,
+            )
         recorded, duplicates = self._outbox.claim(jobs, targets_of, deadline=self._policy.deadline)
         self.wake()
         return len(recorded), duplicates

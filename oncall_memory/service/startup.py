@@ -1,0 +1,71 @@
+"""What the service tells its log when it starts: what it holds, where answers go, and how each route is
+authenticated, one line each, so an operator reading the log (or `kubectl logs`) sees what the service
+will do with a webhook before the first one arrives."""
+
+from __future__ import annotations
+
+from ..memory import Memory
+from ..settings import Settings
+from .notify import NO_TARGET_HINT, PagerDutyNotes, SlackBot, SlackWebhook, Target
+
+
+def summary(settings: Settings, targets: list[Target], memory: Memory) -> list[str]:
+    lines = [f"memory: {_holds(memory)}"]
+    lines += [f"answers go to: {_target(t, settings)}" for t in targets if t.name != "memory"]
+    if not any(t.name != "memory" for t in targets):
+        lines.append(f"answers go nowhere: webhooks are acknowledged and nothing is posted ({NO_TARGET_HINT})")
+    learning = "on (resolved and annotated PagerDuty incidents)" if settings.pagerduty_token else "off"
+    lines.append(f"learning as incidents close: {learning}")
+    lines += [f"route {route}: {how}" for route, how in routes(settings)]
+    return lines
+
+
+def routes(settings: Settings) -> list[tuple[str, str]]:
+    def by(secret: object, how: str, variable: str) -> str:
+        return how if secret is not None else f"OPEN (set {variable})"
+
+    api = by(settings.api_token, "bearer token", "ONCALL_MEMORY_API_TOKEN")
+    slack = (
+        "Slack's request signature" if settings.slack_signing_secret else "off (set ONCALL_MEMORY_SLACK_SIGNING_SECRET)"
+    )
+    return [
+        (
+            "POST /webhooks/pagerduty",
+            by(
+                settings.pagerduty_webhook_secret,
+                "signed (X-PagerDuty-Signature)",
+                "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET",
+            ),
+        ),
+        (
+            "POST /webhooks/alertmanager",
+            by(settings.alertmanager_token, "bearer token", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
+        ),
+        ("POST /webhooks/opsgenie", by(settings.opsgenie_token, "shared token", "ONCALL_MEMORY_OPSGENIE_TOKEN")),
+        ("/similar, /feedback, /stats, /metrics, /docs", api),
+        ("/mcp, /mcp/sse (MCP for agents)", api),
+        ("/ (search page)", api if settings.api_token is None else "bearer token or a login session"),
+        ("/slack/commands, /slack/interactions", slack),
+        ("/healthz, /readyz", "open (probes; they say nothing about the incidents)"),
+    ]
+
+
+def _holds(memory: Memory) -> str:
+    try:
+        stats = memory.stats()
+    except Exception as exc:  # noqa: BLE001 - a summary line, not a check: the reason is enough
+        return f"not ready ({str(exc)[:200]})"
+    return (
+        f"{stats['count']} incidents in {stats['collection']!r} at {stats['location']}, "
+        f"embedded with {stats.get('embed_model') or memory.embedder.model}"
+    )
+
+
+def _target(target: Target, settings: Settings) -> str:
+    if isinstance(target, PagerDutyNotes):
+        return f"PagerDuty notes on PagerDuty incidents (from {settings.pagerduty_from_email})"
+    if isinstance(target, SlackBot):
+        return f"Slack, posted by the app to {settings.slack_channel} with feedback buttons"
+    if isinstance(target, SlackWebhook):
+        return "Slack, through the incoming webhook"
+    return target.name

@@ -1,0 +1,92 @@
+"""The service says what it does: at start, what it holds, where answers go and how each route is
+authenticated; a webhook whose answer will be posted nowhere is a warning naming what to set."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+
+from conftest import FIXTURES, ROOT
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+
+from oncall_memory.backlog import read_jsonl
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.memory import Memory
+from oncall_memory.schedule import free_port
+from oncall_memory.service import create_app
+from oncall_memory.settings import Settings
+from oncall_memory.stores import open_store
+
+
+def test_serve_logs_what_it_holds_where_answers_go_and_how_each_route_is_guarded(tmp_path):
+    data = tmp_path / "data"
+    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake"}
+    cli = [sys.executable, "-m", "oncall_memory.cli"]
+    subprocess.run([*cli, "ingest", str(FIXTURES / "incidents.jsonl")], env=env, check=True, capture_output=True)
+    port = free_port()
+    env["ONCALL_MEMORY_ALERTMANAGER_TOKEN"] = "am-token"
+    server = subprocess.Popen(
+        [*cli, "serve", "--port", str(port)], env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True
+    )
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = server.stderr.readline()
+            lines.append(line)
+            if "Uvicorn running" in line or not line:
+                break
+    finally:
+        server.terminate()
+        server.wait(20)
+    log = "".join(lines)
+    assert "memory: 64 incidents in 'incidents'" in log and "embedded with fake-bow" in log
+    assert "answers go nowhere" in log and "ONCALL_MEMORY_SLACK_WEBHOOK_URL" in log
+    assert "route POST /webhooks/alertmanager: bearer token" in log
+    assert "route POST /webhooks/pagerduty: OPEN (set ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET)" in log
+    assert "route /slack/commands, /slack/interactions: off" in log
+    assert "learning as incidents close: off" in log
+
+
+def test_a_configured_service_names_its_targets(tmp_path, caplog, httpserver):
+    caplog.set_level(logging.INFO, logger="oncall_memory")
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        embedder="fake",
+        pagerduty_token=SecretStr("pd"),
+        pagerduty_from_email="oncall@acme.example",
+        pagerduty_url=httpserver.url_for(""),
+        slack_webhook_url=SecretStr(httpserver.url_for("/hook")),
+        api_token=SecretStr("api"),
+    )
+    memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
+    memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    with TestClient(create_app(settings, memory=memory)):
+        pass
+    memory.close()
+    said = [r.getMessage() for r in caplog.records]
+    assert "answers go to: PagerDuty notes on PagerDuty incidents (from oncall@acme.example)" in said
+    assert "answers go to: Slack, through the incoming webhook" in said
+    assert "route /similar, /feedback, /stats, /metrics, /docs: bearer token" in said
+    assert "route / (search page): bearer token or a login session" in said
+    assert "learning as incidents close: on (resolved and annotated PagerDuty incidents)" in said
+    assert not any("answers go nowhere" in line for line in said)
+
+
+def test_an_alert_that_will_be_posted_nowhere_is_a_warning(tmp_path, caplog):
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake")
+    memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
+    memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    body = (FIXTURES / "webhooks" / "alertmanager-group.json").read_bytes()
+    with TestClient(create_app(settings, memory=memory)) as client:
+        caplog.clear()
+        response = client.post("/webhooks/alertmanager", content=body, headers={"Content-Type": "application/json"})
+        assert response.status_code == 202 and json.loads(response.text)["accepted"] >= 1
+    memory.close()
+    (warning,) = [r for r in caplog.records if r.levelno == logging.WARNING and "posted nowhere" in r.getMessage()]
+    assert "ONCALL_MEMORY_SLACK_WEBHOOK_URL" in warning.getMessage()
