@@ -29,7 +29,7 @@ from .conditions import Match
 from .confidence import overall, thresholds_for
 from .datadir import ENGINE_HEADROOM, stored_bytes
 from .embedders import Embedder, make_embedder
-from .errors import InvalidInput
+from .errors import InvalidInput, OncallMemoryError
 from .feedback import FeedbackStore
 from .guard import GuardedStore
 from .incident import Incident
@@ -41,7 +41,7 @@ from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
 from .signature import canonical_signature
 from .stores import IncidentStore, Mode, open_store
-from .stores.base import IndexReport, IndexState
+from .stores.base import IndexReport, IndexState, no_collection
 
 EMBEDDER_TRUST_SECONDS = 30.0  # how long a readiness probe's verdict on the embedder stands
 
@@ -229,6 +229,7 @@ class Memory:
         """Store a backlog (see `ingest.ingest`). Raises `IngestStopped` when a batch cannot be embedded,
         `DiskFull` when the disk cannot take the next batch."""
         embedder = TimedEmbedder(self.embedder, "ingest", self.observer)
+        first = not self._store.exists()
         try:
             report = ingest(
                 items,
@@ -241,10 +242,27 @@ class Memory:
                 room=self._room_for,
             )
         except IngestStopped as exc:
+            if first:
+                self._forget_empty_collection()
             self._ingested(exc.report, stopped=True)
+            raise
+        except BaseException:
+            if first:
+                self._forget_empty_collection()
             raise
         self._ingested(report, stopped=False)
         return report
+
+    def _forget_empty_collection(self) -> None:
+        """A first ingest that stored nothing leaves no collection: an empty one would stay bound to the
+        embedding model it was created for, and a switch of model would then ask for a reindex of nothing."""
+        with self._guard.lock:
+            try:
+                if self._store.exists() and self._store.count() == 0:
+                    self._store.drop()
+                    self._contract_checked = False
+            except OncallMemoryError:
+                pass
 
     def _room_for(self, points: int) -> None:
         # Checked before each batch: the vector, its copy in the write-ahead log, the payload and its terms.
@@ -275,9 +293,7 @@ class Memory:
         """Collection, location, contract and count. Raises `InvalidInput` when nothing was ingested."""
         with self._guard.lock:
             if not self._store.exists():
-                raise InvalidInput(
-                    f"no collection {self._store.collection!r} at {self._store.location}: run `oncall-memory ingest`"
-                )
+                raise InvalidInput(no_collection(self._store.collection, self._store.location))
             return {
                 "collection": self._store.collection,
                 "location": self._store.location,

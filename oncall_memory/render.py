@@ -82,8 +82,48 @@ def _why(n: Neighbour) -> str:
 # -- the terminal -----------------------------------------------------------------------------------
 
 
-def terminal(lookup: Lookup, text: str, elapsed: float) -> str:
-    """What `oncall-memory similar` prints."""
+def terminal(lookup: Lookup, text: str, elapsed: float, *, colour: bool = False, width: int | None = None) -> str:
+    """What `oncall-memory similar` prints: plain when piped; on a terminal (`colour`, `width`) with colour
+    and lines wrapped under their label. Control characters from the incidents and the alert (an escape
+    sequence in a title could retitle or clear a responder's terminal) are shown as "�", never sent."""
+    plain = _CONTROL.sub("\N{REPLACEMENT CHARACTER}", _terminal(lookup, text, elapsed).replace("\t", " "))
+    if not colour and not width:
+        return plain
+    return "\n".join(_styled(line, colour, width) for line in plain.split("\n"))
+
+
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+_ANSI = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+_STYLES = [  # a line's start -> how it is shown
+    (re.compile(r"Past incidents like "), ("bold",)),
+    (re.compile(r"  ! "), ("yellow",)),
+    (re.compile(r"\d+\. "), ("bold",)),
+    (re.compile(r"   high confidence"), ("green",)),
+    (re.compile(r"   low confidence"), ("yellow",)),
+    (re.compile(r"   fixed by: "), ("green",)),
+    (re.compile(r"   fixed that one "), ("yellow",)),
+    (re.compile(r"   (tried without effect|made it worse): "), ("red",)),
+    (re.compile(r"   why: "), ("dim",)),
+    (re.compile(r"   https?://"), ("cyan",)),
+]
+
+
+def _styled(line: str, colour: bool, width: int | None) -> str:
+    import textwrap
+
+    if width and len(line) > width:
+        indent = "      " if line.startswith("   ") else "   "
+        line = "\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)) or line
+    if not colour:
+        return line
+    for start, styles in _STYLES:
+        if start.match(line):
+            codes = ";".join(_ANSI[x] for x in styles)
+            return "\n".join(f"\x1b[{codes}m{part}\x1b[0m" for part in line.split("\n"))
+    return line
+
+
+def _terminal(lookup: Lookup, text: str, elapsed: float) -> str:
     how = f"{lookup.mode} search" + (", ranked by facts" if lookup.ranked else "")
     lines = [f'Past incidents like "{text}"  ({how}, {elapsed * 1000:.0f} ms)']
     if lookup.degraded:

@@ -15,6 +15,22 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .datadir import DataDir
 from .label_facts import LABEL_FACTS
 
+LEGACY_DATA_DIR = Path(".oncall-memory")  # the default before 0.x: relative to wherever the command ran
+
+
+def default_data_dir() -> Path:
+    """Per user, where the platform keeps application data (platformdirs' user data dir, as simonw/llm
+    does: ~/.local/share/oncall-memory on Linux), so a command run from another folder finds the same
+    memory. A ./.oncall-memory an earlier version made in the current directory is still used (the CLI
+    says so once per command)."""
+    return LEGACY_DATA_DIR if LEGACY_DATA_DIR.is_dir() else user_data_dir()
+
+
+def user_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("oncall-memory", appauthor=False))
+
 
 class RankingWeights(BaseSettings):
     """How much each payload fact moves a neighbour, on the same 0..1 scale as relevance.
@@ -55,7 +71,7 @@ class Settings(BaseSettings):
     embed_dim: int | None = None  # only for embedders whose dimension is configurable (fake, openai -3 models)
     embed_batch_size: int = Field(default=64, ge=1, le=2048)
     store: Literal["edge", "local"] = "edge"  # the embedded engine; ignored when QDRANT_URL is set
-    data_dir: Path = Path(".oncall-memory")
+    data_dir: Path = Field(default_factory=lambda: default_data_dir())
     collection: str = "incidents"  # a name, never a path: [A-Za-z0-9_-]{1,64}
 
     openai_api_key: SecretStr | None = Field(

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
+import os
 import sqlite3
+import sys
 from collections.abc import Sequence
 
 from pydantic import ValidationError
@@ -18,7 +20,7 @@ from pydantic import ValidationError
 from ..backlog import validation_message
 from ..datadir import no_space
 from ..errors import InvalidInput, OncallMemoryError
-from ..settings import Settings
+from ..settings import LEGACY_DATA_DIR, Settings, user_data_dir
 from . import agents, deliveries, ingest, lookup, maintenance, run
 from .common import EXIT_FAILED, EXIT_USAGE, err
 
@@ -47,7 +49,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = None
     try:
         settings = Settings()
-        return args.func(args, settings)
+        if settings.data_dir == LEGACY_DATA_DIR and "ONCALL_MEMORY_DATA_DIR" not in os.environ:
+            err(
+                f"using ./.oncall-memory (found here, made by an earlier version); the default is now "
+                f"{user_data_dir()}: move it there, or set ONCALL_MEMORY_DATA_DIR to keep it"
+            )
+        code = args.func(args, settings)
+        sys.stdout.flush()  # inside the try: a reader that left shows here, not at exit
+        return code
+    except BrokenPipeError:
+        # `similar --json | head`: the reader has what it wanted. Say nothing; stdout goes to devnull so
+        # the interpreter's own flush at exit does not complain either (Python's documented advice).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except ValidationError as exc:
         err(f"configuration: {validation_message(exc)}")
         return EXIT_USAGE

@@ -9,3 +9,15 @@ EXIT_FAILED, EXIT_USAGE, EXIT_REJECTED = 1, 2, 3
 
 def err(message: str) -> None:
     print(f"oncall-memory: {message}", file=sys.stderr)
+
+
+def terminal_style() -> tuple[bool, int | None]:
+    """(colour, width) for what is printed: on a terminal, colour (unless NO_COLOR is set, or TERM=dumb)
+    and its width; piped or redirected, plain text at any width."""
+    import os
+    import shutil
+
+    if not sys.stdout.isatty():
+        return False, None
+    colour = not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    return colour, shutil.get_terminal_size().columns

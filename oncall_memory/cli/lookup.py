@@ -17,7 +17,7 @@ from ..render import terminal
 from ..retrieve import Lookup
 from ..settings import Settings
 from . import remote
-from .common import err
+from .common import err, terminal_style
 
 # The labelled sets ship inside the package (in a wheel and the Docker image too); they label the sample
 # backlog, fixtures/incidents.jsonl.
@@ -40,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=5, help="how many (1..100, default 5)")
     p.add_argument("--mode", choices=["hybrid", "dense", "lexical"], default="hybrid")
     p.add_argument("--no-rank", action="store_true", help="search order only, no fact-based ranking")
-    p.add_argument("--json", action="store_true", help="print a JSON list")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print a JSON list")
+    out.add_argument("--jsonl", action="store_true", help="print one JSON object per neighbour, one per line")
     p.set_defaults(func=cmd_similar)
 
     p = sub.add_parser("stats", help="the collection, its model, dimension and count")
@@ -113,13 +115,21 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
         started = time.perf_counter()
         lookup = memory.similar(alert, filters=filters, limit=args.limit, mode=args.mode, rank=not args.no_rank)
         elapsed = time.perf_counter() - started
-    if args.json:
+    _print_lookup(args, lookup, alert.text, elapsed)
+    return 0
+
+
+def _print_lookup(args: argparse.Namespace, lookup: Lookup, text: str, elapsed: float, footer: str = "") -> None:
+    if args.json or args.jsonl:
         if lookup.degraded:
             err(lookup.degraded)
-        print(json.dumps([n.model_dump(mode="json") for n in lookup.neighbours], indent=2))
-    else:
-        print(terminal(lookup, alert.text, elapsed))
-    return 0
+        if args.json:
+            print(json.dumps([n.model_dump(mode="json") for n in lookup.neighbours], indent=2))
+        for n in lookup.neighbours if args.jsonl else []:
+            print(json.dumps(n.model_dump(mode="json")), flush=True)  # a reader sees each as it comes
+        return
+    colour, width = terminal_style()
+    print(terminal(lookup, text, elapsed, colour=colour, width=width) + footer)
 
 
 def _similar_remote(args: argparse.Namespace, settings: Settings, url: str, alert: Alert, filters: Filters) -> int:
@@ -145,12 +155,7 @@ def _similar_remote(args: argparse.Namespace, settings: Settings, url: str, aler
         signature_key=None,
         neighbours=neighbours,
     )
-    if args.json:
-        if lookup.degraded:
-            err(lookup.degraded)
-        print(json.dumps([n.model_dump(mode="json") for n in neighbours], indent=2))
-    else:
-        print(terminal(lookup, alert.text, elapsed) + f"\n\n(asked the service at {url})")
+    _print_lookup(args, lookup, alert.text, elapsed, footer=f"\n\n(asked the service at {url})")
     return 0
 
 

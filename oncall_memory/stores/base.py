@@ -88,6 +88,16 @@ class QueryPlan:
         return cls(use_dense, use_sparse, rescore and use_dense and use_sparse)
 
 
+def no_collection(collection: str, location: str) -> str:
+    """What to say when there is nothing to read: where was looked, and how to point elsewhere."""
+    where = location if "://" in location else str(Path(location).resolve())
+    hint = "QDRANT_URL" if "://" in location else "ONCALL_MEMORY_DATA_DIR"
+    return (
+        f"no collection {collection!r} in {where}: run `oncall-memory ingest PATH` first, or set {hint} to "
+        "where the memory is"
+    )
+
+
 class IncidentStore(ABC):
     """One collection in one engine. Use as a context manager, or call `close()`."""
 
@@ -125,9 +135,7 @@ class IncidentStore(ABC):
     def check_contract(self, model: str, dimension: int) -> None:
         """Raise `StoreUnavailable` if there is no collection, `ContractMismatch` if it was built otherwise."""
         if not self.exists():
-            raise StoreUnavailable(
-                f"no collection {self.collection!r} in {self.location}: run `oncall-memory ingest PATH` first"
-            )
+            raise StoreUnavailable(no_collection(self.collection, self.location))
         built = self.contract()
         if built.get("schema", 1) > SCHEMA_VERSION:
             raise ContractMismatch(

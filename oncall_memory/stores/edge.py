@@ -39,6 +39,7 @@ from .base import (
     QueryPlan,
     StoredPoint,
     hit,
+    no_collection,
 )
 
 _INDEX_TYPES = {
@@ -220,9 +221,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
     @property
     def shard(self) -> E.EdgeShard:
         if self._shard is None:
-            raise StoreUnavailable(
-                f"no collection {self.collection!r} in {self.location}: run `oncall-memory ingest PATH` first"
-            )
+            raise StoreUnavailable(no_collection(self.collection, self.location))
         return self._shard
 
     # -- writes -------------------------------------------------------------------------------
