@@ -58,6 +58,10 @@ class DataDir:
         return self.sqlite("outbox.sqlite3")
 
     @property
+    def sessions(self) -> str:
+        return self.sqlite("sessions.sqlite3")
+
+    @property
     def service(self) -> Path | None:
         return self.file("service.json")
 

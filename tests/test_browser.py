@@ -74,10 +74,10 @@ def page(browser):
     context.close()
 
 
-def shot(page, name: str) -> None:
+def shot(page, name: str, *, full_page: bool = True) -> None:
     if SCREENSHOTS:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=full_page)
 
 
 def log_in(page, url: str) -> None:
@@ -108,11 +108,15 @@ def test_type_an_alert_see_the_crash_loop_and_its_fix_open_it_then_filter_by_env
     assert "64" in status.get_by_test_id("status-count").inner_text()
     assert "all-MiniLM-L6-v2" in status.inner_text() and "64 new" in status.inner_text()
 
-    # The alert text box has focus on arrival; the whole search is done from the keyboard.
+    # The alert text box has focus on arrival; the whole search is done from the keyboard: Shift+Enter is
+    # a new line, Enter searches.
     assert page.evaluate("document.activeElement.id") == "q"
-    page.keyboard.type("pods are crashing on startup, CrashLoopBackOff")
     page.get_by_label("Service", exact=True).fill("checkout")
-    page.get_by_role("button", name="Find similar incidents").focus()
+    page.get_by_label("Alert text").focus()
+    page.keyboard.type("pods are crashing on startup,")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("CrashLoopBackOff")
+    assert page.get_by_label("Alert text").input_value() == "pods are crashing on startup,\nCrashLoopBackOff"
     page.keyboard.press("Enter")
     page.wait_for_selector("ol.results")
     shot(page, "search")
@@ -122,6 +126,7 @@ def test_type_an_alert_see_the_crash_loop_and_its_fix_open_it_then_filter_by_env
     assert found[0]["noEffect"] == ["Tried without effect: restart pods"]
     first = page.locator("ol.results > li").first
     assert "same service (checkout)" in first.locator(".why").inner_text()
+    assert "confidence" in first.locator(".confidence").inner_text()
     assert first.get_by_role("link", name="open in pager").get_attribute("rel") == "noopener noreferrer"
 
     # Open it: every field, the fixes with their outcomes, and its own neighbours.
@@ -137,13 +142,16 @@ def test_type_an_alert_see_the_crash_loop_and_its_fix_open_it_then_filter_by_env
         ["add missing configmap key and roll deployment", "resolved"],
     ]
     assert "KeyError: 'PAYMENT_GATEWAY_URL'" in page.locator("h2:text-is('Error signature') + p").inner_text()
+    opened = page.locator("dt:text-is('Opened') + dd time")
+    assert opened.inner_text().endswith("ago") and opened.get_attribute("title").endswith("UTC")
     neighbours = [r["id"] for r in results(page)]
     assert neighbours and "INC-1001" not in neighbours
     assert "INC-1002" in neighbours[:3]  # the other crash loop on startup
     shot(page, "incident")
 
-    # Back to the search: the same query, now only staging, ticked from the keyboard.
+    # Back to the search (its form folded away under the alert), reopened: now only staging.
     page.go_back()
+    page.locator("details.search-box > summary").click()
     page.get_by_label("Environment", exact=True).fill("shop-staging")
     page.get_by_label("only this environment").focus()
     page.keyboard.press("Space")
@@ -155,6 +163,95 @@ def test_type_an_alert_see_the_crash_loop_and_its_fix_open_it_then_filter_by_env
     assert staged[0]["id"] == "INC-1002"  # orders-api crash looping on startup in staging
     assert "only=env" in page.url and "env=shop-staging" in page.url  # a search is a link to share
     shot(page, "filtered")
+
+
+def no_sideways_scroll(page) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"], f"the page is {width} px wide on a {page.viewport_size} screen"
+
+
+def test_on_a_phone_the_first_answer_is_on_the_first_screen_and_nothing_scrolls_sideways(browser, service):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        log_in(page, service)
+        no_sideways_scroll(page)
+        page.get_by_label("Alert text").fill("pods are crashing on startup, CrashLoopBackOff")
+        page.get_by_label("Alert text").press("Enter")
+        page.wait_for_selector("ol.results")
+        first = page.locator("ol.results > li").first.bounding_box()
+        assert first["y"] + 40 < 844, first  # its title is on the first screen, under the folded form
+        assert not page.get_by_label("Alert text").is_visible()  # the form is one line that reopens
+        shot(page, "phone", full_page=False)  # the first screen, as the phone shows it
+        page.locator("details.search-box > summary").click()
+        assert page.get_by_label("Alert text").is_visible()
+        no_sideways_scroll(page)
+        shot(page, "phone-search")
+        page.goto(service + "/incidents/INC-1001")
+        no_sideways_scroll(page)
+        shot(page, "phone-incident")
+    finally:
+        context.close()
+
+
+def test_a_wide_screen_shows_results_side_by_side(browser, service):
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        log_in(page, service)
+        page.goto(service + "/?q=pods+are+crashing+on+startup&limit=10")
+        boxes = [li.bounding_box() for li in page.locator("ol.results > li").all()[:2]]
+        assert boxes[0]["y"] == boxes[1]["y"] and boxes[1]["x"] > boxes[0]["x"] + boxes[0]["width"] / 2, boxes
+        assert boxes[0]["width"] > 600
+        shot(page, "wide", full_page=False)
+    finally:
+        context.close()
+
+
+def test_a_pasted_alert_fills_the_facts_a_typo_is_answered_and_feedback_is_given_from_the_page(page, service):
+    log_in(page, service)
+    pasted = (
+        "[FIRING:1] KubePodCrashLooping (namespace=shop pod=checkout-6c9d7f-abcde container=checkout "
+        "cluster=shop-prod) Pod is restarting 5.2 times / 10 minutes"
+    )
+    page.get_by_label("Alert text").fill(pasted)
+    page.get_by_label("Alert text").press("Enter")
+    page.wait_for_selector("ol.results")
+    page.locator("details.search-box > summary").click()
+    assert page.get_by_label("Service", exact=True).input_value() == "checkout"
+    assert page.get_by_label("Environment", exact=True).input_value() == "shop-prod"
+    assert "container label" in page.locator("#service-from").inner_text()
+    assert results(page)[0]["id"] == "INC-1001"
+
+    # A typo in a filter: the page knows the values and offers the nearest.
+    page.get_by_label("Environment", exact=True).fill("shop-prd")
+    page.get_by_role("button", name="Find similar incidents").click()
+    hint = page.locator(".hint-typo")
+    assert "No env “shop-prd” on record" in hint.inner_text()
+    hint.get_by_role("link", name="shop-prod").click()
+    page.wait_for_url("**env=shop-prod**")
+
+    # "Helped" on the second answer: recorded, said so, and the next lookup shows it.
+    second = page.locator("ol.results > li").nth(1)
+    second_id = second.locator(".id").inner_text()
+    second.get_by_role("button", name="Helped").click()
+    page.wait_for_selector(".notice")
+    assert f"Recorded: {second_id} helped" in page.locator(".notice").inner_text()
+    again = page.locator("ol.results > li", has=page.locator(f".id:text-is('{second_id}')"))
+    assert "helped once on similar alerts" in again.locator(".why").inner_text()
+    shot(page, "feedback")
+
+
+def test_logging_out_ends_the_session_even_for_a_copied_cookie(page, service):
+    log_in(page, service)
+    (cookie,) = [c for c in page.context.cookies() if c["name"] == "oncall_memory_session"]
+    page.get_by_role("button", name="Log out").click()
+    page.wait_for_url("**/login")
+    page.context.add_cookies([cookie])  # the cookie as it was before logging out
+    page.goto(service + "/")
+    assert "/login" in page.url
 
 
 def test_a_wrong_session_cookie_is_sent_to_log_in_and_nothing_runs_script(page, service):

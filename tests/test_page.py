@@ -1,6 +1,8 @@
 """The search page over HTTP (the browser test drives it for real; these check the edges): who may
 see it, what a hostile stored incident or query can and cannot do, and that no input makes a 500."""
 
+from urllib.parse import quote_plus
+
 import pytest
 from conftest import FIXTURES, make_incident
 from fastapi.testclient import TestClient
@@ -10,7 +12,7 @@ from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
-from oncall_memory.service.page import COOKIE, safe_next, session_value
+from oncall_memory.service.page import COOKIE, safe_next
 from oncall_memory.settings import Settings
 from oncall_memory.stores import open_store
 
@@ -63,7 +65,7 @@ def test_the_wrong_token_is_refused_and_the_right_one_gives_a_strict_httponly_se
 
 
 def test_the_cookie_opens_the_pages_only_never_the_api(client):
-    client.cookies.set(COOKIE, session_value(TOKEN))
+    log_in(client)
     assert client.get("/").status_code == 200
     for method, path in (
         ("GET", "/similar?text=disk"),
@@ -110,13 +112,15 @@ def test_a_stored_incident_cannot_script_the_page_or_link_to_javascript(tmp_path
         ]
     )
     with TestClient(app) as c:
-        c.cookies.set(COOKIE, session_value(TOKEN))
+        log_in(c)
         for page in (c.get("/", params={"q": "disk full"}), c.get("/incidents/INC-EVIL")):
             assert page.status_code == 200
             assert "<script>alert" not in page.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
             assert "<img src=x" not in page.text and "<b>rm -rf</b>" not in page.text
             assert "javascript:" not in page.text
-            assert "script-src" not in page.headers["content-security-policy"]  # default-src 'none': no script
+            csp = page.headers["content-security-policy"]
+            assert "script-src 'self';" in csp and "unsafe-inline" not in csp  # only the page's own file
+            assert "<script>" not in page.text and '<script src="/static/page.js" defer></script>' in page.text
             assert page.headers["referrer-policy"] == "no-referrer"
             assert page.headers["cache-control"] == "no-store"
     memory.close()
@@ -146,3 +150,135 @@ def test_before_any_ingest_the_page_says_what_to_run(tmp_path):
         assert empty.status_code == 200 and "none yet (run oncall-memory ingest)" in empty.text
         lookup = c.get("/", params={"q": "disk full"})
         assert lookup.status_code == 503 and "run `oncall-memory ingest PATH` first" in lookup.text
+
+
+# -- sessions, round two -------------------------------------------------------------------------------
+
+
+def session_cookie(response) -> str:
+    return response.cookies[COOKIE]
+
+
+def test_a_session_is_a_random_server_side_id_that_logout_ends(client):
+    first, second = session_cookie(log_in(client)), session_cookie(log_in(client))
+    assert first != second and TOKEN not in first and len(first) >= 40
+
+    def with_cookie(value: str, method: str = "GET", path: str = "/"):
+        client.cookies.clear()
+        return client.request(method, path, headers={"Cookie": f"{COOKIE}={value}"})
+
+    assert with_cookie(first).status_code == 200
+    with_cookie(first, "POST", "/logout")
+    assert with_cookie(first).status_code == 303  # the cookie copied before logging out
+    assert with_cookie(second).status_code == 200  # another session goes on
+
+
+def test_a_new_api_token_ends_every_session(tmp_path):
+    app, memory = app_with(tmp_path)
+    with TestClient(app, follow_redirects=False) as c:
+        cookie = session_cookie(log_in(c))
+    memory.close()
+    app, memory = app_with(tmp_path, token="the-rotated-token")  # same data dir, same session store
+    with TestClient(app, follow_redirects=False) as c:
+        c.cookies.set(COOKIE, cookie)
+        assert c.get("/").status_code == 303
+    memory.close()
+
+
+def test_login_attempts_are_throttled_per_client(client):
+    statuses = [log_in(client, token=f"guess-{i}").status_code for i in range(12)]
+    assert statuses[:10] == [401] * 10 and statuses[10:] == [429, 429]
+    throttled = log_in(client)  # even the right token waits: a guesser cannot tell
+    assert throttled.status_code == 429 and int(throttled.headers["retry-after"]) >= 1
+    assert COOKIE not in throttled.cookies
+
+
+def test_the_cookie_is_secure_when_the_browser_came_over_https(tmp_path):
+    app, memory = app_with(tmp_path)
+    with TestClient(app, base_url="https://memory.example", follow_redirects=False) as c:
+        assert "Secure" in log_in(c).headers["set-cookie"]
+    with TestClient(app, base_url="http://127.0.0.1", follow_redirects=False) as c:
+        assert "Secure" not in log_in(c).headers["set-cookie"]
+    memory.close()
+
+
+def test_behind_a_tls_proxy_the_forwarded_scheme_makes_the_cookie_secure(tmp_path):
+    import httpx
+    from conftest import serving
+
+    app, memory = app_with(tmp_path)
+    with serving(app) as base:  # uvicorn trusts X-Forwarded-Proto from 127.0.0.1 (FORWARDED_ALLOW_IPS)
+        response = httpx.post(
+            f"{base}/login",
+            content=f"token={TOKEN}&next=/",
+            headers={**FORM, "X-Forwarded-Proto": "https"},
+            timeout=10,
+        )
+        assert response.status_code == 303 and "Secure" in response.headers["set-cookie"]
+    memory.close()
+
+
+# -- the page helps --------------------------------------------------------------------------------
+
+
+def test_feedback_from_the_page_is_recorded_and_moves_the_next_lookup(tmp_path):
+    from oncall_memory.alert import Alert
+
+    app, memory = app_with(tmp_path)
+    alert = "IPsec tunnel to card processor down"
+    before = memory.similar(Alert(text=alert)).neighbours[1]
+    with TestClient(app, follow_redirects=False) as c:
+        log_in(c)
+        page = c.get("/", params={"q": alert})
+        csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        form = {"csrf": csrf, "q": alert, "env": "", "back": "/?q=IPsec", "suggested": before.id, "verdict": "helped"}
+        body = "&".join(f"{k}={quote_plus(v)}" for k, v in form.items())
+        done = c.post("/page/feedback", content=body, headers=FORM)
+        assert done.status_code == 303 and done.headers["location"].startswith("/?q=IPsec&said=")
+        shown = c.get(done.headers["location"])
+        assert f"Recorded: {before.id} helped" in shown.text
+        # No CSRF token, another's, or another origin: refused, nothing recorded.
+        for bad, headers in (
+            ({**form, "csrf": ""}, FORM),
+            ({**form, "csrf": "x" * len(csrf)}, FORM),
+            (form, {**FORM, "Origin": "https://evil.example"}),
+        ):
+            body = "&".join(f"{k}={quote_plus(v)}" for k, v in bad.items())
+            assert c.post("/page/feedback", content=body, headers=headers).status_code == 403
+        unknown = {**form, "suggested": "INC-9999"}
+        body = "&".join(f"{k}={quote_plus(v)}" for k, v in unknown.items())
+        assert c.post("/page/feedback", content=body, headers=FORM).status_code == 400
+    (row,) = memory.feedback.all()
+    assert row["suggested"] == before.id and row["who"].startswith("page:") and row["ref"] == "page"
+    after = next(n for n in memory.similar(Alert(text=alert)).neighbours if n.id == before.id)
+    assert "helped once on similar alerts" in after.reasons
+    memory.close()
+
+
+def test_a_pasted_alert_fills_the_facts_and_a_typo_gets_the_nearest_known_value(client):
+    log_in(client)
+    pasted = "KubePodCrashLooping namespace=shop pod=checkout-6c9d7f-abcde container=checkout cluster=shop-prod"
+    page = client.get("/", params={"q": pasted})
+    assert 'id="service" name="service" value="checkout"' in page.text
+    assert 'id="env" name="env" value="shop-prod"' in page.text
+    assert "from the alert&#39;s label pairs (container label)" in page.text
+    typo = client.get("/", params={"q": "pods crashing", "env": "shop-prd", "only": "env"})
+    assert "No env “shop-prd” on record" in typo.text and ">shop-prod</a>" in typo.text
+
+
+def test_answers_say_how_sure_they_are_and_times_read_as_people_read_them(client):
+    log_in(client)
+    sure = client.get("/", params={"q": "IPsec tunnel to card processor down"})
+    assert "high confidence" in sure.text and "Nothing close is on record" not in sure.text
+    weak = client.get("/", params={"q": "Office coffee machine is out of beans"})
+    assert "Nothing close is on record" in weak.text and "low confidence (weak match)" in weak.text
+    assert "Fixed by:" not in weak.text  # a weak match's fix is never offered as the fix
+    incident = client.get("/incidents/INC-1001")
+    assert " ago</time>" in incident.text and " UTC)" in incident.text
+
+
+def test_the_time_filter_keeps_to_recent_incidents(client, tmp_path):
+    log_in(client)
+    page = client.get("/", params={"q": "pods crashing", "since": "182d", "limit": "20"})
+    assert page.status_code == 200 and 'value="182d" selected' in page.text
+    assert "last 6 months" in page.text

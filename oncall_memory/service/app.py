@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import secrets
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -36,6 +37,7 @@ from .mcp_http import McpEndpoint, mcp_app
 from .metrics import HttpMetrics, Metrics
 from .notify import PagerDutyNotes, SlackBot, SlackWebhook, Target
 from .outbox import Outbox
+from .sessions import Attempts, Sessions
 from .slack import SlackApp
 from .startup import summary
 from .worker import Dispatcher, RetryPolicy
@@ -164,6 +166,8 @@ def create_app(
             if settings.index_threshold > 0:
                 stack.enter_context(Indexer(mem))
             app.state.memory, app.state.dispatcher, app.state.outbox = mem, dispatcher, box
+            app.state.sessions = sessions = Sessions(settings.dir.sessions)
+            stack.callback(sessions.close)
             notes = None
             if settings.pagerduty_token and settings.pagerduty_from_email:
                 notes = PagerDutyAPI.from_settings(settings, with_from=True)
@@ -178,6 +182,8 @@ def create_app(
     # The docs describe the whole API: served behind the same token as the lookups.
     app = FastAPI(title="oncall-memory", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.settings = settings
+    app.state.login_attempts = Attempts()
+    app.state.page_secret = secrets.token_bytes(32)  # the CSRF secret of the page without a token
     app.state.metrics = metrics = Metrics()
     app.add_middleware(HttpMetrics, metrics=metrics)
     app.include_router(webhooks.router)

@@ -1,23 +1,29 @@
-"""The search page: `/` (search), `/incidents/{id}` (one incident and its own neighbours), `/login`.
+"""The search page: `/` (search), `/incidents/{id}` (one incident and its own neighbours), `/login`,
+`/logout`, and `POST /page/feedback` (a "helped" / "not related" button on a result).
 
-Server-rendered from Jinja2 templates with plain CSS and no JavaScript, so it works from a keyboard,
-a screen reader and a locked-down browser alike. It asks the same `Memory` the API does.
+Server-rendered from Jinja2 templates with plain CSS, phone first. One small same-origin script
+(`/static/page.js`, allowed by the CSP and nothing else) makes Enter submit the alert box; without it
+everything works, from a keyboard, a screen reader and a locked-down browser alike. It asks the same
+`Memory` the API does.
 
 Authentication is the API token's: a script sends it as a bearer token; a browser types it once into
-`/login` and keeps a session cookie derived from it (HttpOnly, SameSite=Strict, so no other site can
-make the browser use it; changing the token ends every session). The cookie opens only these GET
-pages, never the API, so it cannot be used to post feedback or read `/similar` from another origin.
+`/login` and gets a server-side session (`sessions.py`: a random id, ended by logging out or a new
+token; login attempts throttled per client). The cookie is HttpOnly, SameSite=Strict and Secure when the
+original request was HTTPS (behind a TLS proxy: uvicorn's proxy headers, from FORWARDED_ALLOW_IPS). It
+opens only these pages, never the API. The one form that changes something (feedback) carries the
+session's CSRF token and must come from this origin.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import hmac
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, quote, urlencode
+from urllib.parse import parse_qs, parse_qsl, quote, urlencode
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -30,24 +36,28 @@ from ..backlog import validation_message
 from ..errors import InvalidInput, OncallMemoryError
 from ..incident import worked
 from ..memory import Memory
+from ..pasted import pasted_facts
 from ..ranking import AGE, FIX_KINDS, Neighbour
-from ..redact import already_redacted, redact_all
+from ..redact import already_redacted, redact, redact_all
+from ..render import NOTHING_CLOSE, WEAK_FIX
 from ..retrieve import Lookup
 from .auth import _bearer, same_secret
 from .deps import memory_of, outbox_of, settings_of
 from .outbox import FAILED, NEW, PENDING, SENDING
+from .sessions import Attempts, Session, Sessions
 
 router = APIRouter(include_in_schema=False)
 
 COOKIE = "oncall_memory_session"
-SESSION_SECONDS = 12 * 3600  # one on-call shift and then some
 FACTS = ("service", "env", "flavor", "tags")
 LIMITS = (5, 10, 20)
+SINCE = {"": "any time", "30d": "last 30 days", "182d": "last 6 months", "365d": "last year"}
 MAX_FORM_BYTES = 4096
-# No script runs on these pages, and nothing they link to learns what was searched (no Referer).
+MAX_FEEDBACK_BYTES = 32_768  # the feedback form carries the alert text it is about
+# One same-origin script (Enter submits) and nothing else; nothing linked learns what was searched.
 HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'",
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
@@ -64,6 +74,7 @@ def templates() -> Environment:
     )
     env.filters["web_link"] = web_link
     env.filters["incident_path"] = lambda incident_id: "/incidents/" + quote(incident_id, safe="")
+    env.filters["when"] = when
     return env
 
 
@@ -72,24 +83,48 @@ def web_link(url: Any) -> str | None:
     return url if isinstance(url, str) and url.lower().startswith(("https://", "http://")) else None
 
 
+def when(value: Any) -> dict[str, str] | None:
+    """A stored time as people read it ("3 days ago"), with the exact time for a hover and a machine."""
+    if not value:
+        return None
+    try:
+        at = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return {"human": str(value), "exact": str(value), "iso": ""}
+    at = at if at.tzinfo else at.replace(tzinfo=UTC)
+    return {"human": ago(at), "exact": at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"), "iso": at.isoformat()}
+
+
 def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
     return HTMLResponse(templates().get_template(name).render(**context), status_code=code, headers=HEADERS)
 
 
+def _static(name: str, media_type: str) -> Response:
+    body = resources.files("oncall_memory.service").joinpath(f"static/{name}").read_bytes()
+    return Response(
+        body, media_type=media_type, headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"}
+    )
+
+
 @router.get("/static/page.css")
 def stylesheet() -> Response:
-    css = resources.files("oncall_memory.service").joinpath("static/page.css").read_bytes()
-    return Response(
-        css, media_type="text/css", headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"}
-    )
+    return _static("page.css", "text/css")
+
+
+@router.get("/static/page.js")
+def script() -> Response:
+    return _static("page.js", "text/javascript")
 
 
 # -- who may look ---------------------------------------------------------------------------------
 
 
-def session_value(token: str) -> str:
-    """What the cookie holds: a MAC of a fixed label under the token, never the token itself."""
-    return hmac.new(token.encode(), b"oncall-memory search page session v1", hashlib.sha256).hexdigest()
+def sessions_of(request: Request) -> Sessions:
+    return request.app.state.sessions
+
+
+def attempts_of(request: Request) -> Attempts:
+    return request.app.state.login_attempts
 
 
 class LoginRequired(Exception):
@@ -97,19 +132,29 @@ class LoginRequired(Exception):
         self.next_path = next_path
 
 
-def page_user(request: Request) -> None:
-    """The API token as a bearer token, or the session cookie; open when no token is configured (the
-    service then refuses to listen beyond loopback, see `auth.exposure`)."""
+def page_user(request: Request) -> Session | None:
+    """The session (None for a bearer token, or when no token is configured: the service then refuses to
+    listen beyond loopback, see `auth.exposure`)."""
     token = settings_of(request).api_token
     if token is None:
-        return
+        return None
     expected = token.get_secret_value()
-    offered = [_bearer(request)]
-    cookie = request.cookies.get(COOKIE, "")
-    ok = same_secret(offered[0], expected) + same_secret(cookie, session_value(expected))
-    if not ok:
+    if same_secret(_bearer(request), expected):
+        return None
+    session = sessions_of(request).find(request.cookies.get(COOKIE, ""), expected)
+    if session is None:
         path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         raise LoginRequired(path)
+    return session
+
+
+def csrf_token(request: Request, session: Session | None) -> str:
+    """What a form that changes something must carry: the session's own token, or without a session (no
+    API token, loopback) a MAC under a secret of this process."""
+    if session is not None:
+        return session.csrf
+    secret: bytes = request.app.state.page_secret
+    return hmac.new(secret, b"anonymous page csrf", hashlib.sha256).hexdigest()
 
 
 def safe_next(value: str | None) -> str:
@@ -123,30 +168,50 @@ def login_redirect(request: Request, exc: LoginRequired) -> RedirectResponse:
     return RedirectResponse("/login?" + urlencode({"next": exc.next_path}), status_code=303, headers=HEADERS)
 
 
+async def small_form(request: Request) -> dict[str, str]:
+    """A form post of at most `MAX_FORM_BYTES` (the login form), read before the route runs."""
+    return await _form(request, MAX_FORM_BYTES)
+
+
+async def feedback_form(request: Request) -> dict[str, str]:
+    return await _form(request, MAX_FEEDBACK_BYTES)
+
+
+async def _form(request: Request, limit: int) -> dict[str, str]:
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > limit:
+            raise HTTPException(413, f"the form is over {limit} bytes")
+    return {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace"), max_num_fields=20).items()}
+
+
 @router.get("/login")
 def login_form(next: str = "/") -> HTMLResponse:
     return render("login.html", next=safe_next(next), error=None)
 
 
 @router.post("/login")
-async def login(request: Request) -> Response:
-    raw = bytearray()
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > MAX_FORM_BYTES:
-            raise HTTPException(413, f"the login form is over {MAX_FORM_BYTES} bytes")
-    form = {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
+def login(request: Request, form: dict[str, str] = Depends(small_form)) -> Response:
     target = safe_next(form.get("next"))
     token = settings_of(request).api_token
     if token is None:
         return RedirectResponse(target, status_code=303, headers=HEADERS)
+    client = request.client.host if request.client else "?"
+    wait = attempts_of(request).wait(client)
+    if wait:
+        page = render("login.html", code=429, next=target, error=f"Too many attempts: try again in {wait:.0f} s.")
+        page.headers["Retry-After"] = str(max(1, round(wait)))
+        return page
     if not same_secret(form.get("token", ""), token.get_secret_value()):
+        attempts_of(request).failed(client)
         return render("login.html", code=401, next=target, error="That is not the API token (ONCALL_MEMORY_API_TOKEN).")
+    session = sessions_of(request).start(token.get_secret_value())
     response = RedirectResponse(target, status_code=303, headers=HEADERS)
     response.set_cookie(
         COOKIE,
-        session_value(token.get_secret_value()),
-        max_age=SESSION_SECONDS,
+        session.id,
+        max_age=int(sessions_of(request).lifetime),
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",
@@ -156,7 +221,8 @@ async def login(request: Request) -> Response:
 
 
 @router.post("/logout")
-def logout() -> Response:
+def logout(request: Request) -> Response:
+    sessions_of(request).end(request.cookies.get(COOKIE, ""))  # the cookie is worthless from now on
     response = RedirectResponse("/login", status_code=303, headers=HEADERS)
     response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
     return response
@@ -165,7 +231,7 @@ def logout() -> Response:
 # -- searching ------------------------------------------------------------------------------------
 
 
-@router.get("/", dependencies=[Depends(page_user)])
+@router.get("/")
 def search(
     request: Request,
     q: str = "",
@@ -175,22 +241,43 @@ def search(
     tags: str = "",
     only: list[str] = Query(default=[]),
     limit: int = 5,
+    since: str = "",
+    said: str = "",
+    session: Session | None = Depends(page_user),
     memory: Memory = Depends(memory_of),
 ) -> Response:
     typed = {"q": q, "service": service.strip(), "env": env.strip(), "flavor": flavor.strip(), "tags": tags.strip()}
     form = redact_all(typed)
     if form != typed:
         # A secret pasted into the form: the address bar and the history keep the redacted search instead.
-        query = urlencode({**{k: v for k, v in form.items() if v}, "only": only, "limit": limit}, doseq=True)
+        query = urlencode(
+            {**{k: v for k, v in form.items() if v}, "only": only, "limit": limit, "since": since}, doseq=True
+        )
         return RedirectResponse(f"/?{query}", status_code=303, headers=HEADERS)
-    form.update({"only": [f for f in only if f in FACTS], "limit": limit if limit in LIMITS else LIMITS[0]})
+    form.update(
+        {
+            "only": [f for f in only if f in FACTS],
+            "limit": limit if limit in LIMITS else LIMITS[0],
+            "since": since if since in SINCE else "",
+        }
+    )
+    known_values = known(memory)
+    derived = derive_facts(form, known_values, settings_of(request).label_facts)
     context: dict[str, Any] = {
         "form": form,
+        "derived": derived,
         "limits": LIMITS,
-        "known": known(memory),
+        "since_choices": SINCE,
+        "known": known_values,
+        "hints": typo_hints(form, known_values),
         "panel": panel(request, memory),
         "lookup": None,
         "error": None,
+        "said": clip_said(said),
+        "csrf": csrf_token(request, session),
+        "back": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+        "nothing_close": NOTHING_CLOSE,
+        "weak_fix": WEAK_FIX,
     }
     code = 200
     if q.strip():
@@ -206,8 +293,40 @@ def search(
     return render("search.html", code, **context)
 
 
+def derive_facts(
+    form: dict[str, Any], known_values: dict[str, list[str]], mapping: dict[str, list[str]]
+) -> dict[str, str]:
+    """Fill the facts the responder left empty from the pasted alert (as the webhooks read them), in
+    place; returns fact -> where it came from, for the page to say so."""
+    if not form["q"].strip():
+        return {}
+    derived = {}
+    for fact, (value, source) in pasted_facts(form["q"], known_values, mapping).items():
+        if not form.get(fact):
+            form[fact] = value
+            derived[fact] = source
+    return derived
+
+
+def typo_hints(form: dict[str, Any], known_values: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """For a service, env or flavor the memory has never seen: the nearest it knows, as one-click fixes."""
+    hints = []
+    for fact in ("service", "env", "flavor"):
+        value, candidates = form.get(fact), known_values.get(fact) or []
+        if not value or not candidates or value in candidates:
+            continue
+        near = difflib.get_close_matches(value, candidates, n=3, cutoff=0.6)
+        hints.append({"fact": fact, "value": value, "near": near})
+    return hints
+
+
+def clip_said(said: str) -> str:
+    return redact(said)[:200]
+
+
 def lookup(memory: Memory, form: dict[str, Any]) -> Lookup:
-    """The form's facts are soft preferences; those ticked "only" are also hard filters."""
+    """The form's facts are soft preferences; those ticked "only" are also hard filters, and so is the
+    time chosen."""
     tags = [t for t in (part.strip() for part in form["tags"].split(",")) if t]
     facts: dict[str, Any] = {
         "service": form["service"] or None,
@@ -217,8 +336,11 @@ def lookup(memory: Memory, form: dict[str, Any]) -> Lookup:
     with already_redacted():  # the form was redacted as it arrived
         alert = Alert(text=form["q"], component_tags=tags, **facts)
     only = set(form["only"])
+    since = datetime.now(UTC) - timedelta(days=int(form["since"][:-1])) if form["since"] else None
     filters = Filters(
-        **{k: v for k, v in facts.items() if k in only and v}, component_tags=tags if "tags" in only else []
+        **{k: v for k, v in facts.items() if k in only and v},
+        component_tags=tags if "tags" in only else [],
+        since=since,
     )
     return memory.similar(alert, filters=filters, limit=form["limit"])
 
@@ -274,12 +396,54 @@ def panel(request: Request, memory: Memory) -> dict[str, Any]:
 
 
 def ago(at: datetime) -> str:
-    seconds = max(0.0, (datetime.now(UTC) - at).total_seconds())
-    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute")):
+    seconds = (datetime.now(UTC) - at).total_seconds()
+    if seconds < 0:
+        return "in the future"
+    for size, unit in ((365 * 86400, "year"), (30 * 86400, "month"), (86400, "day"), (3600, "hour"), (60, "minute")):
         if seconds >= size:
             n = int(seconds // size)
             return f"{n} {unit}{'s' * (n != 1)} ago"
     return "just now"
+
+
+# -- feedback from the page -----------------------------------------------------------------------
+
+
+@router.post("/page/feedback")
+def page_feedback(
+    request: Request,
+    form: dict[str, str] = Depends(feedback_form),
+    session: Session | None = Depends(page_user),
+    memory: Memory = Depends(memory_of),
+) -> Response:
+    """A result's "helped" / "not related" button: recorded as `POST /feedback` records it, signed by the
+    session, then back to the same search saying so."""
+    if not same_origin(request) or not same_secret(form.get("csrf", ""), csrf_token(request, session)):
+        raise HTTPException(403, "this form did not come from this page (reload the page and try again)")
+    back = safe_next(form.get("back"))
+    suggested, verdict = form.get("suggested", ""), form.get("verdict", "")
+    try:
+        alert = Alert(text=form.get("q", ""), env=form.get("env") or None)
+        if memory.incident(suggested) is None:
+            raise InvalidInput(f"no incident {suggested[:80]!r} on record")
+        memory.record_feedback(alert, suggested, verdict, who=session.who if session else "page", ref="page")
+    except (ValidationError, InvalidInput) as exc:
+        message = validation_message(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise HTTPException(400, f"feedback not recorded: {message}") from exc
+    path, _, query = back.partition("?")
+    kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k != "said"]
+    query = urlencode([*kept, ("said", f"{suggested} {verdict}")])
+    return RedirectResponse(f"{path}?{query}", status_code=303, headers=HEADERS)
+
+
+def same_origin(request: Request) -> bool:
+    """Did the browser say this form came from this origin? `Sec-Fetch-Site` where the browser sends it;
+    `Origin` otherwise (which is "null" here: the page's no-referrer policy hides it)."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        return site in ("same-origin", "none")
+    origin = request.headers.get("origin")
+    return origin in (None, "null", f"{request.url.scheme}://{request.url.netloc}")
 
 
 # -- one incident ---------------------------------------------------------------------------------
@@ -307,4 +471,6 @@ def incident(request: Request, incident_id: str, memory: Memory = Depends(memory
         results=results(neighbours),
         lookup=neighbours,
         panel=panel(request, memory),
+        nothing_close=NOTHING_CLOSE,
+        weak_fix=WEAK_FIX,
     )
