@@ -1,9 +1,12 @@
 """Run the ingest flow on a schedule.
 
 Prefect's ephemeral mode runs flows but never schedules them, so on a single machine the schedule
-command starts a local Prefect server (SQLite under the data dir) unless `PREFECT_API_URL` points at
-a shared one. Each scheduled run is a separate process that opens the embedded store for the length
-of the run and closes it; one run at a time (`limit=1`) so runs never fight over the store.
+command starts a local Prefect server (SQLite under the data dir, its UI on ONCALL_MEMORY_PREFECT_PORT,
+Prefect's usual 4200, or a free port when that one is taken) unless `PREFECT_API_URL` points at a shared
+one. It prints the deployment's page in the UI (its runs, retries, failures and logs) and a command that
+runs it now, both working as printed. Each scheduled run is a separate process that opens the embedded
+store for the length of the run and closes it; one run at a time (`limit=1`) so runs never fight over the
+store.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL, temporary_settings
 
 from .errors import OncallMemoryError
 from .flow import ingest_flow
@@ -49,18 +52,43 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     when.add_argument("--cron", help='a cron schedule, e.g. "*/15 * * * *"')
 
 
+DEPLOYMENT = "scheduled-ingest"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
+def port_or_free(port: int) -> int:
+    """`port` when nothing listens on it on loopback, else a free one (said in the log)."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            chosen = free_port()
+            log.warning(
+                "port %d is taken: the local Prefect server uses %d (set ONCALL_MEMORY_PREFECT_PORT)", port, chosen
+            )
+            return chosen
+    return port
+
+
 @contextmanager
 def local_prefect_server(home: Path, *, port: int | None = None, timeout: float = 120.0) -> Iterator[str]:
-    """Start `prefect server start` on loopback with its database under `home`; yield its API URL."""
+    """Start `prefect server start` on loopback with its database under `home` and its UI on; yield its
+    API URL (the UI is the same address without `/api`)."""
     port = port or free_port()
     home.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, **QUIET_PREFECT, "PREFECT_HOME": str(home), "PREFECT_SERVER_UI_ENABLED": "false"}
+    api = f"http://127.0.0.1:{port}/api"
+    env = {
+        **os.environ,
+        **QUIET_PREFECT,
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_UI_ENABLED": "true",
+        "PREFECT_UI_API_URL": api,  # what the UI in the browser asks
+    }
     env.pop("PREFECT_API_URL", None)
     with (home / "server.log").open("ab") as logfile:
         server = subprocess.Popen(
@@ -69,11 +97,10 @@ def local_prefect_server(home: Path, *, port: int | None = None, timeout: float 
             stdout=logfile,
             stderr=subprocess.STDOUT,
         )
-        url = f"http://127.0.0.1:{port}/api"
         try:
-            _wait_healthy(server, url, home, timeout)
-            log.info("local Prefect server at %s (database under %s)", url, home)
-            yield url
+            _wait_healthy(server, api, home, timeout)
+            log.info("local Prefect server at %s (database under %s)", api, home)
+            yield api
         finally:
             server.terminate()
             try:
@@ -122,22 +149,33 @@ def serve_schedule(
         _serve(api, source, path, window_days or None, interval, cron)
         return
     home = settings.dir.prefect
-    with local_prefect_server(home.resolve()) as url:
+    with local_prefect_server(home.resolve(), port=port_or_free(settings.prefect_port)) as url:
         _serve(url, source, path, window_days or None, interval, cron)
 
 
 def _serve(
     api: str, source: str, path: str | None, window_days: float | None, interval: float | None, cron: str | None
 ) -> None:
+    import prefect
+    from prefect.deployments.runner import RunnerDeployment
+
     window = f"window {window_days:g} days" if window_days else "whole backlog"
     params = {"source": source, "path": str(Path(path).resolve()) if path else None, "window_days": window_days}
     with temporary_settings({PREFECT_API_URL: api}):
+        deployment = ingest_flow.to_deployment(name=DEPLOYMENT, interval=interval, cron=cron, parameters=params)
+        assert isinstance(deployment, RunnerDeployment)  # called from sync code: Prefect answers in kind
+        deployment_id = deployment.apply()
+        ui = PREFECT_UI_URL.value() or api.removesuffix("/api")
+        # Prefect's own banner is left out: its hint to run the deployment assumes PREFECT_API_URL is set in
+        # the reader's shell, which on this machine it is not. These lines work as printed.
         print(
             f"serving scheduled ingest of {source} ({params['path'] or 'api'}) every "
-            f"{f'{interval:g}s' if interval else repr(cron)}, {window}; Prefect API {api}",
+            f"{f'{interval:g}s' if interval else repr(cron)}, {window}; Prefect API {api}\n"
+            f"  runs, retries and failures: {ui}/deployments/deployment/{deployment_id}\n"
+            f"  run it now:  PREFECT_API_URL={api} prefect deployment run '{ingest_flow.name}/{DEPLOYMENT}'",
             flush=True,
         )
-        ingest_flow.serve(name="scheduled-ingest", interval=interval, cron=cron, parameters=params, limit=1)
+        prefect.serve(deployment, limit=1, print_starting_message=False)
 
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:

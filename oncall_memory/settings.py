@@ -156,6 +156,8 @@ class Settings(BaseSettings):
     ingest_source: Literal["jsonl", "pagerduty"] = "jsonl"
     ingest_path: str | None = None
     ingest_window_days: float | None = None
+    # `schedule` on one machine: the local Prefect server (API and UI) listens here; another port when taken.
+    prefect_port: int = Field(default=4200, ge=1, le=65535)
 
     @field_validator("*", mode="after")
     @classmethod

@@ -263,3 +263,75 @@ def test_a_wrong_session_cookie_is_sent_to_log_in_and_nothing_runs_script(page, 
     page.wait_for_selector("ol.results")
     assert page.evaluate("window.pwned") is None  # the alert text is shown as text, and CSP forbids scripts
     assert page.get_by_label("Alert text").input_value() == '<img src=x onerror="window.pwned=1">'
+
+
+def test_schedule_prints_a_prefect_ui_address_that_shows_its_runs_and_a_run_command_that_works(browser, tmp_path):
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from oncall_memory.schedule import free_port
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(
+        ONCALL_MEMORY_EMBEDDER="fake",
+        ONCALL_MEMORY_DATA_DIR=str(tmp_path / "data"),
+        ONCALL_MEMORY_PREFECT_PORT=str(free_port()),
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oncall_memory.cli", "schedule", "--path", str(FIXTURES), "--interval", "3600"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+    )
+    said: list[str] = []
+    try:
+        deadline = time.monotonic() + 150
+        while not any("run it now:" in line for line in said) and time.monotonic() < deadline:
+            said.append(proc.stdout.readline())
+        printed = "".join(said)
+        ui = re.search(r"runs, retries and failures: (http://\S+)", printed)
+        command = re.search(r"run it now:  (PREFECT_API_URL=(\S+) prefect deployment run '([^']+)')", printed)
+        assert ui and command, printed
+        assert f":{env['ONCALL_MEMORY_PREFECT_PORT']}/" in ui.group(1)  # the configured port
+
+        # The command as printed, in a shell: a run is created and this schedule's runner completes it.
+        run = subprocess.run(
+            ["bash", "-c", command.group(1).replace("prefect ", f"{Path(sys.executable).parent}/prefect ", 1)],
+            env={k: v for k, v in env.items() if k != "PREFECT_API_URL"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+        api = command.group(2)
+        body = {"flow_runs": {"state": {"type": {"any_": ["COMPLETED"]}}}, "limit": 5}
+        done: list = []
+        while not done and time.monotonic() < deadline:
+            time.sleep(1)
+            done = httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+        assert done, "the run the printed command asked for did not complete"
+
+        # The printed address in a browser: the deployment's page, with its completed run.
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        try:
+            page.goto(ui.group(1))
+            page.get_by_text("scheduled-ingest").first.wait_for()
+            page.get_by_text(re.compile("Completed", re.I)).first.wait_for()
+            shot(page, "prefect-deployment", full_page=False)
+        finally:
+            context.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
