@@ -57,7 +57,7 @@ class PagerQuery(Redacted):
             alert = next(
                 a
                 for a in (
-                    pagers.alertmanager_alert(x, memory.settings.label_facts, memory.known_values())
+                    pagers.alertmanager_alert(x, memory.settings.service.label_facts, memory.known_values())
                     for x in hook.alerts
                     if x.status == "firing"
                 )
@@ -69,7 +69,7 @@ class PagerQuery(Redacted):
         else:
             alert = pagers.opsgenie_alert(
                 pagers.OpsgenieWebhook.model_validate(self.payload).alert,
-                memory.settings.label_facts,
+                memory.settings.service.label_facts,
                 memory.known_values(),
             )
         return alert if with_facts else Alert(text=alert.text)

@@ -149,7 +149,7 @@ def serve_schedule(
         _serve(api, source, path, window_days or None, interval, cron)
         return
     home = settings.dir.prefect
-    with local_prefect_server(home.resolve(), port=port_or_free(settings.prefect_port)) as url:
+    with local_prefect_server(home.resolve(), port=port_or_free(settings.schedule.prefect_port)) as url:
         _serve(url, source, path, window_days or None, interval, cron)
 
 

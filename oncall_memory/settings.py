@@ -6,10 +6,11 @@ Build a `Settings` at the edge (CLI, flow, service factory) and pass it down.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .datadir import DataDir
@@ -63,6 +64,110 @@ class RankingWeights(BaseSettings):
 _COLLECTION = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
+class _Group(BaseSettings):
+    """Settings of one concern; the environment variables keep their flat names (`env_prefix`)."""
+
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_", extra="ignore")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _a_blank_secret_is_no_secret(cls, value: Any) -> Any:
+        return _no_blank_secret(value)
+
+
+class ServiceSettings(_Group):
+    """The enrichment service (`oncall-memory serve`) and who may call it."""
+
+    # A running service the CLI asks instead of opening the store itself (else the one that wrote
+    # <data dir>/service.json, if it is still running).
+    url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8080
+    max_body_bytes: int = 1024 * 1024
+    alertmanager_token: SecretStr | None = None  # bearer token Alertmanager must send (http_config.authorization)
+    opsgenie_token: SecretStr | None = None  # shared secret Opsgenie must send (a custom header, bearer or basic auth)
+    api_token: SecretStr | None = None  # bearer token for /similar, the search page and the API docs
+    allow_unauthenticated: bool = False  # serve on a non-loopback address with a route left open anyway
+    # Alertmanager label (and Opsgenie detail) -> alert fact, first label giving one wins; exporters'
+    # names are skipped, "pod" means the workload behind the pod, "node" gives the flavor (see pagers.py).
+    label_facts: dict[str, list[str]] = Field(default_factory=lambda: {k: list(v) for k, v in LABEL_FACTS.items()})
+
+
+class PagerDutySettings(_Group):
+    """PagerDuty: the REST API (a source, notes, learning) and its v3 webhooks (ONCALL_MEMORY_PAGERDUTY_*)."""
+
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_PAGERDUTY_", extra="ignore")
+
+    url: str = "https://api.pagerduty.com"
+    token: SecretStr | None = None
+    service_ids: list[str] = []
+    max_retries: int = 4  # 429 (after ratelimit-reset), 5xx and network errors, per read
+    backoff: float = 1.0  # seconds, doubled per retry when PagerDuty gives no wait
+    requests_per_minute: float = Field(default=900, gt=0, le=960)  # per API key, source and notes together
+    refresh_days: float = 30.0  # a scheduled run re-reads incidents this recent, so late notes arrive
+    webhook_secret: SecretStr | None = None  # PagerDuty v3 subscription secret; unsigned requests get 401
+    from_email: str | None = None  # the From: header PagerDuty requires on notes
+
+
+class SlackSettings(_Group):
+    """Slack (ONCALL_MEMORY_SLACK_*): an incoming webhook, or the Slack app (slack-app-manifest.yml): its
+    routes verify Slack's signature with the signing secret; with a bot token and a channel, webhook answers
+    are posted by the app (chat.postMessage, with feedback buttons) instead of the incoming webhook."""
+
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_SLACK_", extra="ignore")
+
+    webhook_url: SecretStr | None = None  # an incoming-webhook URL is itself a secret
+    signing_secret: SecretStr | None = None
+    bot_token: SecretStr | None = None
+    channel: str | None = None  # a channel id (C0123...) or name the app is in
+    api_url: str = "https://slack.com/api"
+
+
+class DeliverySettings(_Group):
+    """How notes and messages are delivered (the outbox)."""
+
+    notify_limit: int = Field(default=3, ge=1, le=10)  # past incidents per note or message
+    post_max_retries: int | None = (
+        None  # give up after this many retries even before the deadline (None: deadline only)
+    )
+    post_timeout: float = 10.0  # seconds a note or message may take; longer is an uncertain attempt
+    post_backoff: float = 1.0  # first retry after this many seconds, doubled each time ...
+    post_backoff_cap: float = 300.0  # ... up to this
+    retry_after_cap: float = 300.0  # the longest Retry-After / ratelimit-reset we honour
+    delivery_deadline: float = 3600.0  # seconds a note or message is retried before it is marked failed
+    degraded_after: float = 300.0  # a target failing this long makes /readyz report degraded
+
+
+class ScheduleSettings(_Group):
+    """Scheduled ingest: in the service's own process, and `schedule`'s local Prefect server."""
+
+    # In-process schedule of the service (one owner of the embedded store): seconds between ingests, 0 = off.
+    ingest_interval: float = 0.0
+    ingest_source: Literal["jsonl", "pagerduty"] = "jsonl"
+    ingest_path: str | None = None
+    ingest_window_days: float | None = None
+    # `schedule` on one machine: the local Prefect server (API and UI) listens here; another port when taken.
+    prefect_port: int = Field(default=4200, ge=1, le=65535)
+
+
+# group -> (its model, the prefix of its flat names)
+GROUPS: dict[str, tuple[type[_Group], str]] = {
+    "service": (ServiceSettings, ""),
+    "pagerduty": (PagerDutySettings, "pagerduty_"),
+    "slack": (SlackSettings, "slack_"),
+    "deliveries": (DeliverySettings, ""),
+    "schedule": (ScheduleSettings, ""),
+}
+
+
+def _no_blank_secret(value: Any) -> Any:
+    # `VAR=` (docker-compose's `${VAR:-}`) must mean "not set": an empty token would let an empty
+    # Authorization header in, and would count as configured.
+    if isinstance(value, SecretStr) and not value.get_secret_value().strip():
+        return None
+    return value
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_", extra="ignore", populate_by_name=True)
 
@@ -108,65 +213,62 @@ class Settings(BaseSettings):
     index_threshold: int = Field(default=20_000, ge=0)
     weights: RankingWeights = Field(default_factory=RankingWeights)
 
-    pagerduty_url: str = "https://api.pagerduty.com"
-    pagerduty_token: SecretStr | None = None
-    pagerduty_service_ids: list[str] = []
-    pagerduty_max_retries: int = 4  # 429 (after ratelimit-reset), 5xx and network errors, per read
-    pagerduty_backoff: float = 1.0  # seconds, doubled per retry when PagerDuty gives no wait
-    pagerduty_requests_per_minute: float = Field(default=900, gt=0, le=960)  # per API key, source and notes together
-    pagerduty_refresh_days: float = 30.0  # a scheduled run re-reads incidents this recent, so late notes arrive
+    # Each integration's settings in its group (the environment variables keep their names):
+    service: ServiceSettings = Field(default_factory=lambda: ServiceSettings())
+    pagerduty: PagerDutySettings = Field(default_factory=lambda: PagerDutySettings())
+    slack: SlackSettings = Field(default_factory=lambda: SlackSettings())
+    deliveries: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
+    schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings())
 
-    # A running service the CLI asks instead of opening the store itself (else the one that wrote
-    # <data dir>/service.json, if it is still running).
-    url: str | None = None
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_names_fill_their_group(cls, data: Any) -> Any:
+        """`Settings(pagerduty_token=...)`: each group's settings may be given by their flat names (as the
+        environment spells them); the rest of that group still comes from the environment."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for group, (model, prefix) in GROUPS.items():
+            given = {
+                name[len(prefix) :]: data.pop(name)
+                for name in list(data)
+                if name.startswith(prefix) and name[len(prefix) :] in model.model_fields
+            }
+            if given and group not in data:
+                data[group] = model(**given)
+        return data
 
-    # -- the enrichment service (oncall-memory serve) --
-    host: str = "127.0.0.1"
-    port: int = 8080
-    max_body_bytes: int = 1024 * 1024
-    pagerduty_webhook_secret: SecretStr | None = None  # PagerDuty v3 subscription secret; unsigned requests get 401
-    pagerduty_from_email: str | None = None  # the From: header PagerDuty requires on notes
-    alertmanager_token: SecretStr | None = None  # bearer token Alertmanager must send (http_config.authorization)
-    opsgenie_token: SecretStr | None = None  # shared secret Opsgenie must send (a custom header, bearer or basic auth)
-    api_token: SecretStr | None = None  # bearer token for /similar, the search page and the API docs
-    allow_unauthenticated: bool = False  # serve on a non-loopback address with a route left open anyway
-    slack_webhook_url: SecretStr | None = None  # an incoming-webhook URL is itself a secret
-    # The Slack app (slack-app-manifest.yml): /slack/commands and /slack/interactions verify Slack's request
-    # signature with the signing secret; with a bot token and a channel, webhook answers are posted by the
-    # app (chat.postMessage, with feedback buttons) instead of the incoming webhook.
-    slack_signing_secret: SecretStr | None = None
-    slack_bot_token: SecretStr | None = None
-    slack_channel: str | None = None  # a channel id (C0123...) or name the app is in
-    slack_api_url: str = "https://slack.com/api"
-    notify_limit: int = Field(default=3, ge=1, le=10)  # past incidents per note or message
-    post_max_retries: int | None = (
-        None  # give up after this many retries even before the deadline (None: deadline only)
-    )
-    post_timeout: float = 10.0  # seconds a note or message may take; longer is an uncertain attempt
-    post_backoff: float = 1.0  # first retry after this many seconds, doubled each time ...
-    post_backoff_cap: float = 300.0  # ... up to this
-    retry_after_cap: float = 300.0  # the longest Retry-After / ratelimit-reset we honour
-    delivery_deadline: float = 3600.0  # seconds a note or message is retried before it is marked failed
-    degraded_after: float = 300.0  # a target failing this long makes /readyz report degraded
-    # Alertmanager label (and Opsgenie detail) -> alert fact, first label giving one wins; exporters'
-    # names are skipped, "pod" means the workload behind the pod, "node" gives the flavor (see pagers.py).
-    label_facts: dict[str, list[str]] = Field(default_factory=lambda: {k: list(v) for k, v in LABEL_FACTS.items()})
-    # In-process schedule of the service (one owner of the embedded store): seconds between ingests, 0 = off.
-    ingest_interval: float = 0.0
-    ingest_source: Literal["jsonl", "pagerduty"] = "jsonl"
-    ingest_path: str | None = None
-    ingest_window_days: float | None = None
-    # `schedule` on one machine: the local Prefect server (API and UI) listens here; another port when taken.
-    prefect_port: int = Field(default=4200, ge=1, le=65535)
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with these settings changed, by their flat names (`host`, `pagerduty_token`, `post_timeout`)."""
+        top: dict[str, Any] = {}
+        groups: dict[str, dict[str, Any]] = {}
+        for name, value in changes.items():
+            for group, (model, prefix) in GROUPS.items():
+                if name.startswith(prefix) and name[len(prefix) :] in model.model_fields:
+                    groups.setdefault(group, {})[name[len(prefix) :]] = value
+                    break
+            else:
+                if name not in type(self).model_fields:
+                    raise ValueError(f"no setting {name!r}")
+                top[name] = value
+        for group, update in groups.items():
+            top[group] = getattr(self, group).model_copy(update=update)
+        return self.model_copy(update=top)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        # pydantic's model_copy would quietly set an attribute nobody reads for a group's flat name
+        # (`pagerduty_token`); say so instead of running with the old value.
+        unknown = sorted(set(update or ()) - set(type(self).model_fields))
+        if unknown:
+            raise ValueError(
+                f"no top-level setting {', '.join(unknown)}: use Settings.replace() for a group's settings"
+            )
+        return super().model_copy(update=update, deep=deep)
 
     @field_validator("*", mode="after")
     @classmethod
     def _a_blank_secret_is_no_secret(cls, value: Any) -> Any:
-        # `VAR=` (docker-compose's `${VAR:-}`) must mean "not set": an empty token would let an empty
-        # Authorization header in, and would count as configured.
-        if isinstance(value, SecretStr) and not value.get_secret_value().strip():
-            return None
-        return value
+        return _no_blank_secret(value)
 
     @field_validator("collection")
     @classmethod

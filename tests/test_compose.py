@@ -5,7 +5,7 @@ import re
 import yaml
 from conftest import ROOT
 
-from oncall_memory.settings import RankingWeights, Settings
+from oncall_memory.settings import GROUPS, RankingWeights, Settings
 
 
 def compose() -> dict:
@@ -14,7 +14,7 @@ def compose() -> dict:
 
 def known_variables() -> set[str]:
     names = set()
-    for model in (Settings, RankingWeights):
+    for model in (Settings, RankingWeights, *(group for group, _ in GROUPS.values())):
         prefix = model.model_config["env_prefix"]
         for name, field in model.model_fields.items():
             names.add(f"{prefix}{name}".upper())

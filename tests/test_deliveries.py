@@ -116,7 +116,7 @@ def test_an_unexpected_exception_past_the_deadline_fails_with_the_reason(setting
 
     FakePagerDuty(incidents=[pd_incident(0, id="PGR0VU2")]).install(httpserver)
     monkeypatch.setattr(notify.PagerDutyNotes, "send", lambda self, job, body: 1 / 0)
-    settings = settings.model_copy(update={"delivery_deadline": 0.3})
+    settings = settings.replace(delivery_deadline=0.3)
     with serve(settings, memory) as client:
         client.post("/webhooks/pagerduty", json=TRIGGERED)
         assert client.app.state.dispatcher.join(20)

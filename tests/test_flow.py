@@ -72,13 +72,11 @@ def test_a_transient_embedding_failure_is_retried_by_the_task(flow_settings):
 
 
 def pd_settings(flow_settings, httpserver):
-    return flow_settings.model_copy(
-        update={
-            "pagerduty_url": httpserver.url_for(""),
-            "pagerduty_token": SecretStr(TOKEN),
-            "pagerduty_backoff": 0.01,
-            "pagerduty_max_retries": 2,
-        }
+    return flow_settings.replace(
+        pagerduty_url=httpserver.url_for(""),
+        pagerduty_token=SecretStr(TOKEN),
+        pagerduty_backoff=0.01,
+        pagerduty_max_retries=2,
     )
 
 

@@ -292,5 +292,5 @@ def test_a_blank_secret_is_no_secret(monkeypatch):
     monkeypatch.setenv("ONCALL_MEMORY_ALERTMANAGER_TOKEN", "")
     monkeypatch.setenv("ONCALL_MEMORY_SLACK_SIGNING_SECRET", "  ")
     settings = Settings(host="0.0.0.0")
-    assert settings.alertmanager_token is None and settings.slack_signing_secret is None
+    assert settings.service.alertmanager_token is None and settings.slack.signing_secret is None
     assert any("/webhooks/alertmanager" in line for line in exposure(settings))

@@ -233,7 +233,7 @@ def test_alertmanager_labels_become_facts():
     from oncall_memory.service.inbound import AlertmanagerWebhook, alertmanager_jobs
 
     hook = AlertmanagerWebhook.model_validate_json(body_of("alertmanager-group.json"))
-    (job,), ignored = alertmanager_jobs(hook, Settings().label_facts)
+    (job,), ignored = alertmanager_jobs(hook, Settings().service.label_facts)
     item = job.items[0]
     assert item.key == "alertmanager:4f3a2b1c0d9e8f7a:2026-11-29T03:10:00Z"
     assert (item.alert.service, item.alert.env, item.alert.flavor) == ("checkout", "shop-prod", "eks")
@@ -242,7 +242,7 @@ def test_alertmanager_labels_become_facts():
 
 def test_alertmanager_bearer_token_is_enforced_when_set(settings, memory, outbox, httpserver):
     slack_ok(httpserver)
-    settings = settings.model_copy(update={"alertmanager_token": SecretStr("am-token-1")})
+    settings = settings.replace(alertmanager_token=SecretStr("am-token-1"))
     with TestClient(create_app(settings, memory=memory, outbox=outbox)) as c:
         body = body_of("alertmanager-group.json")
         assert (
@@ -297,7 +297,7 @@ def test_a_note_that_arrived_before_a_500_is_not_posted_again(client, httpserver
 def test_a_note_slower_than_the_timeout_is_posted_exactly_once(settings, memory, outbox, pagerduty, httpserver):
     slack_ok(httpserver)
     pagerduty.note_delay = 1.5  # over the timeout: the client gives up, PagerDuty keeps the note
-    settings = settings.model_copy(update={"post_timeout": 0.5})
+    settings = settings.replace(post_timeout=0.5)
     with TestClient(create_app(settings, memory=memory, outbox=outbox)) as c:
         post_pd(c, body_of("pagerduty-incident-triggered.json"))
         time.sleep(2.0)
@@ -347,7 +347,7 @@ def test_an_outage_past_the_retries_is_failed_listed_degraded_and_revived_by_a_r
     assert client.app.state.outbox.states("pagerduty:PGR0VU2")["pagerduty-note"] == "failed"
     assert "gave up pagerduty-note after 4 attempt(s)" in caplog.text
     assert client.get("/healthz").json() == {"status": "ok"}
-    client.app.state.settings.degraded_after = 0.0
+    client.app.state.settings.deliveries.degraded_after = 0.0
     ready = client.get("/readyz").json()
     assert ready["ready"] is True and "pagerduty-note failing for" in ready["degraded"]
     assert main(["deliveries", "--failed"]) == 0
@@ -363,7 +363,7 @@ def test_an_outage_past_the_retries_is_failed_listed_degraded_and_revived_by_a_r
 def test_deliveries_waiting_at_a_stop_are_delivered_after_the_restart(settings, memory, pagerduty, httpserver):
     slack_ok(httpserver)
     pagerduty.note_failures = ["503"] * 50
-    settings = settings.model_copy(update={"post_max_retries": None, "post_backoff": 0.2})
+    settings = settings.replace(post_max_retries=None, post_backoff=0.2)
     path = settings.data_dir / "outbox.sqlite3"
     with Outbox(path) as box, TestClient(create_app(settings, memory=memory, outbox=box)) as c:
         post_pd(c, body_of("pagerduty-incident-triggered.json"))
@@ -382,7 +382,7 @@ def test_a_rate_limited_slack_waits_as_asked_capped_and_holds_up_no_other_target
         Response("rate limited", status=429, headers={"Retry-After": "60"})
     )
     slack_ok(httpserver)
-    settings = settings.model_copy(update={"retry_after_cap": 0.5})
+    settings = settings.replace(retry_after_cap=0.5)
     with TestClient(create_app(settings, memory=memory, outbox=outbox)) as c:
         started = time.monotonic()
         post_pd(c, body_of("pagerduty-incident-triggered.json"))

@@ -381,8 +381,8 @@ def test_webhook_answers_are_posted_by_the_app_with_buttons_that_move_the_rankin
 
 
 def test_chat_post_message_errors_are_final_or_retried_as_slack_means_them(settings, slack):
-    bot = SlackBot(SecretStr(BOT_TOKEN), CHANNEL, api_url=settings.slack_api_url)
-    wrong = SlackBot(SecretStr(BOT_TOKEN), "C0NOWHERE", api_url=settings.slack_api_url)
+    bot = SlackBot(SecretStr(BOT_TOKEN), CHANNEL, api_url=settings.slack.api_url)
+    wrong = SlackBot(SecretStr(BOT_TOKEN), "C0NOWHERE", api_url=settings.slack.api_url)
     body = {"channel": CHANNEL, "text": "x", "blocks": []}
     try:
         bot.send(None, body)  # type: ignore[arg-type]
@@ -405,7 +405,7 @@ def test_without_an_app_the_incoming_webhook_is_used(tmp_path, httpserver):
 
     hook = Settings(data_dir=tmp_path, slack_webhook_url=SecretStr(httpserver.url_for("/hook")))
     assert [type(t) for t in make_targets(hook)] == [SlackWebhook]
-    both = hook.model_copy(update={"slack_bot_token": SecretStr(BOT_TOKEN), "slack_channel": CHANNEL})
+    both = hook.replace(slack_bot_token=SecretStr(BOT_TOKEN), slack_channel=CHANNEL)
     assert [type(t) for t in make_targets(both)] == [SlackBot]
 
 

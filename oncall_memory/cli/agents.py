@@ -67,7 +67,7 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
 
     notes = (
         PagerDutyAPI.from_settings(settings, with_from=True)
-        if settings.pagerduty_token and settings.pagerduty_from_email
+        if settings.pagerduty.token and settings.pagerduty.from_email
         else None
     )
     try:

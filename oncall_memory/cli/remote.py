@@ -20,8 +20,8 @@ TIMEOUT = 30.0  # seconds: a lookup on a busy service, the local model included
 
 def service_url(settings: Settings) -> str | None:
     """The URL of a service to ask: ONCALL_MEMORY_URL, else the one running on this data dir."""
-    if settings.url:
-        return settings.url.rstrip("/")
+    if settings.service.url:
+        return settings.service.url.rstrip("/")
     path = settings.dir.service
     try:
         info = json.loads(path.read_text()) if path else None
@@ -63,8 +63,8 @@ def request(settings: Settings, url: str, method: str, path: str, body: dict[str
     parts = urlsplit(url)
     connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     headers = {"Accept": "application/json"}
-    if settings.api_token:
-        headers["Authorization"] = f"Bearer {settings.api_token.get_secret_value()}"
+    if settings.service.api_token:
+        headers["Authorization"] = f"Bearer {settings.service.api_token.get_secret_value()}"
     data = None
     if body is not None:
         data = json.dumps(body).encode()

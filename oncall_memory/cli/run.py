@@ -38,10 +38,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from ..service.auth import exposure
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
-    settings = settings.model_copy(update=overrides)
+    settings = settings.replace(**overrides)
     if problems := exposure(settings):
         raise InvalidInput(
-            f"refusing to serve on {settings.host} with routes anyone who reaches the port can call: "
+            f"refusing to serve on {settings.service.host} with routes anyone who reaches the port can call: "
             + "; ".join(problems)
             + ". Set those, serve on 127.0.0.1 behind your own proxy, or set ONCALL_MEMORY_ALLOW_UNAUTHENTICATED=true"
         )
@@ -49,5 +49,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     # log at INFO, whatever -v says: a long-running process is read through its log.
     logging.getLogger("oncall_memory").setLevel(min(logging.INFO, logging.getLogger().getEffectiveLevel()))
     # The app tells the CLI on this data dir where to ask while it serves (service.json, see cli/remote.py).
-    uvicorn.run(create_app(settings, announce=True), host=settings.host, port=settings.port, log_level="info")
+    uvicorn.run(
+        create_app(settings, announce=True), host=settings.service.host, port=settings.service.port, log_level="info"
+    )
     return 0

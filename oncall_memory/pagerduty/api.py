@@ -147,17 +147,17 @@ class PagerDutyAPI:
     @classmethod
     def from_settings(cls, settings: Settings, *, with_from: bool = False) -> PagerDutyAPI:
         """The client the settings describe (`with_from`: the From: header notes need)."""
-        if settings.pagerduty_token is None:
+        if settings.pagerduty.token is None:
             raise InvalidInput("PagerDuty needs ONCALL_MEMORY_PAGERDUTY_TOKEN (a REST API key)")
         return cls(
-            settings.pagerduty_token,
-            base_url=settings.pagerduty_url,
-            from_email=settings.pagerduty_from_email if with_from else None,
-            per_minute=settings.pagerduty_requests_per_minute,
-            max_retries=settings.pagerduty_max_retries,
-            backoff=settings.pagerduty_backoff,
-            max_wait=settings.retry_after_cap,
-            timeout=settings.post_timeout if with_from else 30.0,
+            settings.pagerduty.token,
+            base_url=settings.pagerduty.url,
+            from_email=settings.pagerduty.from_email if with_from else None,
+            per_minute=settings.pagerduty.requests_per_minute,
+            max_retries=settings.pagerduty.max_retries,
+            backoff=settings.pagerduty.backoff,
+            max_wait=settings.deliveries.retry_after_cap,
+            timeout=settings.deliveries.post_timeout if with_from else 30.0,
         )
 
     def close(self) -> None:

@@ -111,7 +111,7 @@ def readyz(memory: MemoryDep, outbox: OutboxDep, settings: SettingsDep) -> JSONR
     state = memory.ready()
     body = {"ready": state.ready, "detail": state.detail}
     degraded = [state.degraded] if state.degraded else []
-    degraded += failing_targets(outbox, settings.degraded_after)
+    degraded += failing_targets(outbox, settings.deliveries.degraded_after)
     if degraded:
         body["degraded"] = "; ".join(degraded)
     return JSONResponse(body, status_code=200 if state.ready else 503)

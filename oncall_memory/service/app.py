@@ -60,22 +60,26 @@ def make_targets(settings: Settings, buttons: Extra | None = None) -> list[Targe
     """Every target the settings configure: a PagerDuty note needs a token and a From address; Slack is the
     app (bot token and channel, with `buttons` under each suggestion) or else the incoming webhook."""
     targets: list[Target] = []
-    if settings.pagerduty_token and settings.pagerduty_from_email:
+    if settings.pagerduty.token and settings.pagerduty.from_email:
         targets.append(PagerDutyNotes(PagerDutyAPI.from_settings(settings, with_from=True)))
-    if settings.slack_bot_token and settings.slack_channel:
+    if settings.slack.bot_token and settings.slack.channel:
         targets.append(
             SlackBot(
-                settings.slack_bot_token,
-                settings.slack_channel,
-                api_url=settings.slack_api_url,
+                settings.slack.bot_token,
+                settings.slack.channel,
+                api_url=settings.slack.api_url,
                 extra=buttons,
-                timeout=settings.post_timeout,
-                wait_cap=settings.retry_after_cap,
+                timeout=settings.deliveries.post_timeout,
+                wait_cap=settings.deliveries.retry_after_cap,
             )
         )
-    elif settings.slack_webhook_url:
+    elif settings.slack.webhook_url:
         targets.append(
-            SlackWebhook(settings.slack_webhook_url, timeout=settings.post_timeout, wait_cap=settings.retry_after_cap)
+            SlackWebhook(
+                settings.slack.webhook_url,
+                timeout=settings.deliveries.post_timeout,
+                wait_cap=settings.deliveries.retry_after_cap,
+            )
         )
     return targets
 
@@ -91,10 +95,10 @@ def _routes(app: FastAPI) -> list[tuple[str, str]]:
 
 def retry_policy(settings: Settings) -> RetryPolicy:
     return RetryPolicy(
-        backoff=settings.post_backoff,
-        backoff_cap=settings.post_backoff_cap,
-        deadline=settings.delivery_deadline,
-        max_retries=settings.post_max_retries,
+        backoff=settings.deliveries.post_backoff,
+        backoff_cap=settings.deliveries.post_backoff_cap,
+        deadline=settings.deliveries.delivery_deadline,
+        max_retries=settings.deliveries.post_max_retries,
     )
 
 
@@ -102,14 +106,14 @@ def secrets_of(settings: Settings) -> list[str]:
     return [
         s.get_secret_value()
         for s in (
-            settings.slack_webhook_url,
-            settings.slack_signing_secret,
-            settings.slack_bot_token,
-            settings.pagerduty_token,
-            settings.pagerduty_webhook_secret,
-            settings.alertmanager_token,
-            settings.opsgenie_token,
-            settings.api_token,
+            settings.slack.webhook_url,
+            settings.slack.signing_secret,
+            settings.slack.bot_token,
+            settings.pagerduty.token,
+            settings.pagerduty.webhook_secret,
+            settings.service.alertmanager_token,
+            settings.service.opsgenie_token,
+            settings.service.api_token,
             settings.openai_api_key,
             settings.qdrant_api_key,
         )
@@ -131,14 +135,14 @@ def create_app(
             box = outbox or stack.enter_context(Outbox(settings.dir.outbox))
             stack.enter_context(redacted_logs(secrets_of(settings)))
             slack_app = None
-            if settings.slack_signing_secret is not None:
+            if settings.slack.signing_secret is not None:
                 slack_app = SlackApp(settings, mem)
                 stack.callback(slack_app.close)
             app.state.slack = slack_app
             targets = make_targets(settings, slack_app.buttons() if slack_app else None)
-            if settings.pagerduty_token:  # reading resolved incidents needs the REST API
+            if settings.pagerduty.token:  # reading resolved incidents needs the REST API
                 targets.append(Learner(PagerDutyAPI.from_settings(settings), mem))
-            app.state.learning = bool(settings.pagerduty_token)
+            app.state.learning = bool(settings.pagerduty.token)
             for target in targets:
                 stack.callback(target.close)
             mem.observer = metrics
@@ -148,7 +152,7 @@ def create_app(
             stack.callback(metrics.watch(box, lambda: mem.stats()["count"], mem.index_state))
             dispatcher = Dispatcher(
                 box,
-                lambda alert: mem.similar(alert, limit=settings.notify_limit),
+                lambda alert: mem.similar(alert, limit=settings.deliveries.notify_limit),
                 targets,
                 retry_policy(settings),
                 outcome=metrics.delivery,
@@ -157,11 +161,11 @@ def create_app(
                 settings.dir.file("enrich.sqlite3"),
                 box,
                 lambda job: [t.name for t in targets if t.accepts(job)],
-                deadline=settings.delivery_deadline,
+                deadline=settings.deliveries.delivery_deadline,
             )
             dispatcher.start()
             stack.callback(dispatcher.stop)
-            if settings.ingest_interval > 0:
+            if settings.schedule.ingest_interval > 0:
                 stack.enter_context(IngestTimer(settings, mem))
             if settings.index_threshold > 0:
                 stack.enter_context(Indexer(mem))
@@ -169,13 +173,13 @@ def create_app(
             app.state.sessions = sessions = Sessions(settings.dir.sessions)
             stack.callback(sessions.close)
             notes = None
-            if settings.pagerduty_token and settings.pagerduty_from_email:
+            if settings.pagerduty.token and settings.pagerduty.from_email:
                 notes = PagerDutyAPI.from_settings(settings, with_from=True)
                 stack.callback(notes.close)
             app.state.mcp = await stack.enter_async_context(mcp_app(mem, notes))
             if announce and (info := settings.dir.service) is not None:
-                host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
-                write_atomic(info, json.dumps({"url": f"http://{host}:{settings.port}", "pid": os.getpid()}))
+                host = "127.0.0.1" if settings.service.host in ("0.0.0.0", "::", "") else settings.service.host
+                write_atomic(info, json.dumps({"url": f"http://{host}:{settings.service.port}", "pid": os.getpid()}))
                 stack.callback(info.unlink, missing_ok=True)  # at shutdown, even one a signal started
             yield
 

@@ -66,18 +66,20 @@ def _check(token: SecretStr | None, offered: list[str], what: str) -> None:
 
 def api_token(request: Request) -> None:
     """Dependency of the lookup API and the docs."""
-    _check(settings_of(request).api_token, [_bearer(request)], "bearer token (ONCALL_MEMORY_API_TOKEN)")
+    _check(settings_of(request).service.api_token, [_bearer(request)], "bearer token (ONCALL_MEMORY_API_TOKEN)")
 
 
 def alertmanager_token(request: Request) -> None:
     """Alertmanager's `http_config.authorization` (Bearer by default), checked before the body is read."""
-    _check(settings_of(request).alertmanager_token, [_bearer(request)], "bearer token")
+    _check(settings_of(request).service.alertmanager_token, [_bearer(request)], "bearer token")
 
 
 def opsgenie_token(request: Request) -> None:
     """Opsgenie's webhook integration sends custom headers, or basic auth: any one carrying the secret."""
     offered = [request.headers.get(OPSGENIE_HEADER, ""), _bearer(request), _basic_password(request)]
-    _check(settings_of(request).opsgenie_token, offered, f"{OPSGENIE_HEADER} header, bearer token or basic auth")
+    _check(
+        settings_of(request).service.opsgenie_token, offered, f"{OPSGENIE_HEADER} header, bearer token or basic auth"
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -91,16 +93,16 @@ def is_loopback(host: str) -> bool:
 
 def exposure(settings: Settings) -> list[str]:
     """What would face the network unauthenticated: one line per route, naming the variable that closes it."""
-    if is_loopback(settings.host) or settings.allow_unauthenticated:
+    if is_loopback(settings.service.host) or settings.service.allow_unauthenticated:
         return []
     open_routes = [
         (
-            settings.api_token,
+            settings.service.api_token,
             "/ (search page), /similar, /feedback, /stats, /metrics, /mcp, /docs, /redoc, /openapi.json",
             "ONCALL_MEMORY_API_TOKEN",
         ),
-        (settings.pagerduty_webhook_secret, "/webhooks/pagerduty", "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
-        (settings.alertmanager_token, "/webhooks/alertmanager", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
-        (settings.opsgenie_token, "/webhooks/opsgenie", "ONCALL_MEMORY_OPSGENIE_TOKEN"),
+        (settings.pagerduty.webhook_secret, "/webhooks/pagerduty", "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
+        (settings.service.alertmanager_token, "/webhooks/alertmanager", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
+        (settings.service.opsgenie_token, "/webhooks/opsgenie", "ONCALL_MEMORY_OPSGENIE_TOKEN"),
     ]
     return [f"{routes} (set {variable})" for secret, routes, variable in open_routes if secret is None]

@@ -26,7 +26,7 @@ async def raw_form_body(request: Request) -> bytes:
 
 
 async def _raw_body(request: Request, media_type: str) -> bytes:
-    limit = settings_of(request).max_body_bytes
+    limit = settings_of(request).service.max_body_bytes
     ctype = request.headers.get("content-type", "")
     if ctype.split(";")[0].strip().lower() != media_type:
         raise HTTPException(415, f"send Content-Type: {media_type} (got {ctype[:100] or 'none'})")

@@ -14,23 +14,23 @@ log = logging.getLogger(__name__)
 
 
 class IngestTimer(Periodic):
-    """Ingest `settings.ingest_source` every `settings.ingest_interval` seconds, first at start.
+    """Ingest `settings.schedule.ingest_source` every `settings.schedule.ingest_interval` seconds, first at start.
     A context manager: leaving it stops the timer after the run in progress."""
 
     name = "ingest-schedule"
     at_start = True
 
     def __init__(self, settings: Settings, memory: Memory):
-        super().__init__(settings.ingest_interval)
+        super().__init__(settings.schedule.ingest_interval)
         self._settings = settings
         self._memory = memory
 
     def failed(self) -> str:
-        return f"scheduled ingest of {self._settings.ingest_source} failed"
+        return f"scheduled ingest of {self._settings.schedule.ingest_source} failed"
 
     def run(self) -> None:
         s = self._settings
         # The index is the service's indexer's to build (it checks every 30 s), so no build here.
-        job = IngestJob.scheduled(s, s.ingest_source, s.ingest_path, s.ingest_window_days)
+        job = IngestJob.scheduled(s, s.schedule.ingest_source, s.schedule.ingest_path, s.schedule.ingest_window_days)
         outcome = job.run(self._memory, index=False)
         log.info("scheduled ingest of %s: %s", job.describe(), outcome.report.counts())

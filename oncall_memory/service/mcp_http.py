@@ -55,7 +55,7 @@ class McpEndpoint:
         self._settings = settings
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        token = self._settings.api_token
+        token = self._settings.service.api_token
         if token is not None:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             scheme, _, value = headers.get("authorization", "").partition(" ")

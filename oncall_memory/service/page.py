@@ -135,7 +135,7 @@ class LoginRequired(Exception):
 def page_user(request: Request) -> Session | None:
     """The session (None for a bearer token, or when no token is configured: the service then refuses to
     listen beyond loopback, see `auth.exposure`)."""
-    token = settings_of(request).api_token
+    token = settings_of(request).service.api_token
     if token is None:
         return None
     expected = token.get_secret_value()
@@ -194,7 +194,7 @@ def login_form(next: str = "/") -> HTMLResponse:
 @router.post("/login")
 def login(request: Request, form: dict[str, str] = Depends(small_form)) -> Response:
     target = safe_next(form.get("next"))
-    token = settings_of(request).api_token
+    token = settings_of(request).service.api_token
     if token is None:
         return RedirectResponse(target, status_code=303, headers=HEADERS)
     client = request.client.host if request.client else "?"
@@ -262,7 +262,7 @@ def search(
         }
     )
     known_values = known(memory)
-    derived = derive_facts(form, known_values, settings_of(request).label_facts)
+    derived = derive_facts(form, known_values, settings_of(request).service.label_facts)
     context: dict[str, Any] = {
         "form": form,
         "derived": derived,

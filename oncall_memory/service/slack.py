@@ -81,14 +81,14 @@ class SlackApp:
     follow-ups to response_urls (on its own threads, never on the event loop)."""
 
     def __init__(self, settings: Settings, memory: Memory, *, transport: httpx.BaseTransport | None = None):
-        assert settings.slack_signing_secret is not None
-        self._secret = settings.slack_signing_secret.get_secret_value()
+        assert settings.slack.signing_secret is not None
+        self._secret = settings.slack.signing_secret.get_secret_value()
         self.memory = memory
-        self._limit = settings.notify_limit
+        self._limit = settings.deliveries.notify_limit
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="slack")
-        self._http = httpx.Client(timeout=settings.post_timeout, transport=transport)
+        self._http = httpx.Client(timeout=settings.deliveries.post_timeout, transport=transport)
         self._replays = Replays()
-        api = urlsplit(settings.slack_api_url)
+        api = urlsplit(settings.slack.api_url)
         self._own = (api.scheme, api.netloc)
 
     def close(self) -> None:

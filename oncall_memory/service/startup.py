@@ -14,7 +14,7 @@ def summary(settings: Settings, targets: list[Target], memory: Memory) -> list[s
     lines += [f"answers go to: {_target(t, settings)}" for t in targets if t.name != "memory"]
     if not any(t.name != "memory" for t in targets):
         lines.append(f"answers go nowhere: webhooks are acknowledged and nothing is posted ({NO_TARGET_HINT})")
-    learning = "on (resolved and annotated PagerDuty incidents)" if settings.pagerduty_token else "off"
+    learning = "on (resolved and annotated PagerDuty incidents)" if settings.pagerduty.token else "off"
     lines.append(f"learning as incidents close: {learning}")
     lines += [f"route {route}: {how}" for route, how in routes(settings)]
     return lines
@@ -24,27 +24,30 @@ def routes(settings: Settings) -> list[tuple[str, str]]:
     def by(secret: object, how: str, variable: str) -> str:
         return how if secret is not None else f"OPEN (set {variable})"
 
-    api = by(settings.api_token, "bearer token", "ONCALL_MEMORY_API_TOKEN")
+    api = by(settings.service.api_token, "bearer token", "ONCALL_MEMORY_API_TOKEN")
     slack = (
-        "Slack's request signature" if settings.slack_signing_secret else "off (set ONCALL_MEMORY_SLACK_SIGNING_SECRET)"
+        "Slack's request signature" if settings.slack.signing_secret else "off (set ONCALL_MEMORY_SLACK_SIGNING_SECRET)"
     )
     return [
         (
             "POST /webhooks/pagerduty",
             by(
-                settings.pagerduty_webhook_secret,
+                settings.pagerduty.webhook_secret,
                 "signed (X-PagerDuty-Signature)",
                 "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET",
             ),
         ),
         (
             "POST /webhooks/alertmanager",
-            by(settings.alertmanager_token, "bearer token", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
+            by(settings.service.alertmanager_token, "bearer token", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
         ),
-        ("POST /webhooks/opsgenie", by(settings.opsgenie_token, "shared token", "ONCALL_MEMORY_OPSGENIE_TOKEN")),
+        (
+            "POST /webhooks/opsgenie",
+            by(settings.service.opsgenie_token, "shared token", "ONCALL_MEMORY_OPSGENIE_TOKEN"),
+        ),
         ("/similar, /feedback, /stats, /metrics, /docs", api),
         ("/mcp, /mcp/sse (MCP for agents)", api),
-        ("/ (search page)", api if settings.api_token is None else "bearer token or a login session"),
+        ("/ (search page)", api if settings.service.api_token is None else "bearer token or a login session"),
         ("/slack/commands, /slack/interactions", slack),
         ("/healthz, /readyz", "open (probes; they say nothing about the incidents)"),
     ]
@@ -63,9 +66,9 @@ def _holds(memory: Memory) -> str:
 
 def _target(target: Target, settings: Settings) -> str:
     if isinstance(target, PagerDutyNotes):
-        return f"PagerDuty notes on PagerDuty incidents (from {settings.pagerduty_from_email})"
+        return f"PagerDuty notes on PagerDuty incidents (from {settings.pagerduty.from_email})"
     if isinstance(target, SlackBot):
-        return f"Slack, posted by the app to {settings.slack_channel} with feedback buttons"
+        return f"Slack, posted by the app to {settings.slack.channel} with feedback buttons"
     if isinstance(target, SlackWebhook):
         return "Slack, through the incoming webhook"
     return target.name

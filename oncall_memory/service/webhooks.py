@@ -50,8 +50,8 @@ def pagerduty(
     learning: LearningDep,
     raw: bytes = Depends(raw_json_body),
 ) -> dict:
-    if settings.pagerduty_webhook_secret is not None:
-        secret = settings.pagerduty_webhook_secret.get_secret_value()
+    if settings.pagerduty.webhook_secret is not None:
+        secret = settings.pagerduty.webhook_secret.get_secret_value()
         if not verify_pagerduty_signature(secret, raw, request.headers.get("x-pagerduty-signature")):
             raise HTTPException(401, "missing or wrong X-PagerDuty-Signature")
     hook = parse(PagerDutyWebhook, redact_all(parse_json(raw)))
@@ -80,7 +80,7 @@ def alertmanager(
     hook = parse(AlertmanagerWebhook, redact_all(parse_json(raw)))
     known = memory.known_values()
     with already_redacted():
-        jobs, ignored = alertmanager_jobs(hook, settings.label_facts, known)
+        jobs, ignored = alertmanager_jobs(hook, settings.service.label_facts, known)
     return accept(dispatcher, jobs, ignored)
 
 
@@ -95,5 +95,5 @@ def opsgenie(
         return {"accepted": 0, "duplicates": 0, "ignored": hook.action}
     known = memory.known_values()
     with already_redacted():
-        job = opsgenie_job(hook, settings.label_facts, known)
+        job = opsgenie_job(hook, settings.service.label_facts, known)
     return accept(dispatcher, [job])

@@ -20,10 +20,10 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
             raise InvalidInput("the jsonl source needs --path (a JSONL file or a folder of them)")
         return JsonlSource(Path(path))
     if source == "pagerduty":
-        if settings.pagerduty_token is None:
+        if settings.pagerduty.token is None:
             raise InvalidInput("the pagerduty source needs ONCALL_MEMORY_PAGERDUTY_TOKEN (a REST API key)")
         state = settings.dir.pagerduty_open if follow_open else None
         return PagerDutySource(
-            PagerDutyAPI.from_settings(settings), service_ids=settings.pagerduty_service_ids, state_file=state
+            PagerDutyAPI.from_settings(settings), service_ids=settings.pagerduty.service_ids, state_file=state
         )
     raise InvalidInput(f"unknown source {source!r}: use jsonl or pagerduty")
