@@ -35,7 +35,7 @@ _EXPORTS = {
     "IngestReport": "ingest",
     "IngestStopped": "ingest",
     "Memory": "memory",
-    "Readiness": "memory",
+    "Readiness": "readiness",
     "Neighbour": "ranking",
     "Lookup": "retrieve",
     "RankingWeights": "settings",
@@ -56,8 +56,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     )
     from .incident import Fix, Incident, Outcome
     from .ingest import IngestReport, IngestStopped
-    from .memory import Memory, Readiness
+    from .memory import Memory
     from .ranking import Neighbour
+    from .readiness import Readiness
     from .retrieve import Lookup
     from .settings import RankingWeights, Settings
 

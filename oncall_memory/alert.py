@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from . import payload as P
@@ -15,6 +17,17 @@ class Alert(Facts):
     text: str
     signature: str | None = None  # the pager's own grouping key, if it has one
     fact_sources: dict[str, str] = {}  # where a fact was found ("container label"), for the reasons
+
+    @classmethod
+    def again(cls, incident: dict[str, Any]) -> Alert:
+        """A stored incident (its payload) as if it fired again."""
+        return cls(
+            text=incident.get(P.TEXT) or incident["title"],
+            service=incident.get(P.SERVICE),
+            env=incident.get(P.ENV),
+            flavor=incident.get(P.FLAVOR),
+            component_tags=incident.get(P.TAGS) or [],
+        )
 
     @field_validator("text")
     @classmethod

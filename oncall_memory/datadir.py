@@ -123,6 +123,18 @@ class DataDir:
         if need:
             self.need(need, doing)
 
+    def need_for_points(self, store_path: Path | None, points: int, dimension: int) -> None:
+        """Before a batch of `points` goes into the store: the vector, its copy in the write-ahead log, the
+        payload and its terms."""
+        if points and store_path is not None:
+            per_point = dimension * 4 * 2 + 8192
+            self.need_for_store(store_path, writing=points * per_point, doing=f"store {points} incidents")
+
+    def need_for_index_build(self, store_path: Path | None) -> None:
+        """Before an index build: the copy of the store, then the engine's optimized segments."""
+        if store_path is not None:
+            self.need(2 * stored_bytes(store_path) + ENGINE_HEADROOM, "build the vector index (on a copy of the store)")
+
     def memory_backed(self) -> bool:
         return filesystem_type(_existing(self.root)) in _MEMORY_BACKED if self.root is not None else False
 

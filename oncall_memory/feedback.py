@@ -16,6 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
+from .errors import InvalidInput
+from .redact import redact
 from .sqlite_file import open_db
 
 log = logging.getLogger(__name__)
@@ -68,9 +70,12 @@ class FeedbackStore:
         ref: str | None = None,
     ) -> bool:
         """Store one verdict. The same person's verdict from the same place counts once (a note read twice)
-        and a later one replaces it (a changed mind). Returns False when nothing changed."""
+        and a later one replaces it (a changed mind). Returns False when nothing changed. Raises
+        `InvalidInput` for an unknown verdict."""
         if verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+            raise InvalidInput(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+        # who and the suggestion come from a person or an agent: redacted as they enter
+        suggested, who, ref = redact(suggested), redact(who), redact(ref) if ref else ref
         stamp = (at or datetime.now(timezone.utc)).isoformat()
         with self._lock:
             return bool(
@@ -99,6 +104,15 @@ class FeedbackStore:
         with self._lock:
             row = self._db.execute("SELECT alert_key, suggested FROM offers WHERE token = ?", (token,)).fetchone()
         return (row[0], row[1]) if row else None
+
+    def record_offered(self, token: str, verdict: str, *, who: str, ref: str) -> tuple[str, bool]:
+        """Store a verdict given on an offer (a button pressed). Returns the suggested incident and whether
+        anything changed. Raises `InvalidInput` for a token that was never offered."""
+        offered = self.offered(token)
+        if offered is None:
+            raise InvalidInput("that suggestion is not on record (was the data dir reset?)")
+        key, suggested = offered
+        return suggested, self.record(key, suggested, verdict, who=who, ref=ref)
 
     def tallies(self, alert_key: str | None) -> dict[str, Tally]:
         """Per suggested incident id: how often it helped, how often it was marked not related, for alerts

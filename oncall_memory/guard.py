@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .errors import OncallMemoryError
 from .stores import IncidentStore
 from .stores.base import BuildsIndex, IndexReport, IndexState
 
@@ -53,6 +54,24 @@ class GuardedStore:
         """No index build runs inside (one under way is waited for)."""
         with self._building:
             yield
+
+    def drop_if_empty(self) -> bool:
+        """Drop a collection that holds nothing (a first ingest that stored nothing). True when dropped."""
+        with self.lock:
+            try:
+                if self.store.exists() and self.store.count() == 0:
+                    self.store.drop()
+                    return True
+            except OncallMemoryError:  # best effort: the ingest's own error is the one to report
+                pass
+        return False
+
+    def count_written(self, new: int) -> None:
+        """After an ingest: the count the engine must now hold (`verify` compares it)."""
+        with self.lock:
+            if self.store.exists():
+                before = self.store.expected_count()
+                self.store.record_count(self.store.count() if before is None else before + new)
 
     def index_state(self) -> IndexState | None:
         with self.lock:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,30 +26,20 @@ from .backlog import Rejected
 from .backup import Verification, backup, verify
 from .conditions import Match
 from .confidence import overall, thresholds_for
-from .datadir import ENGINE_HEADROOM, stored_bytes
 from .embedders import Embedder, make_embedder
-from .errors import InvalidInput, OncallMemoryError
+from .errors import InvalidInput
 from .feedback import FeedbackStore
 from .guard import GuardedStore
 from .incident import Incident
 from .ingest import Embed, IngestReport, IngestStopped, ingest
 from .last_ingest import LastIngest
 from .observe import UNOBSERVED, Observer, TimedEmbedder
-from .redact import redact
+from .readiness import EmbedderProbe, Readiness
 from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
 from .signature import canonical_signature
 from .stores import IncidentStore, Mode, open_store
 from .stores.base import IndexReport, IndexState, no_collection
-
-EMBEDDER_TRUST_SECONDS = 30.0  # how long a readiness probe's verdict on the embedder stands
-
-
-@dataclass(frozen=True)
-class Readiness:
-    ready: bool  # the store answers: lookups work
-    detail: str
-    degraded: str | None = None  # set when lookups work with less (the embedder is down: words only)
 
 
 class Memory:
@@ -78,7 +67,7 @@ class Memory:
         )
         self._contract_checked = False
         self._known: dict[str, set[str]] | None = None
-        self._embedder_verdict: tuple[float, str | None] = (0.0, None)  # (valid until, problem)
+        self._embedder_probe = EmbedderProbe(embedder)
         self._last_ingest: LastIngest | None = None
 
     @classmethod
@@ -149,31 +138,12 @@ class Memory:
         key = canonical_signature(alert.signature or alert.text, [alert.env])
         if key is None:
             raise InvalidInput("feedback needs the alert it was about: its text or its signature")
-        return self._record_feedback(key, suggested, verdict, who=who, at=at, ref=ref)
+        return self.feedback.record(key, suggested, verdict, who=who, at=at, ref=ref)
 
     def offer(self, lookup: Lookup, suggested: str) -> str | None:
         """A token a feedback button can carry for "`suggested` was offered for this lookup's alert" (None
-        for an alert without a signature to remember feedback by)."""
+        for an alert without a signature to remember feedback by); `feedback.record_offered` takes it back."""
         return self.feedback.offer(lookup.signature_key, suggested) if lookup.signature_key else None
-
-    def record_offered_feedback(self, token: str, verdict: str, *, who: str, ref: str) -> tuple[str, bool]:
-        """Store a verdict given on an offer (a button pressed). Returns the suggested incident and whether
-        anything changed. Raises `InvalidInput` for a token that was never offered."""
-        offered = self.feedback.offered(token)
-        if offered is None:
-            raise InvalidInput("that suggestion is not on record (was the data dir reset?)")
-        key, suggested = offered
-        return suggested, self._record_feedback(key, suggested, verdict, who=who, ref=ref)
-
-    def _record_feedback(
-        self, key: str, suggested: str, verdict: str, *, who: str, at: datetime | None = None, ref: str | None = None
-    ) -> bool:
-        try:  # who and the suggestion come from a person or an agent: redacted as they enter
-            return self.feedback.record(
-                key, redact(suggested), verdict, who=redact(who), at=at, ref=redact(ref) if ref else ref
-            )
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from exc
 
     @contextmanager
     def scratch_feedback(self) -> Iterator[FeedbackStore]:
@@ -195,14 +165,7 @@ class Memory:
 
     def neighbours_of(self, incident: dict[str, Any], *, limit: int = 5) -> Lookup:
         """The incidents most like this stored one (itself left out), as if it fired again."""
-        alert = Alert(
-            text=incident.get(P.TEXT) or incident["title"],
-            service=incident.get(P.SERVICE),
-            env=incident.get(P.ENV),
-            flavor=incident.get(P.FLAVOR),
-            component_tags=incident.get(P.TAGS) or [],
-        )
-        lookup = self.similar(alert, limit=min(limit + 1, 100))
+        lookup = self.similar(Alert.again(incident), limit=min(limit + 1, 100))
         lookup.neighbours = [n for n in lookup.neighbours if n.id != incident.get(P.INCIDENT_ID)][:limit]
         # As sure as the best of the others: the incident itself was the sure match.
         lookup.confidence = overall([n.confidence for n in lookup.neighbours])
@@ -239,45 +202,24 @@ class Memory:
                 batch_size=self.settings.embed_batch_size,
                 lock=self._guard.writing,
                 on_batch=on_batch,
-                room=self._room_for,
+                room=lambda points: self.settings.dir.need_for_points(
+                    self._store.disk_path, points, self.embedder.dimension
+                ),
             )
-        except IngestStopped as exc:
-            if first:
-                self._forget_empty_collection()
-            self._ingested(exc.report, stopped=True)
-            raise
-        except BaseException:
-            if first:
-                self._forget_empty_collection()
+        except BaseException as exc:
+            # A first ingest that stored nothing leaves no collection: an empty one would stay bound to the
+            # embedding model it was created for, and a switch of model would ask for a reindex of nothing.
+            if first and self._guard.drop_if_empty():
+                self._contract_checked = False
+            if isinstance(exc, IngestStopped):
+                self._ingested(exc.report, stopped=True)
             raise
         self._ingested(report, stopped=False)
         return report
 
-    def _forget_empty_collection(self) -> None:
-        """A first ingest that stored nothing leaves no collection: an empty one would stay bound to the
-        embedding model it was created for, and a switch of model would then ask for a reindex of nothing."""
-        with self._guard.lock:
-            try:
-                if self._store.exists() and self._store.count() == 0:
-                    self._store.drop()
-                    self._contract_checked = False
-            except OncallMemoryError:
-                pass
-
-    def _room_for(self, points: int) -> None:
-        # Checked before each batch: the vector, its copy in the write-ahead log, the payload and its terms.
-        if points and self._store.disk_path is not None:
-            per_point = self.embedder.dimension * 4 * 2 + 8192
-            self.settings.dir.need_for_store(
-                self._store.disk_path, writing=points * per_point, doing=f"store {points} incidents"
-            )
-
     def _ingested(self, report: IngestReport, *, stopped: bool) -> None:
-        with self._guard.lock:
-            self._known = None
-            if self._store.exists():  # the count the engine must hold: `verify` compares it
-                before = self._store.expected_count()
-                self._store.record_count(self._store.count() if before is None else before + report.new)
+        self._known = None
+        self._guard.count_written(report.new)
         self._last_ingest = LastIngest.of(report, stopped=stopped)
         last_ingest.record(self.settings.dir.last_ingest(self._store.collection), self._last_ingest)
         self.observer.ingest(report, stopped=stopped)
@@ -303,21 +245,13 @@ class Memory:
 
     def ready(self) -> Readiness:
         """Can this memory answer? Ready while the store answers; an unreachable embedder makes it
-        degraded (lookups fall back to words), not unready. The embedder's verdict stands 30 s."""
+        degraded (lookups fall back to words), not unready (see `readiness.py`)."""
         try:
             with self._guard.lock:
                 count = self._store.count() if self._store.exists() else 0
         except Exception as exc:  # any store failure means not ready; say which
             return Readiness(False, f"store unavailable: {exc}")
-        valid_until, problem = self._embedder_verdict
-        if time.monotonic() > valid_until:
-            try:
-                self.embedder.embed(["readiness probe"])
-                problem = None
-            except Exception as exc:
-                problem = f"embedder unavailable ({exc}): lookups use words only"
-            self._embedder_verdict = (time.monotonic() + EMBEDDER_TRUST_SECONDS, problem)
-        return Readiness(True, f"{count} incidents, model {self.embedder.model}", problem)
+        return Readiness(True, f"{count} incidents, model {self.embedder.model}", self._embedder_probe.problem())
 
     # -- the vector index -----------------------------------------------------------------------
 
@@ -328,21 +262,15 @@ class Memory:
 
     def index_due(self) -> bool:
         """Should `build_index` run: past `index_threshold` incidents, with a tenth of them unindexed."""
-        state = self.index_state()
-        return state is not None and state.due(self.settings.index_threshold)
+        return (state := self.index_state()) is not None and state.due(self.settings.index_threshold)
 
     def build_index(self, *, force: bool = False) -> IndexReport | None:
         """Build the vector index beside the live collection and swap it in when due (or `force`); see
         `GuardedStore.build_index`. The build runs in another process."""
-
-        def room() -> None:  # the copy, then the engine's optimized segments
-            if self._store.disk_path is not None:
-                self.settings.dir.need(
-                    2 * stored_bytes(self._store.disk_path) + ENGINE_HEADROOM,
-                    "build the vector index (on a copy of the store)",
-                )
-
-        return self._guard.build_index(lambda state: force or state.due(self.settings.index_threshold), room)
+        return self._guard.build_index(
+            lambda state: force or state.due(self.settings.index_threshold),
+            lambda: self.settings.dir.need_for_index_build(self._store.disk_path),
+        )
 
     # -- maintenance ----------------------------------------------------------------------------
 

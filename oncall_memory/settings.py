@@ -255,6 +255,10 @@ class Settings(BaseSettings):
             top[group] = getattr(self, group).model_copy(update=update)
         return self.model_copy(update=top)
 
+    def on_legacy_data_dir(self) -> bool:
+        """Is this the ./.oncall-memory an earlier version made, found by default (not named by the user)?"""
+        return self.data_dir == LEGACY_DATA_DIR and "data_dir" not in self.model_fields_set
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         # pydantic's model_copy would quietly set an attribute nobody reads for a group's flat name
         # (`pagerduty_token`); say so instead of running with the old value.

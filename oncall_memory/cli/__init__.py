@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from ..backlog import validation_message
 from ..datadir import no_space
 from ..errors import InvalidInput, OncallMemoryError
-from ..settings import LEGACY_DATA_DIR, Settings, user_data_dir
+from ..settings import Settings, user_data_dir
 from . import agents, deliveries, ingest, lookup, maintenance, run
 from .common import EXIT_FAILED, EXIT_USAGE, err
 
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = None
     try:
         settings = Settings()
-        if settings.data_dir == LEGACY_DATA_DIR and "ONCALL_MEMORY_DATA_DIR" not in os.environ:
+        if settings.on_legacy_data_dir():
             err(
                 f"using ./.oncall-memory (found here, made by an earlier version); the default is now "
                 f"{user_data_dir()}: move it there, or set ONCALL_MEMORY_DATA_DIR to keep it"

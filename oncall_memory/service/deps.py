@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, HTTPException, Request
 
 from ..memory import Memory
 from ..settings import Settings
 
 if TYPE_CHECKING:
     from .outbox import Outbox
+    from .sessions import Attempts, Sessions
+    from .slack import SlackApp
     from .worker import Dispatcher
 
 
@@ -36,8 +38,33 @@ def learning_of(request: Request) -> bool:
     return bool(request.app.state.learning)
 
 
+def sessions_of(request: Request) -> Sessions:
+    """The search page's logins."""
+    return request.app.state.sessions
+
+
+def attempts_of(request: Request) -> Attempts:
+    """Failed logins per client (the throttle)."""
+    return request.app.state.login_attempts
+
+
+def page_secret_of(request: Request) -> bytes:
+    """This process's secret for the page's CSRF token when there is no API token (and so no session)."""
+    secret: bytes = request.app.state.page_secret
+    return secret
+
+
+def slack_of(request: Request) -> SlackApp:
+    """The Slack app; its routes answer 404 while it is off."""
+    app: SlackApp | None = getattr(request.app.state, "slack", None)
+    if app is None:
+        raise HTTPException(404, "the Slack app is off: set ONCALL_MEMORY_SLACK_SIGNING_SECRET")
+    return app
+
+
 SettingsDep = Annotated[Settings, Depends(settings_of)]
 MemoryDep = Annotated[Memory, Depends(memory_of)]
 OutboxDep = Annotated["Outbox", Depends(outbox_of)]
 DispatcherDep = Annotated["Dispatcher", Depends(dispatcher_of)]
 LearningDep = Annotated[bool, Depends(learning_of)]
+SlackDep = Annotated["SlackApp", Depends(slack_of)]

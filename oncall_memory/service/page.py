@@ -42,9 +42,9 @@ from ..redact import already_redacted, redact, redact_all
 from ..render import NOTHING_CLOSE, WEAK_FIX
 from ..retrieve import Lookup
 from .auth import _bearer, same_secret
-from .deps import memory_of, outbox_of, settings_of
+from .deps import attempts_of, memory_of, outbox_of, page_secret_of, sessions_of, settings_of
 from .outbox import FAILED, NEW, PENDING, SENDING
-from .sessions import Attempts, Session, Sessions
+from .sessions import Session
 
 router = APIRouter(include_in_schema=False)
 
@@ -119,14 +119,6 @@ def script() -> Response:
 # -- who may look ---------------------------------------------------------------------------------
 
 
-def sessions_of(request: Request) -> Sessions:
-    return request.app.state.sessions
-
-
-def attempts_of(request: Request) -> Attempts:
-    return request.app.state.login_attempts
-
-
 class LoginRequired(Exception):
     def __init__(self, next_path: str):
         self.next_path = next_path
@@ -153,7 +145,7 @@ def csrf_token(request: Request, session: Session | None) -> str:
     API token, loopback) a MAC under a secret of this process."""
     if session is not None:
         return session.csrf
-    secret: bytes = request.app.state.page_secret
+    secret = page_secret_of(request)
     return hmac.new(secret, b"anonymous page csrf", hashlib.sha256).hexdigest()
 
 

@@ -22,7 +22,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -37,6 +37,7 @@ from ..render import Answer, Extra, clip, escape, job_slack
 from ..retrieve import Lookup
 from ..settings import Settings
 from .body import parse_json, raw_form_body
+from .deps import SlackDep
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +194,7 @@ class SlackApp:
 
     def _verdict(self, url: str, token: str, verdict: str, user_id: str, mention: str) -> None:
         try:
-            suggested, changed = self.memory.record_offered_feedback(
+            suggested, changed = self.memory.feedback.record_offered(
                 token[:64], verdict, who=f"slack:{clip(user_id, 40)}", ref="slack"
             )
         except OncallMemoryError as exc:
@@ -268,16 +269,6 @@ def _form(raw: bytes) -> dict[str, str]:
     except (UnicodeDecodeError, ValueError) as exc:
         raise HTTPException(400, f"body is not a form Slack would send: {str(exc)[:100]}") from exc
     return {k: v[0] for k, v in fields.items()}
-
-
-def slack_of(request: Request) -> SlackApp:
-    app = getattr(request.app.state, "slack", None)
-    if app is None:
-        raise HTTPException(404, "the Slack app is off: set ONCALL_MEMORY_SLACK_SIGNING_SECRET")
-    return app
-
-
-SlackDep = Annotated[SlackApp, Depends(slack_of)]
 
 
 def _verified(request: Request, slack: SlackApp, raw: bytes) -> dict[str, str]:

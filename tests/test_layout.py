@@ -1,0 +1,151 @@
+"""The house rules of docs/architecture.md, checked on the source so they hold after the next change:
+no upward imports, no import cycles, one reader of the environment, one reader of the app's state, a
+docstring on every module, and a `Memory` that stays a façade."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "oncall_memory"
+# What runs the pipeline: the commands, the service, the Prefect flow and its deployment (`schedule`).
+ENTRY_POINTS = ("oncall_memory.cli", "oncall_memory.service", "oncall_memory.flow", "oncall_memory.schedule")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def module_level_imports(name: str) -> set[str]:
+    """The package's modules `name` imports when it is imported: top-level statements, not those under
+    `if TYPE_CHECKING:` or inside functions (those load lazily, on purpose)."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text())
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in MODULES else target)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {m for m in found if m in MODULES and m != name}
+
+
+def test_the_pipeline_never_imports_an_entry_point():
+    for name in MODULES:
+        if name.startswith(ENTRY_POINTS) or name in ("oncall_memory", "oncall_memory.__main__"):
+            continue
+        upward = {m for m in module_level_imports(name) if m.startswith(ENTRY_POINTS)}
+        assert not upward, f"{name} imports {sorted(upward)}: the pipeline must not know its entry points"
+
+
+def test_no_import_cycles():
+    graph = {name: module_level_imports(name) for name in MODULES}
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for nxt in sorted(graph[name]):
+            if state.get(nxt) == 1:
+                cycle = path[path.index(nxt) :] + [name, nxt] if nxt in path else [name, nxt]
+                pytest.fail(f"import cycle: {' -> '.join(cycle)}")
+            if nxt not in state:
+                visit(nxt, [*path, name])
+        state[name] = 2
+
+    for name in graph:
+        if name not in state:
+            visit(name, [])
+
+
+def environment_reads(tree: ast.AST) -> list[str]:
+    """The ONCALL_MEMORY_* names read from the environment: os.environ[...], .get(...), os.getenv(...),
+    "..." in os.environ."""
+
+    def is_environ(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "environ"
+
+    def ours(node: ast.AST) -> str | None:
+        ok = isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("ONCALL_MEMORY_")
+        return node.value if ok else None  # type: ignore[union-attr]
+
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and is_environ(node.value):
+            names.append(ours(node.slice))
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "getenv" or (node.func.attr == "get" and is_environ(node.func.value)):
+                names.append(ours(node.args[0]))
+        elif isinstance(node, ast.Compare) and any(is_environ(c) for c in node.comparators):
+            names.append(ours(node.left))
+    return [n for n in names if n]
+
+
+def test_only_settings_reads_our_variables():
+    assert environment_reads(ast.parse('os.environ.get("ONCALL_MEMORY_X") or "ONCALL_MEMORY_Y" in os.environ')) == [
+        "ONCALL_MEMORY_X",
+        "ONCALL_MEMORY_Y",
+    ]
+    for name, path in MODULES.items():
+        if name != "oncall_memory.settings":
+            read = environment_reads(ast.parse(path.read_text()))
+            assert not read, f"{name} reads {read} from the environment: read it in settings.py"
+
+
+def test_only_deps_and_the_factory_touch_the_apps_state():
+    allowed = {"oncall_memory.service.deps", "oncall_memory.service.app"}
+    for name, path in MODULES.items():
+        if name not in allowed:
+            assert "request.app.state" not in path.read_text(), (
+                f"{name} reads request.app.state: add a provider to deps.py"
+            )
+
+
+def test_every_module_says_what_it_owns():
+    missing = [
+        name
+        for name, path in MODULES.items()
+        if path.stat().st_size and not ast.get_docstring(ast.parse(path.read_text()))
+    ]
+    assert not missing, f"modules without a docstring: {missing}"
+
+
+def test_memory_stays_a_facade():
+    tree = ast.parse(MODULES["oncall_memory.memory"].read_text())
+    (memory,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Memory"]
+    lines = memory.end_lineno - memory.lineno + 1
+    assert lines <= 250, f"Memory is {lines} lines: move what it does into the module that owns it"
+
+
+def test_a_lookup_on_the_embedded_store_loads_no_heavy_stack(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    fixtures = PACKAGE.parent / "fixtures" / "incidents.jsonl"
+    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(tmp_path / "data"), "ONCALL_MEMORY_EMBEDDER": "fake"}
+    subprocess.run([sys.executable, "-m", "oncall_memory.cli", "ingest", str(fixtures)], env=env, check=True)
+    probe = (
+        "import sys\n"
+        "from oncall_memory.cli import main\n"
+        "sys.argv = ['oncall-memory', 'similar', 'pods crash looping', '--json']\n"
+        "code = main()\n"
+        "heavy = sorted(m for m in ('qdrant_client', 'prefect', 'fastapi', 'torch') if m in sys.modules)\n"
+        "print('HEAVY', heavy, code, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300)
+    assert "HEAVY [] 0" in done.stderr, done.stderr[-2000:]
