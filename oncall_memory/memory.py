@@ -199,7 +199,7 @@ class Memory:
                 self._store,
                 embedder,
                 embed=embed,
-                batch_size=self.settings.embed_batch_size,
+                batch_size=self.settings.embed_batch_size or self.embedder.ingest_batch,
                 lock=self._guard.writing,
                 on_batch=on_batch,
                 room=lambda points: self.settings.dir.need_for_points(
@@ -276,7 +276,9 @@ class Memory:
 
     def reindex(self) -> IngestReport:
         """Rebuild the collection with this memory's embedder, beside the old one (see `maintenance.reindex`)."""
-        report = M.reindex(self._guard, self.embedder, batch_size=self.settings.embed_batch_size)
+        report = M.reindex(
+            self._guard, self.embedder, batch_size=self.settings.embed_batch_size or self.embedder.ingest_batch
+        )
         self._contract_checked = False
         return report
 

@@ -90,17 +90,56 @@ def test_killed_for_going_over_its_memory_allowance_is_an_oom_kill(fixture_memor
     assert "both are OOM kills" in first.reasons
 
 
-def test_the_onnx_export_gives_the_same_vectors_as_sentence_transformers(local_embedder, tmp_path):
+TEXTS = [
+    "pods are crashing on startup, CrashLoopBackOff",
+    "certificate expired",
+    "x" * 5000,
+    "checkout",
+    "Postgres primary ran out of connections; pgbouncer pool exhausted after the deploy doubled the workers",
+]
+
+
+def test_the_float32_export_gives_the_same_vectors_as_sentence_transformers(local_embedder, tmp_path):
     import numpy as np
 
-    onnx = LocalEmbedder(cache=tmp_path / "models")
-    texts = ["pods are crashing on startup, CrashLoopBackOff", "certificate expired", "x" * 5000]
-    fast, reference = np.array(onnx.embed(texts)), np.array(local_embedder.embed(texts))
-    assert onnx.runtime == "onnx" and local_embedder.runtime == "sentence-transformers"
-    assert (fast * reference).sum(axis=1).min() > 0.99999  # cosine of unit vectors
+    onnx = LocalEmbedder(cache=tmp_path / "models", precision="float32")
+    fast, reference = np.array(onnx.embed(TEXTS)), np.array(local_embedder.embed(TEXTS))
+    assert onnx.runtime == "onnx float32" and local_embedder.runtime == "sentence-transformers"
+    # cosine of unit vectors; texts of very different lengths in one call (batched by length, in order)
+    assert (fast * reference).sum(axis=1).min() > 0.99999
     assert onnx.truncate("x " * 1000) == ("x " * 1000, True) and onnx.truncate("short") == ("short", False)
-    again = LocalEmbedder(cache=tmp_path / "models")  # a second process loads the export, no re-export
-    assert np.allclose(again.embed(texts[:1]), fast[:1], atol=1e-6) and again.runtime == "onnx"
+    again = LocalEmbedder(cache=tmp_path / "models", precision="float32")  # loads the export, no re-export
+    assert np.allclose(again.embed(TEXTS[:1]), fast[:1], atol=1e-6) and again.runtime == "onnx float32"
+    # one at a time or all together: the same vectors (a batch's padding never leaks into a text's vector)
+    single = np.array([again.embed([t])[0] for t in TEXTS])
+    assert np.allclose(single, fast, atol=1e-5)
+
+
+def test_the_int8_default_stays_close_to_float32_and_keeps_torch_out_of_the_process(local_embedder, tmp_path):
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    int8 = LocalEmbedder(cache=tmp_path / "models")
+    assert int8.precision == "int8"
+    vectors, reference = np.array(int8.embed(TEXTS)), np.array(local_embedder.embed(TEXTS))
+    assert int8.runtime == "onnx int8"
+    cosines = (vectors * reference).sum(axis=1)
+    assert cosines.min() > 0.97 and cosines.mean() > 0.985, cosines
+    # The neighbour that matters: crashing pods are nearer the never-ready deployment than the certificate.
+    pods, ready, cert = np.array(
+        int8.embed([TEXTS[0], "deployment never becomes ready, readiness probe failing", TEXTS[1]])
+    )
+    assert pods @ ready > pods @ cert + 0.15
+    # A later process loads the export without torch (the export ran in a child).
+    probe = (
+        "import sys; from pathlib import Path; from oncall_memory.embedders.local import LocalEmbedder; "
+        f"e = LocalEmbedder(cache=Path({str(tmp_path / 'models')!r})); e.embed(['disk full']); "
+        "print(e.runtime, 'torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip() == "onnx int8 False", done.stderr[-2000:]
 
 
 def test_answers_say_when_they_are_guesses_on_the_shipped_sets(tmp_path, local_embedder):

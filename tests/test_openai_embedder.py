@@ -59,7 +59,7 @@ def test_batches_inputs_and_returns_vectors_in_order(httpserver):
     httpserver.expect_request("/v1/embeddings", method="POST").respond_with_handler(handler)
     texts = [f"incident {i}" for i in range(5)]
     vectors = make(httpserver, batch_size=2).embed(texts)
-    assert [len(b["input"]) for b in seen] == [2, 2, 1]
+    assert sorted(len(b["input"]) for b in seen) == [1, 2, 2]  # sent side by side: in any order
     assert seen[0]["model"] == "text-embedding-3-small"
     assert vectors == [pytest.approx(vector_for(t)) for t in texts]
 
@@ -113,3 +113,139 @@ def test_known_model_dimension_is_the_default_and_not_sent(httpserver):
     assert (embedder.model, embedder.dimension) == ("text-embedding-3-small", 1536)
     assert len(embedder.embed(["x"])[0]) == 1536
     assert "dimensions" not in seen[0]
+
+
+# -- requests planned under the endpoint's limits, side by side, paced by the account's headers --------
+
+
+@pytest.fixture
+def threaded_server():
+    from pytest_httpserver import HTTPServer
+
+    server = HTTPServer(threaded=True)
+    server.start()
+    yield server
+    server.clear()
+    server.stop()
+
+
+def test_no_request_passes_the_endpoints_token_limit(httpserver):
+    embedder = make(httpserver, batch_size=2048)
+    handler, seen = embeddings_api()
+
+    def limited(request: Request) -> Response:
+        body = json.loads(request.get_data())
+        total = sum(embedder.tokens(t) for t in body["input"])
+        if total > OpenAIEmbedder.MAX_REQUEST_TOKENS or len(body["input"]) > OpenAIEmbedder.MAX_INPUTS_PER_REQUEST:
+            error = {"error": {"message": f"{total} tokens in one request", "code": "max_tokens_per_request"}}
+            return Response(json.dumps(error), status=400, content_type="application/json")
+        return handler(request)
+
+    httpserver.expect_request("/v1/embeddings", method="POST").respond_with_handler(limited)
+    texts = [f"post-mortem {i}: " + "the primary database failed over " * 240 for i in range(120)]  # ~8 KB each
+    vectors = embedder.embed(texts)
+    assert vectors == [pytest.approx(vector_for(t)) for t in texts]  # in order across requests
+    assert len(seen) >= 2 and sorted(t for body in seen for t in body["input"]) == sorted(texts)
+    assert all(sum(embedder.tokens(t) for t in body["input"]) <= OpenAIEmbedder.MAX_REQUEST_TOKENS for body in seen)
+
+
+def test_requests_go_side_by_side_up_to_the_concurrency(threaded_server):
+    import threading
+    import time
+
+    handler, _ = embeddings_api()
+    lock, state = threading.Lock(), {"now": 0, "most": 0}
+
+    def slow(request: Request) -> Response:
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.3)
+        with lock:
+            state["now"] -= 1
+        return handler(request)
+
+    threaded_server.expect_request("/v1/embeddings", method="POST").respond_with_handler(slow)
+    texts = [f"alert {i}" for i in range(16)]
+    vectors = make(threaded_server, batch_size=2, concurrency=4).embed(texts)
+    assert vectors == [pytest.approx(vector_for(t)) for t in texts]
+    assert 2 <= state["most"] <= 4, state  # 8 requests, at most 4 in flight
+    state["most"] = 0
+    vectors = make(threaded_server, batch_size=2, concurrency=1).embed(texts[:4])
+    assert vectors == [pytest.approx(vector_for(t)) for t in texts[:4]]
+    assert state["most"] == 1
+
+
+def test_the_accounts_rate_limit_headers_hold_the_next_request_back(httpserver):
+    import time
+
+    handler, _ = embeddings_api()
+    arrived: list[float] = []
+
+    def spent(request: Request) -> Response:
+        arrived.append(time.monotonic())
+        response = handler(request)
+        # The window is spent: no request left until it resets in 400 ms (OpenAI's header shapes).
+        response.headers["x-ratelimit-limit-requests"] = "3000"
+        response.headers["x-ratelimit-remaining-requests"] = "0"
+        response.headers["x-ratelimit-reset-requests"] = "400ms"
+        response.headers["x-ratelimit-remaining-tokens"] = "999000"
+        response.headers["x-ratelimit-reset-tokens"] = "0s"
+        return response
+
+    httpserver.expect_request("/v1/embeddings", method="POST").respond_with_handler(spent)
+    embedder = make(httpserver, batch_size=1, concurrency=1)
+    assert embedder.embed(["a", "b", "c"]) == [pytest.approx(vector_for(t)) for t in "abc"]
+    gaps = [b - a for a, b in zip(arrived, arrived[1:])]
+    assert len(arrived) == 3 and min(gaps) >= 0.35, gaps
+    # Requests sent side by side wait too, once an answer has said the window is spent.
+    arrived.clear()
+    started = time.monotonic()
+    make_again = make(httpserver, batch_size=1, concurrency=4)
+    make_again.embed(["x"])
+    make_again.embed(["y", "z"])
+    assert len(arrived) == 3 and min(arrived[1:]) - started >= 0.35  # both held until the window reset
+
+
+def test_a_spent_token_window_holds_a_request_that_would_not_fit(httpserver):
+    import time
+
+    handler, _ = embeddings_api()
+    arrived: list[float] = []
+
+    def few_tokens(request: Request) -> Response:
+        arrived.append(time.monotonic())
+        response = handler(request)
+        response.headers["x-ratelimit-remaining-tokens"] = "5"
+        response.headers["x-ratelimit-reset-tokens"] = "0.3s"
+        return response
+
+    httpserver.expect_request("/v1/embeddings", method="POST").respond_with_handler(few_tokens)
+    embedder = make(httpserver)
+    embedder.embed(["a first alert text"])
+    embedder.embed(["a second alert text, longer than five tokens"])
+    assert arrived[1] - arrived[0] >= 0.25
+
+
+def test_one_refused_request_among_several_fails_the_call_as_refused(httpserver):
+    handler, _ = embeddings_api()
+
+    def refuse_bad(request: Request) -> Response:
+        if "BAD" in json.loads(request.get_data())["input"]:
+            error = {"error": {"message": "input is invalid", "code": "invalid_input"}}
+            return Response(json.dumps(error), status=400, content_type="application/json")
+        return handler(request)
+
+    httpserver.expect_request("/v1/embeddings", method="POST").respond_with_handler(refuse_bad)
+    with pytest.raises(EmbeddingFailed, match="refused the input") as caught:
+        make(httpserver, batch_size=2).embed(["a", "b", "c", "BAD", "e", "f"])
+    assert caught.value.refused
+
+
+def test_reset_durations_as_openai_writes_them():
+    from oncall_memory.embedders.openai import _duration
+
+    assert _duration("20ms") == pytest.approx(0.02)
+    assert _duration("1.5s") == pytest.approx(1.5)
+    assert _duration("1m2s") == pytest.approx(60)  # capped: never held longer than a minute on a header
+    assert _duration("0s") == 0 and _duration(None) == 0 and _duration("soon") == 0

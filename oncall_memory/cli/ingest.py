@@ -133,7 +133,11 @@ def _print(report: IngestReport, args: argparse.Namespace, settings: Settings, l
     if args.json:
         print(json.dumps(c))
     else:
+        # The rate counts what was embedded when anything was (the cost that matters), else all read.
+        embedded = c["new"] + c["updated"]
+        rate = (embedded or c["new"] + c["updated"] + c["unchanged"]) / max(elapsed, 1e-6)
         print(
             f"{c['new']} new, {c['updated']} updated, {c['unchanged']} unchanged, {c['rejected']} rejected "
-            f"({c['embedding_calls']} embedding calls, {elapsed:.1f}s) into {settings.collection!r} at {location}"
+            f"({c['embedding_calls']} embedding calls, {elapsed:.1f}s, {rate:,.0f} incidents/s"
+            f"{' embedded' if embedded else ''}) into {settings.collection!r} at {location}"
         )

