@@ -40,13 +40,14 @@ class Sparse:
     values: list[float]
 
 
-def _index(term: str) -> int:
+def term_index(term: str) -> int:
+    """A term's index in the sparse vector (stable: no vocabulary to keep)."""
     return zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
 
 
 def sparse_vector(text: str, extra: Sequence[str] = ()) -> Sparse:
     """Term-frequency sparse vector (1 + log tf) for `text` and the `extra` terms taken as they are (the
     ops vocabulary's canonical symptoms); IDF is applied by Qdrant at query time."""
-    counts: Counter[int] = Counter(_index(t) for t in [*terms(text), *extra])
+    counts: Counter[int] = Counter(term_index(t) for t in [*terms(text), *extra])
     indices = sorted(counts)
     return Sparse(indices=indices, values=[1.0 + math.log(counts[i]) for i in indices])

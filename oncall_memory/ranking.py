@@ -198,9 +198,10 @@ def boosts(
     if similarity is not None:
         out.append(Boost(MEANING, 0.0, similarity))
     text = payload.get(P.TEXT)
-    if rare := wording.rare_in(text):
+    term_ids = frozenset(ids) if (ids := payload.get(P.TERMS)) is not None else None
+    if rare := wording.rare_in(text, term_ids):
         out.append(Boost(RARE, weights.rare_token * min(len(rare), weights.max_rare_tokens), rare))
-    if common := wording.common(text):
+    if common := wording.common(text, term_ids=term_ids):
         out.append(Boost(WORDS, 0.0, common))  # counted in relevance already; named here
     if both := shared_symptoms(payload, symptoms):
         out.append(Boost(SYMPTOM, weights.same_symptom * len(both), both))

@@ -2,15 +2,18 @@
 an identical title, the rare tokens (a version, a size, an exit or error code) that pin a problem down
 better than any common word, and the words in common.
 
-Linear in the texts: one pass of each pattern, set lookups after.
+Linear in the texts: one pass of each pattern, set lookups after. A candidate's words are read from the
+term ids its payload carries (`terms`, the indices of its sparse vector) when it has them, so ranking 50
+candidates does not tokenise 50 texts again (3.3 ms of a 100,000-incident lookup did).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from .lexical import terms
+from .lexical import term_index, terms
 
 # Rare tokens: 4.12 / 1.24.3 (versions), 512Mi / 2GB (sizes), and the number after an exit, error or
 # status word (exit code 137, HTTP 503, errno 28, signal 9).
@@ -42,23 +45,33 @@ class Wording:
     title: str = ""  # the alert's text as a title key
     rare: tuple[str, ...] = ()
     words: frozenset[str] = field(default_factory=frozenset)
+    ids: dict[str, int] = field(default_factory=dict)  # each word and rare token -> its term id
 
     @classmethod
     def of(cls, text: str) -> Wording:
-        return cls(title_key(text), tuple(rare_tokens(text)), frozenset(terms(text)))
+        rare, words = tuple(rare_tokens(text)), frozenset(terms(text))
+        return cls(title_key(text), rare, words, {w: term_index(w) for w in (*words, *rare)})
 
     def same_title(self, title: str | None) -> bool:
         return bool(self.title) and bool(title) and title_key(title or "") == self.title
 
-    def rare_in(self, text: str | None) -> list[str]:
-        """The alert's rare tokens this text holds too, as whole tokens."""
+    def rare_in(self, text: str | None, term_ids: Collection[int] | None = None) -> list[str]:
+        """The alert's rare tokens this text holds too, as whole tokens (a version or size by the pattern; a
+        code, also a word, by the text's term ids when given)."""
         if not self.rare or not text:
             return []
-        theirs = set(rare_tokens(text)) | set(terms(text))
-        return [t for t in self.rare if t in theirs]
+        theirs = set(rare_tokens(text))
+        if term_ids is None:
+            theirs |= set(terms(text))
+        return [t for t in self.rare if t in theirs or (term_ids is not None and self.ids[t] in term_ids)]
 
-    def common(self, text: str | None, *, most: int = 6) -> list[str]:
-        """Up to `most` words both hold, the longest (the least common, as a rule) first."""
+    def common(self, text: str | None, *, term_ids: Collection[int] | None = None, most: int = 6) -> list[str]:
+        """Up to `most` words both hold, the longest (the least common, as a rule) first. With the text's
+        term ids, by them (no tokenising; a 31-bit hash collision could add a word, about 1 in 10^8)."""
         if not self.words or not text:
             return []
-        return sorted(self.words & set(terms(text)), key=lambda w: (-len(w), w))[:most]
+        if term_ids is None:
+            shared: set[str] | frozenset[str] = self.words & set(terms(text))
+        else:
+            shared = {w for w in self.words if self.ids[w] in term_ids}
+        return sorted(shared, key=lambda w: (-len(w), w))[:most]
