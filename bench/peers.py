@@ -21,11 +21,14 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from oncall_memory.alert import Alert, Filters
 from oncall_memory.distill import distill_alert
@@ -90,11 +93,31 @@ def engine_optimize_seconds(data: Path) -> float:
     return seconds
 
 
+def peer_rows(stored: np.ndarray, envs: list[str], queries: np.ndarray, python: str) -> list:
+    """Run `bench/peer_engines.py` under `python` (a venv holding chromadb, lancedb, faiss: they are not
+    the project's dependencies, and chromadb's pins conflict with Prefect's) on the same vectors."""
+    import json
+    import subprocess
+
+    folder = Path(tempfile.mkdtemp(prefix="peers-vectors-"))
+    np.savez(folder / "vectors.npz", stored=stored, envs=np.array(envs), queries=queries, env=np.array(ENV))
+    script = Path(__file__).with_name("peer_engines.py")
+    done = subprocess.run([python, str(script), str(folder / "vectors.npz")], capture_output=True, text=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    if done.returncode:
+        print(f"  peers failed: {done.stderr[-2000:]}")
+        return []
+    print(done.stderr.strip())
+    return [(r["name"], tuple(r["unfiltered"]), tuple(r["env"]), r["note"]) for r in json.loads(done.stdout)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--data", type=Path, help="keep the built store here (reused when it exists)")
+    ap.add_argument("--peers", action="store_true", help="add chromadb, lancedb, faiss (those installed)")
+    ap.add_argument("--peers-python", default=sys.executable, help="the interpreter whose venv holds the peers")
     args = ap.parse_args()
     data = args.data or Path(tempfile.mkdtemp(prefix="peers-"))
     built = build(data, args.n)
@@ -152,6 +175,16 @@ def main() -> None:
         )
         table.append(
             ("Memory, ranked (the default)", timed(similar(), alerts), timed(similar(filters=env), alerts), "")
+        )
+        if args.peers:
+            ids, envs, stored = [], [], []
+            for pid, payload, vecs in memory._store.points(with_vectors=True, batch=1024):
+                ids.append(pid)
+                envs.append(payload.get("env"))
+                stored.append(vecs[DENSE])  # type: ignore[index]
+    if args.peers:
+        table += peer_rows(
+            np.asarray(stored, dtype=np.float32), envs, np.asarray(vectors, dtype=np.float32), args.peers_python
         )
     raw_env = table[0][2][0]
     print(f"\n{n:,} incidents, {DIM} dims, {len(alerts)} held-out alerts, top 5; p50 / p99 ms")
