@@ -9,8 +9,10 @@ opening the memory to the end of the ingest (the model's load included), with th
 the kernel counts it (getrusage's ru_maxrss: the whole process, model included):
 
   - local model, sentence-transformers (torch, float32): the runtime before ONNX;
-  - local model, ONNX Runtime float32 and int8 (the default): the export is made before timing, as a
-    deployment's first ingest leaves it in the data dir's models/;
+  - local model, ONNX Runtime float32 as it ran before this work (batches of 64 in arrival order, each
+    padded to its longest, ONNX Runtime's own thread count: `encode_before` below), then float32 and int8
+    (the default) as they run now; the export is made before timing, as a deployment's first ingest leaves
+    it in the data dir's models/;
   - OpenAI, against a local server playing the embeddings endpoint with a realistic latency (fixed per
     request plus per input; 1536 dims), one request at a time (as before) and four in flight (the default).
 
@@ -32,12 +34,18 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from .real_text import DEFAULT_OUT as REAL_TEXT
 from .synth import varied_rows
 
 CONFIGS = {
     "local torch float32": {"ONCALL_MEMORY_EMBEDDER": "local", "BENCH_RUNTIME": "torch"},
+    "local onnx float32 (before)": {
+        "ONCALL_MEMORY_EMBEDDER": "local",
+        "ONCALL_MEMORY_LOCAL_PRECISION": "float32",
+        "BENCH_RUNTIME": "before",
+    },
     "local onnx float32": {"ONCALL_MEMORY_EMBEDDER": "local", "ONCALL_MEMORY_LOCAL_PRECISION": "float32"},
     "local onnx int8": {"ONCALL_MEMORY_EMBEDDER": "local", "ONCALL_MEMORY_LOCAL_PRECISION": "int8"},
     "openai, 1 in flight": {"ONCALL_MEMORY_EMBEDDER": "openai", "ONCALL_MEMORY_OPENAI_CONCURRENCY": "1"},
@@ -70,6 +78,11 @@ def child(config: str, backlog: str) -> None:
 
     settings = Settings()
     embedder = LocalEmbedder() if os.environ.get("BENCH_RUNTIME") == "torch" else None  # no cache: torch
+    if os.environ.get("BENCH_RUNTIME") == "before":
+        from oncall_memory.embedders import onnx
+
+        onnx.OnnxModel.encode = encode_before  # type: ignore[method-assign]
+        onnx.available_cores = lambda: 0  # ONNX Runtime's own choice of threads, as before
     started = time.perf_counter()
     with Memory.open(settings, embedder=embedder) as memory:
         report = memory.ingest(read_jsonl(Path(backlog)))
@@ -78,6 +91,26 @@ def child(config: str, backlog: str) -> None:
     seconds = time.perf_counter() - started
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"seconds": seconds, "new": report.new, "calls": report.embedding_calls, "peak_kb": peak_kb}))
+
+
+def encode_before(self: Any, texts: list[str], max_texts: int = 64) -> Any:
+    """`OnnxModel.encode` as it was at 759fe77: batches of 64 in the order given, padded to each batch's
+    longest text (the tokenizer's own padding)."""
+    import numpy as np
+
+    self._tokenizer.enable_padding()
+    out = []
+    for start in range(0, len(texts), 64):
+        encoded = self._tokenizer.encode_batch(texts[start : start + 64])
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        hidden = self._session.run(
+            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        )[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        out.append(pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None))
+    return np.concatenate(out) if out else np.zeros((0, 0))
 
 
 def run_child(config: str, backlog: Path, env: dict[str, str]) -> dict:
@@ -209,7 +242,7 @@ def main() -> None:
         r["requests"] = fake.requests - before
         results[config] = r
         print(
-            f"  {config:22s} {r['new'] / r['seconds']:7.1f} incidents/s ({r['seconds']:6.1f} s, "
+            f"  {config:28s} {r['new'] / r['seconds']:7.1f} incidents/s ({r['seconds']:6.1f} s, "
             f"{r['calls']} embedding calls{', %d requests' % r['requests'] if 'openai' in config else ''}), "
             f"peak RSS {r['peak_mb']:6.0f} MB",
             flush=True,
@@ -218,9 +251,15 @@ def main() -> None:
     def rate(c: str) -> float:
         return results[c]["new"] / results[c]["seconds"]
 
+    if {"local onnx float32 (before)", "local onnx int8"} <= results.keys():
+        before = results["local onnx float32 (before)"]
+        print(
+            f"\nlocal int8 now / onnx float32 before: {rate('local onnx int8') / rate('local onnx float32 (before)'):.2f}x "
+            f"incidents/s, peak RSS {results['local onnx int8']['peak_mb']:.0f} vs {before['peak_mb']:.0f} MB"
+        )
     if {"local torch float32", "local onnx int8"} <= results.keys():
         print(
-            f"\nlocal int8 / torch float32: {rate('local onnx int8') / rate('local torch float32'):.2f}x incidents/s, "
+            f"local int8 / torch float32: {rate('local onnx int8') / rate('local torch float32'):.2f}x incidents/s, "
             f"peak RSS {results['local onnx int8']['peak_mb']:.0f} vs {results['local torch float32']['peak_mb']:.0f} MB"
         )
     if {"local onnx float32", "local onnx int8"} <= results.keys():

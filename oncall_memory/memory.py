@@ -68,6 +68,7 @@ class Memory:
         self._contract_checked = False
         self._known: dict[str, set[str]] | None = None
         self._embedder_probe = EmbedderProbe(embedder)
+        self._batch = settings.embed_batch_size or embedder.ingest_batch  # texts per embedding call
         self._last_ingest: LastIngest | None = None
 
     @classmethod
@@ -141,8 +142,7 @@ class Memory:
         return self.feedback.record(key, suggested, verdict, who=who, at=at, ref=ref)
 
     def offer(self, lookup: Lookup, suggested: str) -> str | None:
-        """A token a feedback button can carry for "`suggested` was offered for this lookup's alert" (None
-        for an alert without a signature to remember feedback by); `feedback.record_offered` takes it back."""
+        """A feedback button's token for "`suggested` was offered for this alert" (see `feedback.offer`)."""
         return self.feedback.offer(lookup.signature_key, suggested) if lookup.signature_key else None
 
     @contextmanager
@@ -199,7 +199,7 @@ class Memory:
                 self._store,
                 embedder,
                 embed=embed,
-                batch_size=self.settings.embed_batch_size or self.embedder.ingest_batch,
+                batch_size=self._batch,
                 lock=self._guard.writing,
                 on_batch=on_batch,
                 room=lambda points: self.settings.dir.need_for_points(
@@ -276,9 +276,7 @@ class Memory:
 
     def reindex(self) -> IngestReport:
         """Rebuild the collection with this memory's embedder, beside the old one (see `maintenance.reindex`)."""
-        report = M.reindex(
-            self._guard, self.embedder, batch_size=self.settings.embed_batch_size or self.embedder.ingest_batch
-        )
+        report = M.reindex(self._guard, self.embedder, batch_size=self._batch)
         self._contract_checked = False
         return report
 
