@@ -34,7 +34,7 @@ def test_two_scheduled_runs_fire_by_themselves_and_the_local_server_stops_with_u
     )
     api, runs, seen = None, [], []
     try:
-        deadline = time.monotonic() + 150
+        deadline = time.monotonic() + 300  # a Prefect server start and two runs: ~40 s idle, much more on a busy CI box
         while api is None and time.monotonic() < deadline:
             line = proc.stdout.readline()
             seen.append(line)
