@@ -19,6 +19,7 @@ The index build is timed against the engine's own optimize of the same data (`op
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import sys
@@ -102,7 +103,8 @@ def peer_rows(stored: np.ndarray, envs: list[str], queries: np.ndarray, python: 
     folder = Path(tempfile.mkdtemp(prefix="peers-vectors-"))
     np.savez(folder / "vectors.npz", stored=stored, envs=np.array(envs), queries=queries, env=np.array(ENV))
     script = Path(__file__).with_name("peer_engines.py")
-    done = subprocess.run([python, str(script), str(folder / "vectors.npz")], capture_output=True, text=True)
+    quiet = {**os.environ, "RUST_LOG": "error", "PYTHONWARNINGS": "ignore"}  # lancedb's k-means chatter
+    done = subprocess.run([python, str(script), str(folder / "vectors.npz")], capture_output=True, text=True, env=quiet)
     shutil.rmtree(folder, ignore_errors=True)
     if done.returncode:
         print(f"  peers failed: {done.stderr[-2000:]}")
