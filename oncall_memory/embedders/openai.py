@@ -107,35 +107,33 @@ class OpenAIEmbedder(Embedder):
             return len(encoding.encode(text, disallowed_special=()))
         return len(text.encode("utf-8"))
 
-    def plan(self, texts: Sequence[str]) -> list[tuple[int, int]]:
-        """Consecutive (start, end) slices of `texts`, one per request: at most `batch_size` inputs and
-        `MAX_REQUEST_TOKENS` tokens each (a text is counted at most at the per-input limit it is cut to)."""
+    def plan(self, texts: Sequence[str]) -> list[tuple[int, int, int]]:
+        """Consecutive (start, end, tokens) slices of `texts`, one per request: at most `batch_size` inputs
+        and `MAX_REQUEST_TOKENS` tokens each (a text is counted at most at the per-input limit it is cut
+        to). Each text is counted once; the request's total is what the pacer holds it back for."""
         slices, start, budget = [], 0, 0
         for i, text in enumerate(texts):
             cost = min(self.tokens(text), self.MAX_INPUT_TOKENS)
             if i > start and (i - start >= self._batch_size or budget + cost > self.MAX_REQUEST_TOKENS):
-                slices.append((start, i))
+                slices.append((start, i, budget))
                 start, budget = i, 0
             budget += cost
         if start < len(texts):
-            slices.append((start, len(texts)))
+            slices.append((start, len(texts), budget))
         return slices
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         slices = self.plan(texts)
         if len(slices) <= 1 or self._concurrency == 1:
-            return [v for a, b in slices for v in self._request(list(texts[a:b]), self._cost(texts[a:b]))]
+            return [v for a, b, cost in slices for v in self._request(list(texts[a:b]), cost)]
         with ThreadPoolExecutor(max_workers=min(self._concurrency, len(slices))) as pool:
-            futures = [pool.submit(self._request, list(texts[a:b]), self._cost(texts[a:b])) for a, b in slices]
+            futures = [pool.submit(self._request, list(texts[a:b]), cost) for a, b, cost in slices]
             try:
                 return [v for f in futures for v in f.result()]  # in order; the first failure raises
             except BaseException:
                 for f in futures:
                     f.cancel()  # not yet sent: never sent
                 raise
-
-    def _cost(self, texts: Sequence[str]) -> int:
-        return sum(min(self.tokens(t), self.MAX_INPUT_TOKENS) for t in texts)
 
     def _request(self, batch: list[str], cost: int = 0) -> list[list[float]]:
         self._pacer.wait_for(cost)
