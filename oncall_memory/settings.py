@@ -160,6 +160,15 @@ GROUPS: dict[str, tuple[type[_Group], str]] = {
 }
 
 
+def _group_of(flat: str) -> tuple[str, str] | None:
+    """The (group, field) a flat setting name belongs to (`pagerduty_token` -> ("pagerduty", "token")),
+    or None for a top-level setting."""
+    for group, (model, prefix) in GROUPS.items():
+        if flat.startswith(prefix) and flat[len(prefix) :] in model.model_fields:
+            return group, flat[len(prefix) :]
+    return None
+
+
 def _no_blank_secret(value: Any) -> Any:
     # `VAR=` (docker-compose's `${VAR:-}`) must mean "not set": an empty token would let an empty
     # Authorization header in, and would count as configured.
@@ -234,14 +243,13 @@ class Settings(BaseSettings):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        for group, (model, prefix) in GROUPS.items():
-            given = {
-                name[len(prefix) :]: data.pop(name)
-                for name in list(data)
-                if name.startswith(prefix) and name[len(prefix) :] in model.model_fields
-            }
-            if given and group not in data:
-                data[group] = model(**given)
+        given: dict[str, dict[str, Any]] = {}
+        for name in list(data):
+            if (place := _group_of(name)) is not None:
+                given.setdefault(place[0], {})[place[1]] = data.pop(name)
+        for group, fields in given.items():
+            if group not in data:
+                data[group] = GROUPS[group][0](**fields)
         return data
 
     def replace(self, **changes: Any) -> Settings:
@@ -249,14 +257,12 @@ class Settings(BaseSettings):
         top: dict[str, Any] = {}
         groups: dict[str, dict[str, Any]] = {}
         for name, value in changes.items():
-            for group, (model, prefix) in GROUPS.items():
-                if name.startswith(prefix) and name[len(prefix) :] in model.model_fields:
-                    groups.setdefault(group, {})[name[len(prefix) :]] = value
-                    break
-            else:
-                if name not in type(self).model_fields:
-                    raise ValueError(f"no setting {name!r}")
+            if (place := _group_of(name)) is not None:
+                groups.setdefault(place[0], {})[place[1]] = value
+            elif name in type(self).model_fields:
                 top[name] = value
+            else:
+                raise ValueError(f"no setting {name!r}")
         for group, update in groups.items():
             top[group] = getattr(self, group).model_copy(update=update)
         return self.model_copy(update=top)
