@@ -187,8 +187,10 @@ def boosts(
     symptoms: Iterable[str] = (),
     tally: Tally | None = None,
     wording: Wording | None = None,
+    term_ids: frozenset[int] | None = None,
 ) -> list[Boost]:
-    """Every fact that moves (or explains) this candidate, in reading order."""
+    """Every fact that moves (or explains) this candidate, in reading order. `term_ids`: the candidate's
+    words as the search read them (else from its payload's `terms`, else its text is tokenised)."""
     out: list[Boost] = []
     wording = wording or Wording()
     if is_signature_match(payload, signature_key):
@@ -198,7 +200,8 @@ def boosts(
     if similarity is not None:
         out.append(Boost(MEANING, 0.0, similarity))
     text = payload.get(P.TEXT)
-    term_ids = frozenset(ids) if (ids := payload.get(P.TERMS)) is not None else None
+    if term_ids is None and (ids := payload.get(P.TERMS)) is not None:
+        term_ids = frozenset(ids)
     if rare := wording.rare_in(text, term_ids):
         out.append(Boost(RARE, weights.rare_token * min(len(rare), weights.max_rare_tokens), rare))
     if common := wording.common(text, term_ids=term_ids):
@@ -252,6 +255,7 @@ class Candidate(NamedTuple):
     payload: dict[str, Any]
     relevance: float
     similarity: float | None
+    terms: frozenset[int] | None = None  # its term ids, as the search read them (None: not read)
 
 
 class Ranked(NamedTuple):
@@ -289,6 +293,7 @@ def rank(
             symptoms=symptoms,
             tally=(feedback or {}).get(str(c.payload.get(P.INCIDENT_ID))),
             wording=wording,
+            term_ids=c.terms,
         )
         score = c.relevance + (sum(b.weight for b in why) if by_facts else 0.0)
         ranked.append(Ranked(c, why, score, pin and is_signature_match(c.payload, signature_key)))

@@ -144,7 +144,7 @@ class Retriever:
         for h in hits:
             similarity = cosines.get(h.point_id)
             relevance = self._relevance(h, plan, mode, similarity, query_terms, top_lexical)
-            candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity))
+            candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity, h.terms or None))
             evidence[h.point_id] = self._evidence(h, similarity, query_terms)
         shown = ranking.rank(
             candidates,
