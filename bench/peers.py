@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -38,26 +37,11 @@ from oncall_memory.incident import Incident
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 
+from .peer_engines import timed
 from .synth import varied_rows
 
 DIM = 1536
 ENV = "shop-prod"
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
-def timed(fn: Callable[[Any], Any], inputs: list[Any]) -> tuple[float, float]:
-    for x in inputs[:10]:
-        fn(x)  # warm: the pages a first lookup reads
-    times = []
-    for x in inputs:
-        started = time.perf_counter()
-        fn(x)
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times), pct(times, 0.99)
 
 
 def build(data: Path, n: int) -> dict:
