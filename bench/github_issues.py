@@ -1,0 +1,184 @@
+"""Real text the memory was not tuned on: public GitHub issues, scored against BM25 (issue 20, items 3 and 6).
+
+    python -m bench.github_issues [--texts FILE] [--fetch]
+
+The set: 81 issues from 47 public repositories (Kubernetes, etcd, CoreDNS, Docker, EKS, k3s, ...) that
+report one of nine operational problems (PLEG not healthy, expired certificates, DNS from busybox, DNS
+upstream timeouts, exit code 137, etcd over its quota, Docker Hub's pull rate limit, too many open files,
+probes refused), and one that reports none of them. `github_issues_labels.jsonl` beside this file holds
+each issue's address, its problem (`family`), and the issues its own thread names as the same problem
+(`links`): a maintainer's "Duplicate of #10299", a reporter's "related to this OLD issue". Only those
+facts are committed; the text is the reporters' and is read from `--texts` (JSONL of {"url", "title",
+"body"}) or, with `--fetch`, from GitHub's REST API (title and the body's first 600 characters).
+
+Each issue is an incident (its title, its body as the error signature); each in turn is the alert (title
+and body), looked up in the other 80 (leave one out: the lookup asks for one more and drops itself).
+Scored two ways, as issue 20 asks:
+  - strict: the issues its thread names come first (only the 6 issues that name one in the set);
+  - lenient: any other report of the same problem comes first (every issue with another in its family).
+Configurations: BM25 (Okapi, k1 1.2, b 0.75, on the same words the memory's word search reads), the
+memory's dense-only, word-only, hybrid and hybrid+ranking, with the configured embedder (the local model
+by default). The alerts carry no facts (no env, service or labels): ranking has only the text. Last, the
+confidence the default lookup gave its first answers, right (another report of the same problem) and wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+
+from oncall_memory import Alert, Memory, Settings
+from oncall_memory.distill import distill_alert
+from oncall_memory.evaluate import CONFIGURATIONS, DEPTH, Scores, metrics
+from oncall_memory.incident import Incident
+from oncall_memory.lexical import terms
+
+LABELS = Path(__file__).with_name("github_issues_labels.jsonl")
+DEFAULT_TEXTS = Path.home() / ".cache" / "oncall-memory" / "github-issues.jsonl"
+BODY_CHARS = 600
+
+
+def issue_id(url: str) -> str:
+    """owner/repo#123 for https://github.com/owner/repo/issues/123."""
+    owner, repo, _, number = url.removeprefix("https://github.com/").split("/")
+    return f"{owner}/{repo}#{number}"
+
+
+def read_labels(path: Path = LABELS) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def fetch_texts(urls: Sequence[str], *, api: str = "https://api.github.com", token: str | None = None) -> list[dict]:
+    """Each issue's title and the start of its body, from GitHub's REST API (GET /repos/{owner}/{repo}/
+    issues/{number}). Unauthenticated, GitHub allows 60 requests an hour: set GITHUB_TOKEN for more."""
+    headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    out = []
+    with httpx.Client(base_url=api, headers=headers, timeout=30) as client:
+        for url in urls:
+            owner, repo, _, number = url.removeprefix("https://github.com/").split("/")
+            response = client.get(f"/repos/{owner}/{repo}/issues/{number}")
+            response.raise_for_status()
+            issue = response.json()
+            out.append({"url": url, "title": issue["title"], "body": (issue.get("body") or "")[:BODY_CHARS]})
+    return out
+
+
+def joined(labels: list[dict], texts: list[dict]) -> list[dict]:
+    by_url = {t["url"]: t for t in texts}
+    if missing := [label["url"] for label in labels if label["url"] not in by_url]:
+        raise SystemExit(f"no text for {len(missing)} labelled issues (first: {missing[0]}); run with --fetch")
+    return [{**label, "title": by_url[label["url"]]["title"], "body": by_url[label["url"]]["body"]} for label in labels]
+
+
+def relevant_sets(issues: list[dict]) -> tuple[list[list[str]], list[list[str]]]:
+    """Per issue: the issues its thread names (strict) and every other issue of its family (lenient)."""
+    ids = {i["url"]: issue_id(i["url"]) for i in issues}
+    strict = [[ids[u] for u in i["links"] if u in ids] for i in issues]
+    lenient = [
+        sorted({ids[o["url"]] for o in issues if o["family"] == i["family"] and o is not i} | set(s))
+        for i, s in zip(issues, strict)
+    ]
+    return strict, lenient
+
+
+class BM25:
+    """Okapi BM25 over the words the memory's word search reads (its tokeniser, on the distilled text)."""
+
+    def __init__(self, docs: dict[str, str], k1: float = 1.2, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.tf = {key: Counter(terms(distill_alert(text))) for key, text in docs.items()}
+        self.length = {key: sum(tf.values()) for key, tf in self.tf.items()}
+        self.average = sum(self.length.values()) / len(self.length)
+        df = Counter(word for tf in self.tf.values() for word in tf)
+        n = len(self.tf)
+        self.idf = {word: math.log(1 + (n - d + 0.5) / (d + 0.5)) for word, d in df.items()}
+
+    def ranked(self, query: str, *, without: str) -> list[str]:
+        words = set(terms(distill_alert(query)))
+        scores = {}
+        for key, tf in self.tf.items():
+            if key == without:
+                continue
+            norm = self.k1 * (1 - self.b + self.b * self.length[key] / self.average)
+            score = sum(self.idf[w] * tf[w] * (self.k1 + 1) / (tf[w] + norm) for w in words if w in tf)
+            if score > 0:
+                scores[key] = score
+        return sorted(scores, key=lambda k: -scores[k])[:DEPTH]
+
+
+def run(issues: list[dict], settings: Settings) -> tuple[dict[str, tuple[Scores, Scores]], list[tuple[bool, str]]]:
+    """Every configuration's (strict, lenient) scores over the issues, each looked up among the others;
+    and, for the default lookup, whether each first answer is another report of the same problem and the
+    confidence it was given."""
+    strict, lenient = relevant_sets(issues)
+    incidents = [
+        Incident(id=issue_id(i["url"]), title=i["title"], error_signature=i["body"] or None, url=i["url"])
+        for i in issues
+    ]
+    alerts = [f"{i['title']}\n{i['body']}" for i in issues]
+    keys = [issue_id(i["url"]) for i in issues]
+    ranked: dict[str, list[list[str]]] = {}
+    bm25 = BM25({k: f"{i['title']}\n{i['body']}" for k, i in zip(keys, issues)})
+    ranked["BM25"] = [bm25.ranked(text, without=key) for text, key in zip(alerts, keys)]
+    firsts = []
+    with Memory.open(settings) as memory:
+        memory.ingest(incidents)
+        for config in CONFIGURATIONS:
+            ranked[config.name] = []
+            for text, key, same in zip(alerts, keys, lenient):
+                lookup = memory.similar(Alert(text=text), limit=DEPTH + 1, mode=config.mode, rank=config.rank)
+                others = [n for n in lookup.neighbours if n.id != key][:DEPTH]
+                ranked[config.name].append([n.id for n in others])
+                if config.rank and others:
+                    firsts.append((others[0].id in same, others[0].confidence))
+    scores = {name: (metrics(lists, strict), metrics(lists, lenient)) for name, lists in ranked.items()}
+    return scores, firsts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--texts", type=Path, default=DEFAULT_TEXTS, help="JSONL of {url, title, body}")
+    ap.add_argument("--fetch", action="store_true", help="read the texts from GitHub's API into --texts first")
+    args = ap.parse_args()
+    labels = read_labels()
+    if args.fetch:
+        texts = fetch_texts([label["url"] for label in labels], token=os.environ.get("GITHUB_TOKEN"))
+        args.texts.parent.mkdir(parents=True, exist_ok=True)
+        args.texts.write_text("".join(json.dumps(t) + "\n" for t in texts), encoding="utf-8")
+    issues = joined(labels, [json.loads(line) for line in args.texts.read_text(encoding="utf-8").splitlines()])
+    strict, lenient = relevant_sets(issues)
+    data = Path(tempfile.mkdtemp(prefix="github-issues-"))
+    settings = Settings(data_dir=data)
+    print(
+        f"{len(issues)} issues, {len({i['family'] for i in issues})} problems; embedder {settings.embedder}; "
+        f"strict: {sum(1 for s in strict if s)} queries, lenient: {sum(1 for s in lenient if s)} queries"
+    )
+    results, firsts = run(issues, settings)
+    print(
+        f"{'':16} {'strict: MRR':>12} {'hit@1':>6} {'recall@5':>9}   {'lenient: MRR':>13} {'hit@1':>6} {'recall@5':>9}"
+    )
+    for name, (s, n) in results.items():
+        print(
+            f"{name:16} {s.mrr:12.3f} {s.hit_at_1:6.3f} {s.recall_at_5:9.3f}   "
+            f"{n.mrr:13.3f} {n.hit_at_1:6.3f} {n.recall_at_5:9.3f}"
+        )
+    for right, words in ((True, "right"), (False, "wrong")):
+        levels = Counter(level for ok, level in firsts if ok == right)
+        print(
+            f"hybrid+ranking, {words} first answers ({sum(levels.values())}): "
+            + ", ".join(f"{levels[level]} {level}" for level in ("high", "medium", "low"))
+        )
+
+
+if __name__ == "__main__":
+    main()
