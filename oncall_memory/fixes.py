@@ -48,6 +48,10 @@ class FixStory(NamedTuple):
 def stories(fixes: Iterable[dict[str, Any]]) -> list[FixStory]:
     """Each action's history (actions compared ignoring case and spacing), most recent first. A fix with
     no time counts as when it was listed, after any dated one before it."""
+    fixes = list(fixes)
+    if len(fixes) == 1:  # most incidents: one fix, its own whole story (ranking reads 50 per lookup)
+        fix = fixes[0]
+        return [FixStory(fix["action"], fix["outcome"], fix.get("at"), ())]
     history: dict[str, list[tuple[int, dict]]] = {}
     for position, fix in enumerate(fixes):
         history.setdefault(" ".join(fix["action"].lower().split()), []).append((position, fix))

@@ -188,23 +188,25 @@ def boosts(
     tally: Tally | None = None,
     wording: Wording | None = None,
     term_ids: frozenset[int] | None = None,
+    explain: bool = True,
 ) -> list[Boost]:
     """Every fact that moves (or explains) this candidate, in reading order. `term_ids`: the candidate's
-    words as the search read them (else from its payload's `terms`, else its text is tokenised)."""
+    words as the search read them (else from its payload's `terms`, else its text is tokenised). Without
+    `explain`, only the facts that move it (what its score needs): the rest is read for the few shown."""
     out: list[Boost] = []
     wording = wording or Wording()
     if is_signature_match(payload, signature_key):
         out.append(Boost(SIGNATURE, 0.0, None))  # pinned first, not weighted
     if wording.same_title(payload.get("title")):
         out.append(Boost(TITLE, weights.same_title, None))
-    if similarity is not None:
+    if explain and similarity is not None:
         out.append(Boost(MEANING, 0.0, similarity))
     text = payload.get(P.TEXT)
     if term_ids is None and (ids := payload.get(P.TERMS)) is not None:
         term_ids = frozenset(ids)
     if rare := wording.rare_in(text, term_ids):
         out.append(Boost(RARE, weights.rare_token * min(len(rare), weights.max_rare_tokens), rare))
-    if common := wording.common(text, term_ids=term_ids):
+    if explain and (common := wording.common(text, term_ids=term_ids)):
         out.append(Boost(WORDS, 0.0, common))  # counted in relevance already; named here
     if both := shared_symptoms(payload, symptoms):
         out.append(Boost(SYMPTOM, weights.same_symptom * len(both), both))
@@ -225,12 +227,11 @@ def boosts(
     fixed = [s.action for s in latest if s.worked]
     if fixed:
         out.append(Boost(FIXED, weights.worked_fix, fixed))
-    for kind, outcome in ((NO_EFFECT, "no-op"), (WORSE, "worsened")):
+    for kind, outcome in ((NO_EFFECT, "no-op"), (WORSE, "worsened")) if explain else ():
         actions = [s.action for s in latest if s.outcome == outcome]
         if actions:
             out.append(Boost(kind, 0.0, actions))
-    changed = [s for s in latest if s.changed]
-    if changed:
+    if explain and (changed := [s for s in latest if s.changed]):
         out.append(Boost(CHANGED, 0.0, changed))
     if tally and tally.helped:
         out.append(Boost(HELPED, weights.feedback_helped * min(tally.helped, weights.max_feedback), tally.helped))
@@ -276,14 +277,17 @@ def rank(
     symptoms: Iterable[str] = (),
     feedback: Mapping[str, Tally] | None = None,
     wording: Wording | None = None,
+    shown: int | None = None,
 ) -> list[Ranked]:
     """Candidates best first. With `by_facts`, the score is relevance plus every boost's weight and an exact
     signature match (when `weights.signature_pin`) goes first whatever its score; without, the search's
-    own order by relevance stands. Stable among equal scores."""
-    pin = by_facts and weights.signature_pin
-    ranked = []
-    for c in candidates:
-        why = boosts(
+    own order by relevance stands. Stable among equal scores.
+
+    With `shown`, only that many come back, and only they carry the facts that explain without moving
+    (the words in common, fixes that did nothing): scoring 50 candidates needs only what moves them."""
+
+    def why(c: Candidate, explain: bool) -> list[Boost]:
+        return boosts(
             c.payload,
             facts=facts,
             weights=weights,
@@ -294,11 +298,20 @@ def rank(
             tally=(feedback or {}).get(str(c.payload.get(P.INCIDENT_ID))),
             wording=wording,
             term_ids=c.terms,
+            explain=explain,
         )
-        score = c.relevance + (sum(b.weight for b in why) if by_facts else 0.0)
-        ranked.append(Ranked(c, why, score, pin and is_signature_match(c.payload, signature_key)))
+
+    pin = by_facts and weights.signature_pin
+    explain = shown is None
+    ranked = []
+    for c in candidates:
+        moved = why(c, explain)
+        score = c.relevance + (sum(b.weight for b in moved) if by_facts else 0.0)
+        ranked.append(Ranked(c, moved, score, pin and is_signature_match(c.payload, signature_key)))
     ranked.sort(key=lambda r: (not r.pinned, -r.score))
-    return ranked
+    if explain:
+        return ranked
+    return [r._replace(boosts=why(r.candidate, True)) for r in ranked[:shown]]
 
 
 def neighbour(

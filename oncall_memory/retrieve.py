@@ -53,6 +53,7 @@ class Query:
 
     alert: Alert
     symptoms: list[str]  # canonical symptoms the alert tells of (ops vocabulary)
+    wording: Wording  # the title, rare tokens and words ranking looks for in each candidate
     sparse: Sparse
     dense: list[float] | None
     mode: Mode
@@ -81,7 +82,8 @@ def make_query(alert: Alert, embedder: Embedder, mode: Mode) -> Query:
             mode = "lexical"
     signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
     told = symptoms(f"{alert.text}\n{text}")  # the raw text too: a rule's name before it became words
-    return Query(alert, told, sparse_vector(text, terms(told)), dense, mode, degraded, signature_key)
+    sparse = sparse_vector(text, terms(told))
+    return Query(alert, told, Wording.of(text), sparse, dense, mode, degraded, signature_key)
 
 
 class Retriever:
@@ -155,8 +157,9 @@ class Retriever:
             by_facts=rank,
             symptoms=query.symptoms,
             feedback=feedback,
-            wording=Wording.of(distill_alert(query.alert.text)),
-        )[:limit]
+            wording=query.wording,
+            shown=limit,
+        )
         full = self._store.retrieve([r.candidate.key for r in shown])
         # The boosts were computed from the ranking fields, which hold everything they read.
         neighbours = [

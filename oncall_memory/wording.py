@@ -22,7 +22,7 @@ _SIZE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ki|mi|gi|ti|kib|mib|gib|tib|kb
 _CODE = re.compile(
     r"\b(?:exit(?:ed)?(?: with)?(?: code| status)?|code|status|error|errno|signal|http)\s*:?\s*(\d{2,5})\b", re.I
 )
-_SPACE = re.compile(r"\s+")
+_DIGITS = re.compile(r"\d+")
 
 
 def rare_tokens(text: str) -> list[str]:
@@ -35,7 +35,7 @@ def rare_tokens(text: str) -> list[str]:
 
 def title_key(text: str) -> str:
     """A title as compared: lower case, one space between words, no trailing punctuation."""
-    return _SPACE.sub(" ", text.lower()).strip(" .!")
+    return " ".join(text.lower().split()).strip(" .!")  # split() parts at what \s matches
 
 
 @dataclass(frozen=True)
@@ -46,11 +46,13 @@ class Wording:
     rare: tuple[str, ...] = ()
     words: frozenset[str] = field(default_factory=frozenset)
     ids: dict[str, int] = field(default_factory=dict)  # each word and rare token -> its term id
+    leads: tuple[str, ...] = ()  # each rare token's first digits: a text holding none of them holds none
 
     @classmethod
     def of(cls, text: str) -> Wording:
         rare, words = tuple(rare_tokens(text)), frozenset(terms(text))
-        return cls(title_key(text), rare, words, {w: term_index(w) for w in (*words, *rare)})
+        leads = tuple(dict.fromkeys(m.group() for t in rare if (m := _DIGITS.search(t))))
+        return cls(title_key(text), rare, words, {w: term_index(w) for w in (*words, *rare)}, leads)
 
     def same_title(self, title: str | None) -> bool:
         return bool(self.title) and bool(title) and title_key(title or "") == self.title
@@ -60,7 +62,8 @@ class Wording:
         code, also a word, by the text's term ids when given)."""
         if not self.rare or not text:
             return []
-        theirs = set(rare_tokens(text))
+        # Every rare token starts with digits: a text without them is spared the three patterns' pass.
+        theirs = set(rare_tokens(text)) if any(lead in text for lead in self.leads) else set()
         if term_ids is None:
             theirs |= set(terms(text))
         return [t for t in self.rare if t in theirs or (term_ids is not None and self.ids[t] in term_ids)]

@@ -180,3 +180,34 @@ def test_score_is_relevance_plus_the_weights_of_the_reasons():
     assert r.score == pytest.approx(r.candidate.relevance + sum(b.weight for b in r.boosts))
     kinds = [b.kind for b in r.boosts]
     assert kinds == ["meaning", "flavor", "env", "fixed", "age"]
+
+
+def test_ranking_only_the_shown_fully_gives_the_same_order_scores_and_reasons():
+    """`shown`: 40 candidates scored by what moves them, the 5 shown explained; the same as explaining all."""
+    weights = RankingWeights()
+    alert = Alert(text="queue lag, exit code 137 on 1.24.3", flavor="eks", env="prod", component_tags=["kafka"])
+    pool = []
+    for i in range(40):
+        fixes = [{"action": "restart consumer", "outcome": ("resolved", "no-op", "worsened")[i % 3], "at": ago(i)}]
+        if i % 4 == 0:  # the same action, once with another outcome: a story that changed
+            fixes.append({"action": "Restart  consumer", "outcome": "resolved", "at": ago(i + 50)})
+        payload = {
+            "id": f"I{i}",
+            "title": "Queue lag" if i % 7 == 0 else f"lag {i}",
+            "text": f"consumer lag exit code {137 if i % 2 else 1} version 1.24.{i % 5}",
+            "flavor": "eks" if i % 3 else "aks",
+            "env": "prod" if i % 5 else "dev",
+            "component_tags": ["kafka"] if i % 2 else [],
+            "fixes_attempted": fixes,
+            "opened_at": ago(i * 9),
+        }
+        pool.append(Candidate(f"I{i}", payload, relevance(0.5 + i / 100, (i % 6) / 6, weights), 0.5 + i / 100))
+    common = dict(facts=alert, weights=weights, signature_key=None, now=NOW, wording=Wording.of(alert.text))
+    every = rank(pool, **common)
+    for k in (5, 40):
+        shown = rank(pool, **common, shown=k)
+        assert [(r.candidate.key, r.score, r.boosts) for r in shown] == [
+            (r.candidate.key, r.score, r.boosts) for r in every[:k]
+        ]
+    # the facts that only explain are there, not only those that move
+    assert {b.kind for r in shown for b in r.boosts} >= {"meaning", "words", "fixed", "no_effect", "changed"}
