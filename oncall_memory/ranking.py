@@ -308,7 +308,7 @@ def rank(
         moved = why(c, explain)
         score = c.relevance + (sum(b.weight for b in moved) if by_facts else 0.0)
         ranked.append(Ranked(c, moved, score, pin and is_signature_match(c.payload, signature_key)))
-    ranked.sort(key=lambda r: (not r.pinned, -r.score))
+    ranked.sort(key=lambda r: (not r.pinned, -r.score, r.candidate.key))  # ties: by id, the same every run
     if explain:
         return ranked
     return [r._replace(boosts=why(r.candidate, True)) for r in ranked[:shown]]

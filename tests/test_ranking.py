@@ -211,3 +211,11 @@ def test_ranking_only_the_shown_fully_gives_the_same_order_scores_and_reasons():
         ]
     # the facts that only explain are there, not only those that move
     assert {b.kind for r in shown for b in r.boosts} >= {"meaning", "words", "fixed", "no_effect", "changed"}
+
+
+def test_equal_scores_come_back_in_the_same_order_whatever_order_the_engine_gave():
+    weights = RankingWeights()
+    pool = [Candidate(k, {"id": k}, 0.5, None) for k in ("b-point", "a-point", "c-point")]
+    common = dict(facts=Alert(text="x"), weights=weights, signature_key=None, now=NOW, by_facts=False)
+    orders = {tuple(r.candidate.key for r in rank(list(p), **common)) for p in (pool, pool[::-1], pool[1:] + pool[:1])}
+    assert orders == {("a-point", "b-point", "c-point")}
