@@ -156,6 +156,8 @@ def main() -> None:
         texts = fetch_texts([label["url"] for label in labels], token=os.environ.get("GITHUB_TOKEN"))
         args.texts.parent.mkdir(parents=True, exist_ok=True)
         args.texts.write_text("".join(json.dumps(t) + "\n" for t in texts), encoding="utf-8")
+    if not args.texts.exists():
+        raise SystemExit(f"no issue texts at {args.texts}: run with --fetch (GitHub's API) or pass --texts FILE")
     issues = joined(labels, [json.loads(line) for line in args.texts.read_text(encoding="utf-8").splitlines()])
     strict, lenient = relevant_sets(issues)
     data = Path(tempfile.mkdtemp(prefix="github-issues-"))
