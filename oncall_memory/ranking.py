@@ -281,7 +281,8 @@ def rank(
 ) -> list[Ranked]:
     """Candidates best first. With `by_facts`, the score is relevance plus every boost's weight and an exact
     signature match (when `weights.signature_pin`) goes first whatever its score; without, the search's
-    own order by relevance stands. Stable among equal scores.
+    own order by relevance stands. Equal scores go by id: the engine returns ties in an order of its own,
+    which made the same lookup answer differently from run to run.
 
     With `shown`, only that many come back, and only they carry the facts that explain without moving
     (the words in common, fixes that did nothing): scoring 50 candidates needs only what moves them."""
@@ -308,7 +309,7 @@ def rank(
         moved = why(c, explain)
         score = c.relevance + (sum(b.weight for b in moved) if by_facts else 0.0)
         ranked.append(Ranked(c, moved, score, pin and is_signature_match(c.payload, signature_key)))
-    ranked.sort(key=lambda r: (not r.pinned, -r.score, r.candidate.key))  # ties: by id, the same every run
+    ranked.sort(key=lambda r: (not r.pinned, -r.score, r.candidate.key))
     if explain:
         return ranked
     return [r._replace(boosts=why(r.candidate, True)) for r in ranked[:shown]]
