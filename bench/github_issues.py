@@ -117,11 +117,12 @@ class BM25:
         return sorted(scores, key=lambda k: -scores[k])[:DEPTH]
 
 
-def run(issues: list[dict], settings: Settings) -> tuple[dict[str, tuple[Scores, Scores]], list[tuple[bool, str]]]:
-    """Every configuration's (strict, lenient) scores over the issues, each looked up among the others;
-    and, for the default lookup, whether each first answer is another report of the same problem and the
-    confidence it was given."""
-    strict, lenient = relevant_sets(issues)
+def run(
+    issues: list[dict], settings: Settings, strict: list[list[str]], lenient: list[list[str]]
+) -> tuple[dict[str, tuple[Scores, Scores]], list[tuple[bool, str]]]:
+    """Every configuration's (strict, lenient) scores over the issues (`relevant_sets`), each looked up among
+    the others; and, for the default lookup, whether each first answer is another report of the same problem
+    and the confidence it was given."""
     incidents = [
         Incident(id=issue_id(i["url"]), title=i["title"], error_signature=i["body"] or None, url=i["url"])
         for i in issues
@@ -129,7 +130,7 @@ def run(issues: list[dict], settings: Settings) -> tuple[dict[str, tuple[Scores,
     alerts = [f"{i['title']}\n{i['body']}" for i in issues]
     keys = [issue_id(i["url"]) for i in issues]
     ranked: dict[str, list[list[str]]] = {}
-    bm25 = BM25({k: f"{i['title']}\n{i['body']}" for k, i in zip(keys, issues)})
+    bm25 = BM25(dict(zip(keys, alerts)))  # each issue's text as the alert reads it
     ranked["BM25"] = [bm25.ranked(text, without=key) for text, key in zip(alerts, keys)]
     firsts = []
     with Memory.open(settings) as memory:
@@ -166,7 +167,7 @@ def main() -> None:
         f"{len(issues)} issues, {len({i['family'] for i in issues})} problems; embedder {settings.embedder}; "
         f"strict: {sum(1 for s in strict if s)} queries, lenient: {sum(1 for s in lenient if s)} queries"
     )
-    results, firsts = run(issues, settings)
+    results, firsts = run(issues, settings, strict, lenient)
     print(
         f"{'':16} {'strict: MRR':>12} {'hit@1':>6} {'recall@5':>9}   {'lenient: MRR':>13} {'hit@1':>6} {'recall@5':>9}"
     )
