@@ -176,24 +176,36 @@ def test_requests_go_side_by_side_up_to_the_concurrency(threaded_server):
     assert state["most"] == 1
 
 
-def test_the_accounts_rate_limit_headers_hold_the_next_request_back(httpserver):
+def answering_with(httpserver, headers: dict[str, str]) -> list[float]:
+    """The embeddings API answering every request with these rate-limit headers; returns the list each
+    request's arrival time (monotonic) is appended to."""
     import time
 
     handler, _ = embeddings_api()
     arrived: list[float] = []
 
-    def spent(request: Request) -> Response:
+    def respond(request: Request) -> Response:
         arrived.append(time.monotonic())
         response = handler(request)
-        # The window is spent: no request left until it resets in 400 ms (OpenAI's header shapes).
-        response.headers["x-ratelimit-limit-requests"] = "3000"
-        response.headers["x-ratelimit-remaining-requests"] = "0"
-        response.headers["x-ratelimit-reset-requests"] = "400ms"
-        response.headers["x-ratelimit-remaining-tokens"] = "999000"
-        response.headers["x-ratelimit-reset-tokens"] = "0s"
+        response.headers.update(headers)
         return response
 
-    httpserver.expect_request("/v1/embeddings", method="POST").respond_with_handler(spent)
+    httpserver.expect_request("/v1/embeddings", method="POST").respond_with_handler(respond)
+    return arrived
+
+
+def test_the_accounts_rate_limit_headers_hold_the_next_request_back(httpserver):
+    import time
+
+    # The window is spent: no request left until it resets in 400 ms (OpenAI's header shapes).
+    spent = {
+        "x-ratelimit-limit-requests": "3000",
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "400ms",
+        "x-ratelimit-remaining-tokens": "999000",
+        "x-ratelimit-reset-tokens": "0s",
+    }
+    arrived = answering_with(httpserver, spent)
     embedder = make(httpserver, batch_size=1, concurrency=1)
     assert embedder.embed(["a", "b", "c"]) == [pytest.approx(vector_for(t)) for t in "abc"]
     gaps = [b - a for a, b in zip(arrived, arrived[1:])]
@@ -208,19 +220,7 @@ def test_the_accounts_rate_limit_headers_hold_the_next_request_back(httpserver):
 
 
 def test_a_spent_token_window_holds_a_request_that_would_not_fit(httpserver):
-    import time
-
-    handler, _ = embeddings_api()
-    arrived: list[float] = []
-
-    def few_tokens(request: Request) -> Response:
-        arrived.append(time.monotonic())
-        response = handler(request)
-        response.headers["x-ratelimit-remaining-tokens"] = "5"
-        response.headers["x-ratelimit-reset-tokens"] = "0.3s"
-        return response
-
-    httpserver.expect_request("/v1/embeddings", method="POST").respond_with_handler(few_tokens)
+    arrived = answering_with(httpserver, {"x-ratelimit-remaining-tokens": "5", "x-ratelimit-reset-tokens": "0.3s"})
     embedder = make(httpserver)
     embedder.embed(["a first alert text"])
     embedder.embed(["a second alert text, longer than five tokens"])
