@@ -154,7 +154,10 @@ def main() -> None:
     args = ap.parse_args()
     labels = read_labels()
     if args.fetch:
-        texts = fetch_texts([label["url"] for label in labels], token=os.environ.get("GITHUB_TOKEN"))
+        try:
+            texts = fetch_texts([label["url"] for label in labels], token=os.environ.get("GITHUB_TOKEN"))
+        except httpx.HTTPError as exc:  # GitHub down, rate-limited (403/429), or an issue gone (404)
+            raise SystemExit(f"reading the issues from GitHub failed: {exc}; set GITHUB_TOKEN or try later") from exc
         args.texts.parent.mkdir(parents=True, exist_ok=True)
         args.texts.write_text("".join(json.dumps(t) + "\n" for t in texts), encoding="utf-8")
     if not args.texts.exists():
