@@ -4,11 +4,11 @@
 
 Ingests the sample backlog into a scratch store, looks up every query of the shipped sets (labels,
 alerts: their first answer is right or not) and of the no-match set, and reads each top answer's evidence
-(relevance, a shared symptom, a signature match). Then, for each candidate `low_below`, prints the share
+(the evidence confidence reads, a shared symptom, a signature match). Then, for each candidate `low_below`, prints the share
 of no-match alerts marked low and of right first answers marked low; picks the threshold that marks at
 least 90% of no-match alerts low while marking the fewest right answers low; and checks that choice by
 two-fold cross-validation (fit on odd-numbered queries, score the even, and the other way round), so the
-figure reported is not only the one fitted. `high_from` is the lowest relevance whose top answers are
+figure reported is not only the one fitted. `high_from` is the lowest evidence whose top answers are
 right at least 95% of the time and which no no-match alert reaches.
 """
 
@@ -31,7 +31,7 @@ SETS = ROOT / "oncall_memory" / "evalsets"
 class Top:
     matched: bool  # the query has a right answer on record
     right: bool  # and the first answer is it
-    relevance: float
+    evidence: float  # what confidence reads: meaning and the plain share of words (not the ranking's relevance)
     symptom: bool
     pinned: bool
 
@@ -46,13 +46,14 @@ def tops(memory: Memory) -> list[Top]:
                 continue
             n = lookup.neighbours[0]
             kinds = {b.kind for b in n.boosts}
-            out.append(Top(bool(q.relevant), n.id in q.relevant, n.relevance, "symptom" in kinds, n.signature_match))
+            evidence = n.evidence if n.evidence is not None else n.relevance
+            out.append(Top(bool(q.relevant), n.id in q.relevant, evidence, "symptom" in kinds, n.signature_match))
     return out
 
 
 def shares(rows: list[Top], low_below: float) -> tuple[float, float]:
     def low(t: Top) -> bool:
-        return not (t.symptom or t.pinned) and t.relevance < low_below
+        return not (t.symptom or t.pinned) and t.evidence < low_below
 
     no_match = [t for t in rows if not t.matched]
     right = [t for t in rows if t.right]
@@ -66,9 +67,9 @@ def fit_low(rows: list[Top]) -> float:
 
 
 def fit_high(rows: list[Top]) -> float:
-    ceiling = max((t.relevance for t in rows if not t.matched), default=0.0)
+    ceiling = max((t.evidence for t in rows if not t.matched), default=0.0)
     for c in [x / 100 for x in range(30, 91)]:
-        above = [t for t in rows if t.matched and t.relevance >= c]
+        above = [t for t in rows if t.matched and t.evidence >= c]
         if c > ceiling and above and sum(t.right for t in above) / len(above) >= 0.95:
             return c
     return 0.9

@@ -1,12 +1,14 @@
-"""What each change of issue 12 does to retrieval, measured with `eval` on both labelled sets, one run.
+"""What each change of issues 12 and 20 does to retrieval, measured with `eval` on both labelled sets, one run.
 
     python -m bench.eval_variants
 
 Variants, cumulative: the memory before (labels read as service<-service|app|job, env<-env|environment|
 cluster, no vocabulary, no ceremony stripping, PagerDuty and Opsgenie alerts as plain text), then facts
 from what the pager sends, then pager ceremony stripped, then the ops vocabulary as sparse terms, then
-as a ranking boost too (everything, as shipped). Each variant ingests the fixtures into its own store with
-the local model (all-MiniLM-L6-v2) and runs both sets.
+as a ranking boost too (issue 12 as shipped); then issue 20's: shared words weighed by their rarity among
+the candidates, then the same service's weight raised from 0.05 to 0.10 (as shipped), and that weight
+without the rarity. Each variant ingests the fixtures into its own store with the local model
+(all-MiniLM-L6-v2) and runs both sets.
 """
 
 from __future__ import annotations
@@ -57,13 +59,19 @@ def no_terms():
     return [mock.patch.object(retrieve, "terms", lambda keys: []), mock.patch.object(payload, "terms", lambda keys: [])]
 
 
+# Issue 12's rows rank as it shipped: every shared word the same, the same service at 0.05.
+ISSUE_12 = {"word_rarity": False, "same_service": 0.05}
 VARIANTS = [
-    ("before issue 12", old_facts() + no_ceremony() + no_terms(), {"same_symptom": 0.0}, OLD_LABELS),
-    ("+ facts from labels", no_ceremony() + no_terms(), {"same_symptom": 0.0}, None),
-    ("+ ceremony stripped", no_terms(), {"same_symptom": 0.0}, None),
-    ("+ vocabulary terms", [], {"same_symptom": 0.0}, None),
-    ("+ vocabulary boost (shipped)", [], {}, None),
-    ("vocabulary boost, no terms", no_terms(), {}, None),
+    ("before issue 12", old_facts() + no_ceremony() + no_terms(), {**ISSUE_12, "same_symptom": 0.0}, OLD_LABELS),
+    ("+ facts from labels", no_ceremony() + no_terms(), {**ISSUE_12, "same_symptom": 0.0}, None),
+    ("+ ceremony stripped", no_terms(), {**ISSUE_12, "same_symptom": 0.0}, None),
+    ("+ vocabulary terms", [], {**ISSUE_12, "same_symptom": 0.0}, None),
+    ("+ vocabulary boost", [], ISSUE_12, None),
+    ("vocabulary boost, no terms", no_terms(), ISSUE_12, None),
+    # Issue 20: rarer shared words weigh more, and the same service is raised to keep its rule.
+    ("+ rarer words weigh more", [], {"same_service": 0.05}, None),
+    ("+ same service 0.10 (shipped)", [], {}, None),
+    ("same service 0.10, plain words", [], {"word_rarity": False}, None),
 ]
 
 

@@ -2,11 +2,12 @@
 
 A weak match must read as weak: "nothing close is on record" rather than a fix to apply at 3 a.m. The
 evidence is what says the problem is the same, never where it happened (a shared service or env moves
-the ranking, not the confidence): the relevance (0.7 x meaning + 0.3 x the share of the alert's words
-the incident holds), an exact signature match, and a canonical symptom both tell of (ops vocabulary).
+the ranking, not the confidence): 0.7 x meaning + 0.3 x the plain share of the alert's words the
+incident holds (not the ranking's rarity-weighted share: that depends on what else the lookup found), an
+exact signature match, and a canonical symptom both tell of (ops vocabulary).
 
-- high: an exact signature match, or relevance at or above `high_from`;
-- low: relevance below `low_below`, with no symptom in common and no signature match;
+- high: an exact signature match, or evidence at or above `high_from`;
+- low: evidence below `low_below`, with no symptom in common and no signature match;
 - medium: the rest.
 
 The thresholds depend on the embedding model (cosines of different models live on different scales), so

@@ -10,7 +10,7 @@ import math
 import re
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Split on anything but letters, digits and the dash/underscore that hold error codes together.
@@ -51,3 +51,26 @@ def sparse_vector(text: str, extra: Sequence[str] = ()) -> Sparse:
     counts: Counter[int] = Counter(term_index(t) for t in [*terms(text), *extra])
     indices = sorted(counts)
     return Sparse(indices=indices, values=[1.0 + math.log(counts[i]) for i in indices])
+
+
+class Rarity:
+    """How much each of the alert's words says, among the candidates a lookup found: BM25's inverse
+    document frequency over them. A word every lookalike holds ("etcd", "kubelet") tells them apart no
+    better than chance; the one few hold (`quota-backend-bytes`, "busybox") is the evidence that picks the
+    same problem out of its siblings. Counted among the candidates, not the collection: it is what
+    separates these lookalikes that matters, and it needs no statistics kept beside the engine's."""
+
+    def __init__(self, query: frozenset[int], found: Iterable[frozenset[int]]):
+        self.query = query
+        docs = [d & query for d in found]
+        n = len(docs)
+        df = Counter(t for d in docs for t in d)
+        self.weight = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+        self.total = sum(self.weight.values())
+
+    def share(self, held: frozenset[int]) -> float:
+        """The weighted share of the alert's words `held` holds, on 0..1 (every word of the alert counts in
+        the whole, held by a candidate or not, as the plain share does)."""
+        if not self.total:
+            return 0.0
+        return sum(self.weight[t] for t in self.query & held) / self.total

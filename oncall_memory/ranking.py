@@ -128,6 +128,8 @@ class Neighbour(BaseModel):
     signature_match: bool = False
     reasons: list[str]
     boosts: list[Boost] = Field(default=[], exclude=True)  # the reasons, typed, for renderers
+    # What the confidence was read from (retrieve.Retriever._evidence), for calibrating its thresholds.
+    evidence: float | None = Field(default=None, exclude=True)
 
     def reasons_except(self, *kinds: str) -> list[str]:
         """The reasons, without those of these kinds (a renderer that shows fixes or age on its own line)."""
@@ -189,10 +191,12 @@ def boosts(
     wording: Wording | None = None,
     term_ids: frozenset[int] | None = None,
     explain: bool = True,
+    rarity: Mapping[int, float] | None = None,
 ) -> list[Boost]:
     """Every fact that moves (or explains) this candidate, in reading order. `term_ids`: the candidate's
     words as the search read them (else from its payload's `terms`, else its text is tokenised). Without
-    `explain`, only the facts that move it (what its score needs): the rest is read for the few shown."""
+    `explain`, only the facts that move it (what its score needs): the rest is read for the few shown.
+    `rarity`: how the search weighed each of the alert's words (term id to weight), the rarest named first."""
     out: list[Boost] = []
     wording = wording or Wording()
     if is_signature_match(payload, signature_key):
@@ -206,7 +210,7 @@ def boosts(
         term_ids = frozenset(ids)
     if rare := wording.rare_in(text, term_ids):
         out.append(Boost(RARE, weights.rare_token * min(len(rare), weights.max_rare_tokens), rare))
-    if explain and (common := wording.common(text, term_ids=term_ids)):
+    if explain and (common := wording.common(text, term_ids=term_ids, rarity=rarity)):
         out.append(Boost(WORDS, 0.0, common))  # counted in relevance already; named here
     if both := shared_symptoms(payload, symptoms):
         out.append(Boost(SYMPTOM, weights.same_symptom * len(both), both))
@@ -278,6 +282,7 @@ def rank(
     feedback: Mapping[str, Tally] | None = None,
     wording: Wording | None = None,
     shown: int | None = None,
+    rarity: Mapping[int, float] | None = None,
 ) -> list[Ranked]:
     """Candidates best first. With `by_facts`, the score is relevance plus every boost's weight and an exact
     signature match (when `weights.signature_pin`) goes first whatever its score; without, the search's
@@ -300,6 +305,7 @@ def rank(
             wording=wording,
             term_ids=c.terms,
             explain=explain,
+            rarity=rarity,
         )
 
     pin = by_facts and weights.signature_pin
@@ -324,6 +330,7 @@ def neighbour(
     similarity: float | None,
     now: datetime,
     confidence: Level = "medium",
+    evidence: float | None = None,
 ) -> Neighbour:
     """The neighbour as the responder sees it. Run on the few shown, with their whole payload."""
     latest = stories(payload.get("fixes_attempted") or [])
@@ -335,6 +342,7 @@ def neighbour(
         relevance=round(relevance, 6),
         similarity=None if similarity is None else round(similarity, 6),
         confidence=confidence,
+        evidence=evidence,
         age_days=None if days is None else round(days, 2),
         age=None if days is None else human_age(days),
         fixes_worked=[s.action for s in latest if s.worked],

@@ -23,7 +23,7 @@ from .distill import distill_alert
 from .embedders import Embedder
 from .errors import EmbeddingFailed, InvalidInput
 from .feedback import Tally
-from .lexical import Sparse, sparse_vector
+from .lexical import Rarity, Sparse, sparse_vector
 from .ranking import Neighbour
 from .settings import RankingWeights
 from .signature import canonical_signature
@@ -142,10 +142,11 @@ class Retriever:
 
         top_lexical = max((h.score for h in hits), default=1.0) or 1.0
         query_terms = frozenset(query.sparse.indices)
+        rarity = Rarity(query_terms, (h.terms for h in hits)) if plan.rescore and self._weights.word_rarity else None
         candidates, evidence = [], {}
         for h in hits:
             similarity = cosines.get(h.point_id)
-            relevance = self._relevance(h, plan, mode, similarity, query_terms, top_lexical)
+            relevance = self._relevance(h, plan, mode, similarity, query_terms, top_lexical, rarity)
             candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity, h.terms or None))
             evidence[h.point_id] = self._evidence(h, similarity, query_terms)
         shown = ranking.rank(
@@ -159,6 +160,7 @@ class Retriever:
             feedback=feedback,
             wording=query.wording,
             shown=limit,
+            rarity=rarity.weight if rarity else None,
         )
         full = self._store.retrieve([r.candidate.key for r in shown])
         # The boosts were computed from the ranking fields, which hold everything they read.
@@ -170,6 +172,7 @@ class Retriever:
                 relevance=r.candidate.relevance,
                 similarity=r.candidate.similarity,
                 now=now,
+                evidence=evidence[r.candidate.key],
                 confidence=confidence.level(
                     evidence[r.candidate.key],
                     pinned=r.pinned or ranking.is_signature_match(r.candidate.payload, key),
@@ -190,8 +193,10 @@ class Retriever:
         )
 
     def _evidence(self, h: Hit, similarity: float | None, query_terms: frozenset[int]) -> float:
-        """What says the problem is the same, on one scale in every mode: the ranked relevance (meaning and
-        the share of the alert's words), or the words alone when meaning was not compared."""
+        """What says the problem is the same, on one scale in every mode: meaning and the plain share of the
+        alert's words, or the words alone when meaning was not compared. The plain share, not the rarity-
+        weighted one ranking uses: rarity is relative to what else the lookup found, and confidence must
+        not rise because the other candidates were poorer (its thresholds were calibrated on this)."""
         overlap = len(query_terms & h.terms) / len(query_terms) if query_terms and h.terms else 0.0
         return overlap if similarity is None else ranking.relevance(similarity, overlap, self._weights)
 
@@ -203,12 +208,16 @@ class Retriever:
         similarity: float | None,
         query_terms: frozenset[int],
         top_lexical: float,
+        rarity: Rarity | None,
     ) -> float:
         if mode == "lexical":
             return h.score / top_lexical  # IDF scores are unbounded: scale the best to 1
         if similarity is not None and plan.rescore:
             # Ranking needs an absolute relevance: fused ranks turn a tie in meaning into a gap of 1/3.
-            overlap = len(query_terms & h.terms) / len(query_terms) if query_terms else 0.0
+            if rarity is not None:
+                overlap = rarity.share(h.terms)
+            else:
+                overlap = len(query_terms & h.terms) / len(query_terms) if query_terms else 0.0
             return ranking.relevance(similarity, overlap, self._weights)
         if similarity is not None and mode == "dense":
             return similarity

@@ -43,9 +43,14 @@ class RankingWeights(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_WEIGHT_", extra="ignore")
 
     lexical_share: float = 0.3  # relevance = (1 - share) * meaning similarity + share * word overlap
+    # The overlap weighs each shared word by its rarity among the candidates (BM25's IDF over them), so a
+    # rare shared word outweighs a common one; false: every word the same (the plain share).
+    word_rarity: bool = True
     same_flavor: float = 0.06
     same_env: float = 0.04
-    same_service: float = 0.05
+    # 0.05 until rarer words counted more (word_rarity): then another service's closer wording outweighed
+    # the same service's crash loop, against the rule that the same service's own problem ranks first.
+    same_service: float = 0.1
     same_symptom: float = 0.05  # per symptom both tell of (ops vocabulary: "exit code 137" is an OOM kill) ...
     same_title: float = 0.06  # the alert reads exactly as the incident's title (the same alert, fired again)
     rare_token: float = 0.03  # per rare token both mention (a version, a size, an exit or error code) ...

@@ -10,7 +10,7 @@ candidates does not tokenise 50 texts again (3.3 ms of a 100,000-incident lookup
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from .lexical import term_index, terms
@@ -68,13 +68,22 @@ class Wording:
             theirs |= set(terms(text))
         return [t for t in self.rare if t in theirs or (term_ids is not None and self.ids[t] in term_ids)]
 
-    def common(self, text: str | None, *, term_ids: Collection[int] | None = None, most: int = 6) -> list[str]:
-        """Up to `most` words both hold, the longest (the least common, as a rule) first. With the text's
-        term ids, by them (no tokenising; a 31-bit hash collision could add a word, about 1 in 10^8)."""
+    def common(
+        self,
+        text: str | None,
+        *,
+        term_ids: Collection[int] | None = None,
+        most: int = 6,
+        rarity: Mapping[int, float] | None = None,
+    ) -> list[str]:
+        """Up to `most` words both hold: the rarest first by `rarity` (term id to weight, what ranking
+        weighed them by), else the longest (the least common, as a rule). With the text's term ids, by them
+        (no tokenising; a 31-bit hash collision could add a word, about 1 in 10^8)."""
         if not self.words or not text:
             return []
         if term_ids is None:
             shared: set[str] | frozenset[str] = self.words & set(terms(text))
         else:
             shared = {w for w in self.words if self.ids[w] in term_ids}
-        return sorted(shared, key=lambda w: (-len(w), w))[:most]
+        weight = rarity or {}
+        return sorted(shared, key=lambda w: (-weight.get(self.ids[w], 0.0), -len(w), w))[:most]

@@ -102,7 +102,8 @@ def order(name: str, weights: RankingWeights) -> list[str]:
 
 
 def test_every_weight_has_a_scenario():
-    assert set(SCENARIOS) == set(RankingWeights.model_fields)
+    # word_rarity shapes the word share before ranking (the retriever's): tests/test_retrieve.py has it on and off
+    assert set(SCENARIOS) == set(RankingWeights.model_fields) - {"word_rarity"}
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -219,3 +220,17 @@ def test_equal_scores_come_back_in_the_same_order_whatever_order_the_engine_gave
     common = dict(facts=Alert(text="x"), weights=weights, signature_key=None, now=NOW, by_facts=False)
     orders = {tuple(r.candidate.key for r in rank(list(p), **common)) for p in (pool, pool[::-1], pool[1:] + pool[:1])}
     assert orders == {("a-point", "b-point", "c-point")}
+
+
+def test_rarity_weighs_a_word_few_candidates_hold_above_one_all_hold():
+    from oncall_memory.lexical import Rarity, term_index
+
+    common, rare, unheld = (term_index(w) for w in ("etcd", "quota-backend-bytes", "nospace"))
+    query = frozenset({common, rare, unheld})
+    found = [frozenset({common})] * 9 + [frozenset({common, rare})]
+    rarity = Rarity(query, found)
+    assert rarity.weight[rare] > rarity.weight[common] > 0
+    assert rarity.weight[unheld] > rarity.weight[rare]  # held by none: counts in the whole, earns nobody anything
+    assert rarity.share(found[-1]) > 2 * rarity.share(found[0])
+    assert 0 < rarity.share(found[-1]) < 1 and rarity.share(query) == pytest.approx(1.0)
+    assert Rarity(frozenset(), found).share(found[0]) == 0.0

@@ -281,3 +281,49 @@ def test_an_identical_title_and_a_rare_token_count_and_are_named(store):
     by_title = r.similar(Alert(text="search pods restart after the mapping change."), now=NOW).neighbours
     assert by_title[0].id == "TITLE" and "the same title" in by_title[0].reasons
     assert any(reason.startswith("words in common: ") for reason in by_title[0].reasons)
+
+
+class OneMeaning(FakeEmbedder):
+    """Every incident means the same, and the alert (it says "although") is as far from each: the order is
+    left to the words, and the meaning is weak enough that they decide the confidence too."""
+
+    def _vector(self, text):
+        cosine = 0.35 if "although" in text else 1.0
+        return [cosine, (1 - cosine**2) ** 0.5] + [0.0] * (self.dimension - 2)
+
+
+ETCD_FULL = "etcd alarm NOSPACE: mvcc database space exceeded"
+
+
+def etcd_lookalikes():
+    """Five reports that all say the alarm's common words, and one that shares the alert's rare flag only."""
+    same_words = [make_incident(id=f"LOOK{i}", title=f"{ETCD_FULL} on member {i}") for i in range(5)]
+    return [*same_words, make_incident(id="FLAG", title="etcd ignores --quota-backend-bytes=10g")]
+
+
+def test_a_rare_shared_word_outweighs_words_every_lookalike_holds(store):
+    r = memory_over(store, etcd_lookalikes(), OneMeaning())
+    alert = Alert(text=f"{ETCD_FULL} although we set --quota-backend-bytes=10g")
+    lookup = r.similar(alert, limit=6, now=NOW)
+    assert lookup.neighbours[0].id == "FLAG", [n.id for n in lookup.neighbours]
+    words = next(reason for reason in lookup.neighbours[0].reasons if reason.startswith("words in common"))
+    assert words.removeprefix("words in common: ").split(", ")[0] == "quota-backend-bytes"  # the rarest first
+
+
+def test_with_word_rarity_off_every_shared_word_counts_the_same(store):
+    r = memory_over(store, etcd_lookalikes(), OneMeaning(), word_rarity=False)
+    alert = Alert(text=f"{ETCD_FULL} although we set --quota-backend-bytes=10g")
+    assert r.similar(alert, limit=6, now=NOW).neighbours[0].id.startswith("LOOK")
+
+
+def test_confidence_reads_the_plain_word_share_not_the_rarity_the_other_candidates_lend(tmp_path):
+    """Rarity depends on what else came back; how sure an answer is must not."""
+    alert = Alert(text=f"{ETCD_FULL} although we set --quota-backend-bytes=10g")
+    levels = {}
+    for rarity in (True, False):
+        with Memory.open(
+            Settings(data_dir=tmp_path / str(rarity), weights=RankingWeights(word_rarity=rarity)), embedder=OneMeaning()
+        ) as r:
+            r.ingest(etcd_lookalikes())
+            levels[rarity] = {n.id: n.confidence for n in r.similar(alert, limit=6, now=NOW).neighbours}
+    assert levels[True] == levels[False]
