@@ -19,13 +19,16 @@ Scored two ways, as issue 20 asks:
   - lenient: any other report of the same problem comes first (every issue with another in its family).
 Configurations: BM25 (Okapi, k1 1.2, b 0.75, on the same words the memory's word search reads), the
 memory's dense-only, word-only, hybrid and hybrid+ranking, with the configured embedder (the local model
-by default). The alerts carry no facts (no env, service or labels): ranking has only the text. Last, the
-confidence the default lookup gave its first answers, right (another report of the same problem) and wrong.
+by default); then hybrid+ranking with one part taken away, each in a store of its own: every shared word
+counted the same (no word rarity), and no ops vocabulary (no symptom terms, no symptom boost). The alerts
+carry no facts (no env, service or labels): ranking has only the text. Last, the confidence the default
+lookup gave its first answers, right (another report of the same problem) and wrong.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -41,10 +44,18 @@ from oncall_memory.distill import distill_alert
 from oncall_memory.evaluate import CONFIGURATIONS, DEPTH, Scores, metrics
 from oncall_memory.incident import Incident
 from oncall_memory.lexical import terms
+from oncall_memory.settings import RankingWeights
+
+from .eval_variants import no_terms
 
 LABELS = Path(__file__).with_name("github_issues_labels.jsonl")
 DEFAULT_TEXTS = Path.home() / ".cache" / "oncall-memory" / "github-issues.jsonl"
 BODY_CHARS = 600
+# The default lookup with one part taken away: (its weights, what is patched out).
+ABLATIONS = {
+    "  no word rarity": ({"word_rarity": False}, list),
+    "  no vocabulary": ({"same_symptom": 0.0}, no_terms),
+}
 
 
 def issue_id(url: str) -> str:
@@ -143,6 +154,19 @@ def run(
                 ranked[config.name].append([n.id for n in others])
                 if config.rank and others:
                     firsts.append((others[0].id in same, others[0].confidence))
+    for name, (weights, patches) in ABLATIONS.items():
+        with contextlib.ExitStack() as stack:
+            for patch in patches():
+                stack.enter_context(patch)
+            ablated = settings.replace(
+                data_dir=Path(tempfile.mkdtemp(prefix="github-issues-")), weights=RankingWeights(**weights)
+            )
+            with Memory.open(ablated) as memory:
+                memory.ingest(incidents)
+                ranked[name] = [
+                    [n.id for n in memory.similar(Alert(text=text), limit=DEPTH + 1).neighbours if n.id != key][:DEPTH]
+                    for text, key in zip(alerts, keys)
+                ]
     scores = {name: (metrics(lists, strict), metrics(lists, lenient)) for name, lists in ranked.items()}
     return scores, firsts
 
