@@ -93,6 +93,15 @@ SYMPTOMS = (
         r"\bcannot resolve\b",
         r"\bkubedns",
         r"\bresolv\.conf\b",
+        # What the resolvers themselves print when a lookup fails: busybox's and bind's nslookup, dig, curl
+        # and ssh, glibc's getaddrinfo (EAI_AGAIN, EAI_NONAME). Anchored to those tools' wording: a bare
+        # "can't resolve" is as often webpack's missing module, "could not resolve" Maven's dependencies.
+        r"\bnslookup: can'?t resolve\b",
+        r"\bserver can'?t find\b",
+        r"\bno servers could be reached\b",
+        r"\bcould not resolve (?:host|hostname)\b",
+        r"\btemporary failure in name resolution\b",
+        r"\bname or service not known\b",
     ),
     _symptom(
         "conn_exhaustion",

@@ -42,6 +42,15 @@ def test_ingest_then_similar_then_stats(capsys):
     assert json.loads(out)["count"] == 64
 
 
+def test_an_update_that_needs_no_embedding_is_not_reported_as_embedded(capsys, tmp_path):
+    path = write_jsonl(tmp_path / "b.jsonl", [{"id": "A", "title": "disk full on db-1", "env": "shop-prod"}])
+    run(capsys, "ingest", str(path))
+    write_jsonl(path, [{"id": "A", "title": "disk full on db-1", "env": "shop-staging"}])  # a fact, not the text
+    code, out, _ = run(capsys, "ingest", str(path))
+    assert code == 0 and out.startswith("0 new, 1 updated") and "(0 embedding calls" in out
+    assert "embedded" not in out
+
+
 def test_env_filter_only_returns_that_env(capsys):
     run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"))
     code, out, _ = run(

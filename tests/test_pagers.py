@@ -173,6 +173,12 @@ def test_ceremony_is_stripped(text):
         ("dial udp 10.96.0.10:53: i/o timeout", "dns"),
         ("lookup api.fraud.example: NXDOMAIN", "dns"),
         ("SERVFAIL from upstream", "dns"),
+        ("nslookup: can't resolve 'kubernetes.default'", "dns"),  # busybox
+        (";; connection timed out; no servers could be reached", "dns"),  # dig, bind's nslookup
+        ("** server can't find api.internal: REFUSED", "dns"),
+        ("curl: (6) Could not resolve host: payments.internal", "dns"),
+        ("socket.gaierror: [Errno -3] Temporary failure in name resolution", "dns"),  # glibc EAI_AGAIN
+        ("ssh: Could not resolve hostname bastion: Name or service not known", "dns"),
         ("FATAL: sorry, too many clients already", "conn_exhaustion"),
         ("The node was low on resource: ephemeral-storage", "disk_pressure"),
         ("node has condition DiskPressure", "disk_pressure"),
@@ -195,6 +201,8 @@ def test_words_that_only_look_alike_are_not_a_symptom():
         "restarted once by hand",
         "disk benchmark results",
         "DNS record added for the new service",
+        "Module not found: Error: Can't resolve './components/Cart'",  # webpack, not a resolver
+        "Could not resolve dependencies for project shop:checkout:jar:4.12",  # Maven
     ):
         assert symptoms(text) == [] or text.startswith("DNS")  # a DNS record is still about DNS
 

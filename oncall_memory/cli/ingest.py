@@ -133,8 +133,9 @@ def _print(report: IngestReport, args: argparse.Namespace, settings: Settings, l
     if args.json:
         print(json.dumps(c))
     else:
-        # The rate counts what was embedded when anything was (the cost that matters), else all read.
-        embedded = c["new"] + c["updated"]
+        # The rate counts what was written when anything was embedded (the cost that matters), else all read:
+        # an update whose text did not change (its facts or symptoms did) costs no embedding call.
+        embedded = c["new"] + c["updated"] if c["embedding_calls"] else 0
         rate = (embedded or c["new"] + c["updated"] + c["unchanged"]) / max(elapsed, 1e-6)
         print(
             f"{c['new']} new, {c['updated']} updated, {c['unchanged']} unchanged, {c['rejected']} rejected "
