@@ -128,6 +128,12 @@ class BM25:
         return sorted(scores, key=lambda k: -scores[k])[:DEPTH]
 
 
+def others(memory: Memory, text: str, key: str, **how) -> list:
+    """The issue's text looked up among the others: one more asked for, itself dropped."""
+    lookup = memory.similar(Alert(text=text), limit=DEPTH + 1, **how)
+    return [n for n in lookup.neighbours if n.id != key][:DEPTH]
+
+
 def run(
     issues: list[dict], settings: Settings, strict: list[list[str]], lenient: list[list[str]]
 ) -> tuple[dict[str, tuple[Scores, Scores]], list[tuple[bool, str]]]:
@@ -149,11 +155,10 @@ def run(
         for config in CONFIGURATIONS:
             ranked[config.name] = []
             for text, key, same in zip(alerts, keys, lenient):
-                lookup = memory.similar(Alert(text=text), limit=DEPTH + 1, mode=config.mode, rank=config.rank)
-                others = [n for n in lookup.neighbours if n.id != key][:DEPTH]
-                ranked[config.name].append([n.id for n in others])
-                if config.rank and others:
-                    firsts.append((others[0].id in same, others[0].confidence))
+                found = others(memory, text, key, mode=config.mode, rank=config.rank)
+                ranked[config.name].append([n.id for n in found])
+                if config.rank and found:
+                    firsts.append((found[0].id in same, found[0].confidence))
     for name, (weights, patches) in ABLATIONS.items():
         with contextlib.ExitStack() as stack:
             for patch in patches():
@@ -163,10 +168,7 @@ def run(
             )
             with Memory.open(ablated) as memory:
                 memory.ingest(incidents)
-                ranked[name] = [
-                    [n.id for n in memory.similar(Alert(text=text), limit=DEPTH + 1).neighbours if n.id != key][:DEPTH]
-                    for text, key in zip(alerts, keys)
-                ]
+                ranked[name] = [[n.id for n in others(memory, text, key)] for text, key in zip(alerts, keys)]
     scores = {name: (metrics(lists, strict), metrics(lists, lenient)) for name, lists in ranked.items()}
     return scores, firsts
 

@@ -146,9 +146,11 @@ class Retriever:
         candidates, evidence = [], {}
         for h in hits:
             similarity = cosines.get(h.point_id)
-            relevance = self._relevance(h, plan, mode, similarity, query_terms, top_lexical, rarity)
+            # The plain share of the alert's words this hit holds: confidence reads it, ranking may weigh it.
+            overlap = len(query_terms & h.terms) / len(query_terms) if query_terms else 0.0
+            relevance = self._relevance(h, plan, mode, similarity, overlap, top_lexical, rarity)
             candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity, h.terms or None))
-            evidence[h.point_id] = self._evidence(h, similarity, query_terms)
+            evidence[h.point_id] = self._evidence(similarity, overlap)
         shown = ranking.rank(
             candidates,
             facts=query.alert,
@@ -192,12 +194,11 @@ class Retriever:
             confidence=confidence.overall([n.confidence for n in neighbours]),
         )
 
-    def _evidence(self, h: Hit, similarity: float | None, query_terms: frozenset[int]) -> float:
+    def _evidence(self, similarity: float | None, overlap: float) -> float:
         """What says the problem is the same, on one scale in every mode: meaning and the plain share of the
         alert's words, or the words alone when meaning was not compared. The plain share, not the rarity-
         weighted one ranking uses: rarity is relative to what else the lookup found, and confidence must
         not rise because the other candidates were poorer (its thresholds were calibrated on this)."""
-        overlap = len(query_terms & h.terms) / len(query_terms) if query_terms and h.terms else 0.0
         return overlap if similarity is None else ranking.relevance(similarity, overlap, self._weights)
 
     def _relevance(
@@ -206,7 +207,7 @@ class Retriever:
         plan: QueryPlan,
         mode: Mode,
         similarity: float | None,
-        query_terms: frozenset[int],
+        overlap: float,
         top_lexical: float,
         rarity: Rarity | None,
     ) -> float:
@@ -216,8 +217,6 @@ class Retriever:
             # Ranking needs an absolute relevance: fused ranks turn a tie in meaning into a gap of 1/3.
             if rarity is not None:
                 overlap = rarity.share(h.terms)
-            else:
-                overlap = len(query_terms & h.terms) / len(query_terms) if query_terms else 0.0
             return ranking.relevance(similarity, overlap, self._weights)
         if similarity is not None and mode == "dense":
             return similarity
