@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import tempfile
 from collections import Counter
@@ -40,10 +39,10 @@ from pathlib import Path
 import httpx
 
 from oncall_memory import Alert, Memory, Settings
+from oncall_memory.bm25 import BM25
 from oncall_memory.distill import distill_alert
 from oncall_memory.evaluate import CONFIGURATIONS, DEPTH, Scores, metrics
 from oncall_memory.incident import Incident
-from oncall_memory.lexical import terms
 from oncall_memory.settings import RankingWeights
 
 from .eval_variants import no_terms
@@ -103,31 +102,6 @@ def relevant_sets(issues: list[dict]) -> tuple[list[list[str]], list[list[str]]]
     return strict, lenient
 
 
-class BM25:
-    """Okapi BM25 over the words the memory's word search reads (its tokeniser, on the distilled text)."""
-
-    def __init__(self, docs: dict[str, str], k1: float = 1.2, b: float = 0.75):
-        self.k1, self.b = k1, b
-        self.tf = {key: Counter(terms(distill_alert(text))) for key, text in docs.items()}
-        self.length = {key: sum(tf.values()) for key, tf in self.tf.items()}
-        self.average = sum(self.length.values()) / len(self.length)
-        df = Counter(word for tf in self.tf.values() for word in tf)
-        n = len(self.tf)
-        self.idf = {word: math.log(1 + (n - d + 0.5) / (d + 0.5)) for word, d in df.items()}
-
-    def ranked(self, query: str, *, without: str) -> list[str]:
-        words = set(terms(distill_alert(query)))
-        scores = {}
-        for key, tf in self.tf.items():
-            if key == without:
-                continue
-            norm = self.k1 * (1 - self.b + self.b * self.length[key] / self.average)
-            score = sum(self.idf[w] * tf[w] * (self.k1 + 1) / (tf[w] + norm) for w in words if w in tf)
-            if score > 0:
-                scores[key] = score
-        return sorted(scores, key=lambda k: -scores[k])[:DEPTH]
-
-
 def others(memory: Memory, text: str, key: str, **how) -> list:
     """The issue's text looked up among the others: one more asked for, itself dropped."""
     lookup = memory.similar(Alert(text=text), limit=DEPTH + 1, **how)
@@ -147,8 +121,8 @@ def run(
     alerts = [f"{i['title']}\n{i['body']}" for i in issues]
     keys = [issue_id(i["url"]) for i in issues]
     ranked: dict[str, list[list[str]]] = {}
-    bm25 = BM25(dict(zip(keys, alerts)))  # each issue's text as the alert reads it
-    ranked["BM25"] = [bm25.ranked(text, without=key) for text, key in zip(alerts, keys)]
+    bm25 = BM25({key: distill_alert(text) for key, text in zip(keys, alerts)})  # each issue as the alert reads
+    ranked["BM25"] = [bm25.ranked(distill_alert(text), limit=DEPTH, without=[key]) for text, key in zip(alerts, keys)]
     firsts = []
     with Memory.open(settings) as memory:
         memory.ingest(incidents)

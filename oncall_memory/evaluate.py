@@ -4,7 +4,8 @@ A team runs it on its own history to choose an embedding model and ranking weigh
 not feelings. Two kinds of labelled query: an alert written out (text and the facts a pager would carry,
 `oncall_memory/evalsets/labels.jsonl`), and an alert exactly as a pager sends it (`{"pager": "alertmanager" |
 "pagerduty" | "opsgenie", "payload": ...}`, `oncall_memory/evalsets/alerts.jsonl`), whose facts must be found the
-way the service finds them.
+way the service finds them. Beside the configurations, BM25 over the same stored texts: the word search
+anyone could run without this product, which each configuration has to beat to earn its place.
 """
 
 from __future__ import annotations
@@ -19,13 +20,18 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from . import pagers
+from . import payload as P
 from .alert import Alert, Filters
 from .backlog import validation_message
+from .bm25 import BM25
+from .conditions import holds
+from .distill import distill_alert
 from .errors import InvalidInput
 from .facts import Facts, Redacted
 from .memory import Memory
 from .stores import Mode
 
+BASELINE = "BM25"  # the row of the word-search baseline
 DEPTH = 10  # neighbours fetched per query; MRR counts a first relevant hit within this depth
 
 
@@ -149,12 +155,17 @@ def evaluate(
     configurations: Sequence[Configuration] = CONFIGURATIONS,
     with_facts: bool = True,
     now: datetime | None = None,
+    baseline: bool = True,
 ) -> dict[str, Scores]:
-    """Run every query through the real retriever under each configuration.
+    """Run every query through the real retriever under each configuration; with `baseline`, first through
+    Okapi BM25 over the same stored texts (`BASELINE`: the textbook word search every configuration should
+    beat; it honours the queries' hard filters and reads no facts).
 
     Without `with_facts` the alerts carry their text only: what ranking adds when a pager sends no labels.
     """
     results = {}
+    if baseline:
+        results[BASELINE] = metrics(bm25_ranked(memory, queries), [q.relevant for q in queries])
     for config in configurations:
         ranked = [
             [
@@ -172,6 +183,20 @@ def evaluate(
         ]
         results[config.name] = metrics(ranked, [q.relevant for q in queries])
     return results
+
+
+def bm25_ranked(memory: Memory, queries: Sequence[Query]) -> list[list[str]]:
+    """Each query's alert text (distilled as a lookup distills it) ranked by BM25 over the stored texts,
+    leaving out the incidents its hard filters exclude."""
+    payloads = memory.payloads()
+    bm25 = BM25({key: p.get(P.TEXT) or "" for key, p in payloads.items()})
+    ranked = []
+    for q in queries:
+        where = q.filters.conditions() if q.filters else []
+        excluded = [key for key, p in payloads.items() if not holds(where, p)] if where else []
+        text = distill_alert(q.alert(memory, with_facts=False).text)
+        ranked.append(bm25.ranked(text, limit=DEPTH, without=excluded))
+    return ranked
 
 
 @dataclass(frozen=True)

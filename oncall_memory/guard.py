@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .errors import OncallMemoryError
+from .errors import InvalidInput, OncallMemoryError
 from .stores import IncidentStore
-from .stores.base import BuildsIndex, IndexReport, IndexState
+from .stores.base import BuildsIndex, IndexReport, IndexState, no_collection
 
 REPLAY_BATCH = 256
 
@@ -65,6 +65,18 @@ class GuardedStore:
             except OncallMemoryError:  # best effort: the ingest's own error is the one to report
                 pass
         return False
+
+    def stats(self) -> dict[str, Any]:
+        """Collection, location, contract and count. Raises `InvalidInput` when nothing was ingested."""
+        with self.lock:
+            if not self.store.exists():
+                raise InvalidInput(no_collection(self.store.collection, self.store.location))
+            return {
+                "collection": self.store.collection,
+                "location": self.store.location,
+                **self.store.contract(),
+                "count": self.store.count(),
+            }
 
     def count_written(self, new: int) -> None:
         """After an ingest: the count the engine must now hold (`verify` compares it)."""

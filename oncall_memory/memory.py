@@ -39,7 +39,7 @@ from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
 from .signature import canonical_signature
 from .stores import IncidentStore, Mode, open_store
-from .stores.base import IndexReport, IndexState, no_collection
+from .stores.base import IndexReport, IndexState
 
 
 class Memory:
@@ -233,15 +233,12 @@ class Memory:
 
     def stats(self) -> dict[str, Any]:
         """Collection, location, contract and count. Raises `InvalidInput` when nothing was ingested."""
+        return self._guard.stats()
+
+    def payloads(self) -> dict[str, dict[str, Any]]:
+        """Every incident's payload by id (`text`: what lookups read). Reads every point: for evals."""
         with self._guard.lock:
-            if not self._store.exists():
-                raise InvalidInput(no_collection(self._store.collection, self._store.location))
-            return {
-                "collection": self._store.collection,
-                "location": self._store.location,
-                **self._store.contract(),
-                "count": self._store.count(),
-            }
+            return {p[P.INCIDENT_ID]: p for _, p, _ in self._store.points()} if self._store.exists() else {}
 
     def ready(self) -> Readiness:
         """Can this memory answer? Ready while the store answers; an unreachable embedder makes it

@@ -117,3 +117,18 @@ def test_console_script_runs(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["new"] == 64
+
+
+def test_eval_scores_each_shipped_set_per_configuration_beside_bm25(capsys):
+    assert run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"))[0] == 0
+    code, out, _ = run(capsys, "eval", "--json")
+    assert code == 0
+    sets = json.loads(out)
+    assert len(sets) == 3
+    for name, scores in sets.items():
+        assert list(scores)[:5] == ["BM25", "dense-only", "lexical-only", "hybrid", "hybrid+ranking"], name
+        assert "abstention" in scores
+    written = next(s for name, s in sets.items() if name.endswith("labels.jsonl"))
+    assert 0 < written["BM25"]["mrr"] <= 1  # the baseline finds what shares words, embedder or not
+    code, out, _ = run(capsys, "eval")
+    assert code == 0 and out.count("\nBM25 ") == 2  # the no-match set has no table, only its abstention line

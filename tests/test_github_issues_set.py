@@ -3,7 +3,8 @@ the shape GitHub documents, and the BM25 baseline ranks by rare shared words."""
 
 import json
 
-from bench.github_issues import BM25, fetch_texts, issue_id, read_labels, relevant_sets  # noqa: I001
+from bench.github_issues import fetch_texts, issue_id, read_labels, relevant_sets  # noqa: I001
+from oncall_memory.bm25 import BM25
 
 
 def test_the_labels_hold_together():
@@ -55,5 +56,5 @@ def test_bm25_prefers_the_rare_shared_word():
             "q": "quota-backend-bytes set but database space exceeded",
         }
     )
-    assert bm25.ranked("quota-backend-bytes set but database space exceeded", without="q")[0] == "k1"
+    assert bm25.ranked("quota-backend-bytes set but database space exceeded", limit=3, without=["q"])[0] == "k1"
     assert issue_id("https://github.com/etcd-io/etcd/issues/10299") == "etcd-io/etcd#10299"

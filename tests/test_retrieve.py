@@ -210,6 +210,30 @@ def test_eval_runs_labelled_queries_through_the_real_retriever(store, tmp_path):
     assert (s.hit_at_1, s.mrr, s.recall_at_3) == (1.0, 1.0, pytest.approx(0.75))
 
 
+def test_eval_holds_the_configurations_against_bm25_over_the_same_stored_texts(store, tmp_path):
+    r = memory_over(
+        store,
+        [
+            make_incident(id="DNS", title="coredns lookup timeout", env="prod"),
+            make_incident(id="DNS-STAGING", title="coredns lookup timeout during the staging rollout", env="staging"),
+            make_incident(id="DISK", title="node disk pressure evictions", env="prod"),
+        ],
+    )
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        '{"text": "coredns lookup timeout", "relevant": ["DNS"]}\n'
+        '{"text": "coredns lookup timeout", "filters": {"env": "staging"}, "relevant": ["DNS-STAGING"]}\n'
+        '{"text": "certificate expired", "relevant": ["DISK"]}\n'
+    )
+    results = evaluate(r, read_labels(labels), configurations=[Configuration("lexical", "lexical", False)])
+    assert list(results) == ["BM25", "lexical"]
+    # 1: both DNS texts hold every word; the shorter one scores higher (BM25's length normalisation).
+    # 2: the hard filter leaves only the staging one.  3: no word in common, nothing found.
+    s = results["BM25"]
+    assert (s.hit_at_1, s.mrr) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
+    assert "BM25" not in evaluate(r, read_labels(labels), configurations=[], baseline=False)
+
+
 def test_a_bad_label_line_names_its_line(tmp_path):
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"text": "x", "relevant": ["A"]}\n{"text": "y", "relevant": ["A"], "region": "eu"}\n')

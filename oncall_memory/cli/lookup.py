@@ -49,7 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
 
-    p = sub.add_parser("eval", help="recall@3/5, hit@1 and MRR on labelled queries, per retrieval configuration")
+    p = sub.add_parser(
+        "eval", help="recall@3/5, hit@1 and MRR on labelled queries, per retrieval configuration and for BM25"
+    )
     p.add_argument(
         "labels",
         nargs="*",
