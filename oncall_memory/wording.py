@@ -23,6 +23,8 @@ _CODE = re.compile(
     r"\b(?:exit(?:ed)?(?: with)?(?: code| status)?|code|status|error|errno|signal|http)\s*:?\s*(\d{2,5})\b", re.I
 )
 _DIGITS = re.compile(r"\d+")
+_TAG_CHARS = 24  # a leading "[...]" longer than this is text, not a tag
+_MAX_TAGS = 4
 
 
 def rare_tokens(text: str) -> list[str]:
@@ -34,15 +36,27 @@ def rare_tokens(text: str) -> list[str]:
 
 
 def title_key(text: str) -> str:
-    """A title as compared: lower case, one space between words, no trailing punctuation."""
-    return " ".join(text.lower().split()).strip(" .!")  # split() parts at what \s matches
+    """A title as compared: lower case, one space between words, no trailing punctuation, and no leading
+    bracketed tags ("[Bug]:", "[P1]", "[FIRING:2]"): the template's or the pager's ceremony, not the problem."""
+    key = " ".join(text.lower().split()).strip(" .!")  # split() parts at what \s matches
+    start = 0  # an index, not slices: a text of a million tags costs one pass, not a million copies
+    for _ in range(_MAX_TAGS):
+        end = key.find("]", start, start + _TAG_CHARS) if key.startswith("[", start) else -1
+        if end < 0:
+            break
+        start = end + 1
+        while start < len(key) and key[start] in " :-":
+            start += 1
+    return key[start:]
 
 
 @dataclass(frozen=True)
 class Wording:
     """What of the alert's wording ranking looks for in each candidate."""
 
-    title: str = ""  # the alert's text as a title key
+    # The alert's text and its headline (first line) as title keys: an alert that fires again reads as the
+    # incident's title, whole or as the first line of its details.
+    titles: frozenset[str] = frozenset()
     rare: tuple[str, ...] = ()
     words: frozenset[str] = field(default_factory=frozenset)
     ids: dict[str, int] = field(default_factory=dict)  # each word and rare token -> its term id
@@ -52,10 +66,11 @@ class Wording:
     def of(cls, text: str) -> Wording:
         rare, words = tuple(rare_tokens(text)), frozenset(terms(text))
         leads = tuple(dict.fromkeys(m.group() for t in rare if (m := _DIGITS.search(t))))
-        return cls(title_key(text), rare, words, {w: term_index(w) for w in (*words, *rare)}, leads)
+        titles = frozenset(k for k in (title_key(text), title_key(text.strip().split("\n", 1)[0])) if k)
+        return cls(titles, rare, words, {w: term_index(w) for w in (*words, *rare)}, leads)
 
     def same_title(self, title: str | None) -> bool:
-        return bool(self.title) and bool(title) and title_key(title or "") == self.title
+        return bool(self.titles) and bool(title) and title_key(title or "") in self.titles
 
     def rare_in(self, text: str | None, term_ids: Collection[int] | None = None) -> list[str]:
         """The alert's rare tokens this text holds too, as whole tokens (a version or size by the pattern; a

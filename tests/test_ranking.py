@@ -234,3 +234,30 @@ def test_rarity_weighs_a_word_few_candidates_hold_above_one_all_hold():
     assert rarity.share(found[-1]) > 2 * rarity.share(found[0])
     assert 0 < rarity.share(found[-1]) < 1 and rarity.share(query) == pytest.approx(1.0)
     assert Rarity(frozenset(), found).share(found[0]) == 0.0
+
+
+def test_an_alert_whose_headline_is_the_incidents_title_is_the_same_alert_fired_again():
+    # The alert's first line, under its details; a template's "[Bug]:" or a pager's "[P1]" is ceremony.
+    wording = Wording.of("[Bug]: Node NotReady because of PLEG is not healthy\nkubelet: skipping pod synchronization")
+    assert wording.same_title("Node NotReady because of PLEG is not healthy.")
+    assert wording.same_title("[P1] node notready because of PLEG is not healthy")
+    assert not wording.same_title("Node NotReady")  # a part of the headline is not the title
+    assert not wording.same_title("kubelet: skipping pod synchronization")  # nor is a line of the details
+    assert Wording.of("Queue lag").same_title("queue lag") and not Wording.of("").same_title("")
+    # A bracket longer than a tag is text; past a few tags, the rest is text too.
+    assert not Wording.of("[" + "x" * 30 + "] disk full").same_title("disk full")
+    assert Wording.of("[a]" * 5 + "disk full").titles == {"[a]disk full"}
+
+
+def test_reading_a_headline_costs_the_same_per_byte_at_every_size():
+    # A stranger's alert of a million bracketed "tags": one pass, not a copy per tag.
+    import time
+
+    def per_byte(size: int) -> float:
+        text = "[a]" * (size // 3)
+        started = time.process_time()
+        Wording.of(text)
+        return (time.process_time() - started) / size
+
+    small, large = per_byte(30_000), per_byte(1_200_000)
+    assert large < 10 * small, [f"{t * 1e9:.0f} ns/B" for t in (small, large)]
