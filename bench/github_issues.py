@@ -20,7 +20,8 @@ Scored two ways, as issue 20 asks:
 Configurations: BM25 (Okapi, k1 1.2, b 0.75, on the same words the memory's word search reads), the
 memory's dense-only, word-only, hybrid and hybrid+ranking, with the configured embedder (the local model
 by default); then hybrid+ranking with one part taken away, each in a store of its own: every shared word
-counted the same (no word rarity), and no ops vocabulary (no symptom terms, no symptom boost). The alerts
+counted the same (no word rarity), no ops vocabulary (no symptom terms, no symptom boost), and the same-title
+evidence read from the whole alert only, not from its headline (no headline title). The alerts
 carry no facts (no env, service or labels): ranking has only the text. Last, the confidence the default
 lookup gave its first answers, right (another report of the same problem) and wrong.
 """
@@ -35,10 +36,11 @@ import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from unittest import mock
 
 import httpx
 
-from oncall_memory import Alert, Memory, Settings
+from oncall_memory import Alert, Memory, Settings, wording
 from oncall_memory.bm25 import BM25
 from oncall_memory.distill import distill_alert
 from oncall_memory.evaluate import CONFIGURATIONS, DEPTH, Scores, metrics
@@ -54,6 +56,7 @@ BODY_CHARS = 600
 ABLATIONS = {
     "  no word rarity": ({"word_rarity": False}, list),
     "  no vocabulary": ({"same_symptom": 0.0}, no_terms),
+    "  no headline title": ({}, lambda: [mock.patch.object(wording, "headline", lambda text: text)]),
 }
 
 
@@ -172,11 +175,11 @@ def main() -> None:
     )
     results, firsts = run(issues, settings, strict, lenient)
     print(
-        f"{'':16} {'strict: MRR':>12} {'hit@1':>6} {'recall@5':>9}   {'lenient: MRR':>13} {'hit@1':>6} {'recall@5':>9}"
+        f"{'':19} {'strict: MRR':>12} {'hit@1':>6} {'recall@5':>9}   {'lenient: MRR':>13} {'hit@1':>6} {'recall@5':>9}"
     )
     for name, (s, n) in results.items():
         print(
-            f"{name:16} {s.mrr:12.3f} {s.hit_at_1:6.3f} {s.recall_at_5:9.3f}   "
+            f"{name:19} {s.mrr:12.3f} {s.hit_at_1:6.3f} {s.recall_at_5:9.3f}   "
             f"{n.mrr:13.3f} {n.hit_at_1:6.3f} {n.recall_at_5:9.3f}"
         )
     for right, words in ((True, "right"), (False, "wrong")):

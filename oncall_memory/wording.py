@@ -50,6 +50,11 @@ def title_key(text: str) -> str:
     return key[start:]
 
 
+def headline(text: str) -> str:
+    """An alert's first line: its title, when details follow."""
+    return text.strip().split("\n", 1)[0]
+
+
 @dataclass(frozen=True)
 class Wording:
     """What of the alert's wording ranking looks for in each candidate."""
@@ -66,7 +71,7 @@ class Wording:
     def of(cls, text: str) -> Wording:
         rare, words = tuple(rare_tokens(text)), frozenset(terms(text))
         leads = tuple(dict.fromkeys(m.group() for t in rare if (m := _DIGITS.search(t))))
-        titles = frozenset(k for k in (title_key(text), title_key(text.strip().split("\n", 1)[0])) if k)
+        titles = frozenset(k for k in (title_key(text), title_key(headline(text))) if k)
         return cls(titles, rare, words, {w: term_index(w) for w in (*words, *rare)}, leads)
 
     def same_title(self, title: str | None) -> bool:
