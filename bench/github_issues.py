@@ -2,11 +2,13 @@
 
     python -m bench.github_issues [--texts FILE] [--fetch]
 
-The set: 105 issues from 67 public repositories (Kubernetes, etcd, CoreDNS, Docker, EKS, k3s, Helm,
-Longhorn, ...) that report one of eleven operational problems (PLEG not healthy, expired certificates, DNS
-from busybox, DNS upstream timeouts, exit code 137, etcd over its quota, Docker Hub's pull rate limit, too
-many open files (ulimits and inotify alike: the same error), probes refused, volumes attached elsewhere,
-Helm releases stuck mid-operation), and one that reports none of them. `github_issues_labels.jsonl` beside this file holds
+The set: 129 issues from 78 public repositories (Kubernetes, etcd, CoreDNS, Docker, EKS, k3s, Helm,
+Longhorn, Envoy, ...) that report one of fifteen operational problems (PLEG not healthy, expired
+certificates, DNS from busybox, DNS upstream timeouts, exit code 137, etcd over its quota, Docker Hub's pull
+rate limit, too many open files (ulimits and inotify alike: the same error), probes refused, volumes
+attached elsewhere, Helm releases stuck mid-operation; added later: pods unschedulable for want of CPU,
+memory or pod slots, a node's disk full, CoreDNS exiting on a forwarding loop, an image tag whose manifest
+is unknown), and one that reports none of them. `github_issues_labels.jsonl` beside this file holds
 each issue's address, its problem (`family`), and the issues its own thread names as the same problem
 (`links`): a maintainer's "Duplicate of #10299", a reporter's "related to this OLD issue". Only those
 facts are committed; the text is the reporters' and is read from `--texts` (JSONL of {"url", "title",
@@ -15,7 +17,7 @@ facts are committed; the text is the reporters' and is read from `--texts` (JSON
 Each issue is an incident (its title, its body as the error signature); each in turn is the alert (title
 and body), looked up in the others (leave one out: the lookup asks for one more and drops itself).
 Scored two ways, as issue 20 asks:
-  - strict: the issues its thread names come first (only the 7 issues that name one in the set);
+  - strict: the issues its thread names come first (only the 9 issues that name one in the set);
   - lenient: any other report of the same problem comes first (every issue with another in its family).
 Configurations: BM25 (Okapi, k1 1.2, b 0.75, on the same words the memory's word search reads), the
 memory's dense-only, word-only, hybrid and hybrid+ranking, with the configured embedder (the local model
