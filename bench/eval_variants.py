@@ -7,7 +7,8 @@ cluster, no vocabulary, no ceremony stripping, PagerDuty and Opsgenie alerts as 
 from what the pager sends, then pager ceremony stripped, then the ops vocabulary as sparse terms, then
 as a ranking boost too (issue 12 as shipped); then issue 20's: shared words weighed by their rarity among
 the candidates, then the same service's weight raised from 0.05 to 0.10 (as shipped), and that weight
-without the rarity. Each variant ingests the fixtures into its own store with the local model
+without the rarity; last, the shipped memory without reading the alert's headline as a title. BM25 over
+the same stored texts is printed beside each variant's configurations. Each variant ingests the fixtures into its own store with the local model
 (all-MiniLM-L6-v2) and runs both sets.
 """
 
@@ -18,10 +19,10 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
-from oncall_memory import Alert, Memory, Settings, distill, pagers, payload, retrieve
+from oncall_memory import Alert, Memory, Settings, distill, pagers, payload, retrieve, wording
 from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.local import LocalEmbedder
-from oncall_memory.evaluate import CONFIGURATIONS, evaluate, read_labels
+from oncall_memory.evaluate import BASELINE, CONFIGURATIONS, evaluate, read_labels
 from oncall_memory.settings import RankingWeights
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,6 +73,8 @@ VARIANTS = [
     ("+ rarer words weigh more", [], {"same_service": 0.05}, None),
     ("+ same service 0.10 (shipped)", [], {}, None),
     ("same service 0.10, plain words", [], {"word_rarity": False}, None),
+    # The alert's headline read as a title too (shipped with the headline): the shipped sets without it.
+    ("shipped, no headline title", [mock.patch.object(wording, "headline", lambda text: text)], {}, None),
 ]
 
 
@@ -80,7 +83,7 @@ def main() -> None:
     embedder.load()
     sets = {name: read_labels(ROOT / "oncall_memory" / "evalsets" / f"{name}.jsonl") for name in ("alerts", "labels")}
     print("MRR / hit@1 per configuration; all-MiniLM-L6-v2, 64 fixture incidents, Edge")
-    header = " | ".join(f"{s} {c.name}" for s in sets for c in CONFIGURATIONS)
+    header = " | ".join(f"{s} {name}" for s in sets for name in (BASELINE, *(c.name for c in CONFIGURATIONS)))
     print(f"{'variant':<30} | {header}")
     for name, patches, weights, labels in VARIANTS:
         with contextlib.ExitStack() as stack:
