@@ -45,7 +45,7 @@ import httpx
 from oncall_memory import Alert, Memory, Settings, wording
 from oncall_memory.bm25 import BM25
 from oncall_memory.distill import distill_alert
-from oncall_memory.evaluate import CONFIGURATIONS, DEPTH, Scores, metrics
+from oncall_memory.evaluate import BASELINE, CONFIGURATIONS, DEPTH, Scores, metrics
 from oncall_memory.incident import Incident
 from oncall_memory.settings import RankingWeights
 
@@ -62,9 +62,15 @@ ABLATIONS = {
 }
 
 
+def issue_parts(url: str) -> tuple[str, str, str]:
+    """(owner, repo, number) of https://github.com/owner/repo/issues/number."""
+    owner, repo, _, number = url.removeprefix("https://github.com/").split("/")
+    return owner, repo, number
+
+
 def issue_id(url: str) -> str:
     """owner/repo#123 for https://github.com/owner/repo/issues/123."""
-    owner, repo, _, number = url.removeprefix("https://github.com/").split("/")
+    owner, repo, number = issue_parts(url)
     return f"{owner}/{repo}#{number}"
 
 
@@ -81,7 +87,7 @@ def fetch_texts(urls: Sequence[str], *, api: str = "https://api.github.com", tok
     out = []
     with httpx.Client(base_url=api, headers=headers, timeout=30) as client:
         for url in urls:
-            owner, repo, _, number = url.removeprefix("https://github.com/").split("/")
+            owner, repo, number = issue_parts(url)
             response = client.get(f"/repos/{owner}/{repo}/issues/{number}")
             response.raise_for_status()
             issue = response.json()
@@ -126,8 +132,9 @@ def run(
     alerts = [f"{i['title']}\n{i['body']}" for i in issues]
     keys = [issue_id(i["url"]) for i in issues]
     ranked: dict[str, list[list[str]]] = {}
-    bm25 = BM25({key: distill_alert(text) for key, text in zip(keys, alerts)})  # each issue as the alert reads
-    ranked["BM25"] = [bm25.ranked(distill_alert(text), limit=DEPTH, without=[key]) for text, key in zip(alerts, keys)]
+    read = {key: distill_alert(text) for key, text in zip(keys, alerts)}  # each issue as the alert reads it
+    bm25 = BM25(read)
+    ranked[BASELINE] = [bm25.ranked(read[key], limit=DEPTH, without=[key]) for key in keys]
     firsts = []
     with Memory.open(settings) as memory:
         memory.ingest(incidents)

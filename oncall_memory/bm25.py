@@ -9,11 +9,10 @@ facts (service, env, labels) are beyond it, which is part of what the comparison
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from .lexical import terms
+from .lexical import idf, terms
 
 
 class BM25:
@@ -26,7 +25,7 @@ class BM25:
         self.average = (sum(self.length.values()) / len(self.length)) if self.length else 0.0
         df = Counter(word for tf in self.tf.values() for word in tf)
         n = len(self.tf)
-        self.idf = {word: math.log(1 + (n - d + 0.5) / (d + 0.5)) for word, d in df.items()}
+        self.idf = {word: idf(n, d) for word, d in df.items()}
 
     def ranked(self, text: str, *, limit: int, without: Iterable[str] = ()) -> list[str]:
         """The keys of the `limit` texts that score highest for `text`'s words (none that share no word),

@@ -53,6 +53,11 @@ def sparse_vector(text: str, extra: Sequence[str] = ()) -> Sparse:
     return Sparse(indices=indices, values=[1.0 + math.log(counts[i]) for i in indices])
 
 
+def idf(n: int, df: int) -> float:
+    """BM25's inverse document frequency of a word `df` of `n` texts hold (Lucene's form: never negative)."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
 class Rarity:
     """How much each of the alert's words says, among the candidates a lookup found: BM25's inverse
     document frequency over them. A word every lookalike holds ("etcd", "kubelet") tells them apart no
@@ -65,7 +70,7 @@ class Rarity:
         docs = [d & query for d in found]
         n = len(docs)
         df = Counter(t for d in docs for t in d)
-        self.weight = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+        self.weight = {t: idf(n, df[t]) for t in query}
         self.total = sum(self.weight.values())
 
     def share(self, held: frozenset[int]) -> float:
