@@ -27,9 +27,9 @@ class BM25:
         n = len(self.tf)
         self.idf = {word: idf(n, d) for word, d in df.items()}
 
-    def ranked(self, text: str, *, limit: int, without: Iterable[str] = ()) -> list[str]:
-        """The keys of the `limit` texts that score highest for `text`'s words (none that share no word),
-        best first, ties by key; `without`: keys left out (the query's own text, looked up among the others)."""
+    def scores(self, text: str, *, without: Iterable[str] = ()) -> dict[str, float]:
+        """Each text's score for `text`'s words (texts that share no word are left out); `without`: keys
+        left out (the query's own text, looked up among the others)."""
         words = set(terms(text))
         skip = set(without)
         scores = {}
@@ -38,4 +38,10 @@ class BM25:
                 continue
             norm = self.k1 * (1 - self.b + self.b * self.length[key] / self.average)
             scores[key] = sum(self.idf[w] * tf[w] * (self.k1 + 1) / (tf[w] + norm) for w in shared)
+        return scores
+
+    def ranked(self, text: str, *, limit: int, without: Iterable[str] = ()) -> list[str]:
+        """The keys of the `limit` texts that score highest for `text`'s words (none that share no word),
+        best first, ties by key."""
+        scores = self.scores(text, without=without)
         return sorted(scores, key=lambda k: (-scores[k], k))[:limit]

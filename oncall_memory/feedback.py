@@ -8,9 +8,11 @@ it moves that suggestion for the next alert that reads the same, not for every a
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import sqlite3
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +37,12 @@ CREATE TABLE IF NOT EXISTS feedback (
     ref TEXT,                     -- where it came from: a PagerDuty note id, "api", "cli"
     UNIQUE (alert_key, suggested, who, ref));  -- one verdict per person and place: a changed mind replaces it
 CREATE INDEX IF NOT EXISTS by_alert ON feedback (alert_key);
+CREATE TABLE IF NOT EXISTS evidence (
+    alert_key TEXT NOT NULL,
+    suggested TEXT NOT NULL,
+    evidence TEXT NOT NULL,       -- what said it was the same problem when it was offered (confidence.Evidence)
+    at TEXT NOT NULL,
+    PRIMARY KEY (alert_key, suggested));
 CREATE TABLE IF NOT EXISTS offers (
     token TEXT PRIMARY KEY,       -- what a feedback button carries (Slack limits a button's value to 2,000)
     alert_key TEXT NOT NULL,
@@ -137,6 +145,38 @@ class FeedbackStore:
                 self._warned = True
             return {}
         return {suggested: Tally(helped, not_related) for suggested, helped, not_related in rows}
+
+    def keep_evidence(self, alert_key: str, suggested: str, evidence: Sequence[float]) -> None:
+        """What said `suggested` was the same problem as this alert when it was offered: with the verdict that
+        follows, a labelled pair for refitting how sure answers are (confidence.recalibrate)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO evidence (alert_key, suggested, evidence, at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (alert_key, suggested) DO UPDATE SET evidence=excluded.evidence, at=excluded.at",
+                (
+                    alert_key,
+                    suggested,
+                    json.dumps([float(x) for x in evidence]),
+                    datetime.now(timezone.utc).isoformat(),
+                ),
+            )
+
+    def has_evidence(self, alert_key: str, suggested: str) -> bool:
+        with self._lock:
+            return bool(
+                self._db.execute(
+                    "SELECT 1 FROM evidence WHERE alert_key = ? AND suggested = ?", (alert_key, suggested)
+                ).fetchone()
+            )
+
+    def labelled(self) -> list[tuple[list[float], bool]]:
+        """Every verdict whose suggestion's evidence is known, oldest first: (evidence, helped)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT e.evidence, f.verdict FROM feedback f JOIN evidence e "
+                "ON e.alert_key = f.alert_key AND e.suggested = f.suggested ORDER BY f.at"
+            ).fetchall()
+        return [(json.loads(e), verdict == "helped") for e, verdict in rows]
 
     def all(self) -> list[dict[str, str]]:
         with self._lock:

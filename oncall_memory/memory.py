@@ -24,8 +24,9 @@ from . import payload as P
 from .alert import Alert, Filters
 from .backlog import Rejected
 from .backup import Verification, backup, verify
+from .calibration import TeamCalibration
 from .conditions import Match
-from .confidence import overall, thresholds_for
+from .confidence import overall
 from .embedders import Embedder, make_embedder
 from .errors import InvalidInput
 from .feedback import FeedbackStore
@@ -59,11 +60,9 @@ class Memory:
         self.settings = settings
         self.observer: Observer = UNOBSERVED
         self._owns_embedder = owns_embedder  # built by `open`: closed with the memory
+        self.calibration = TeamCalibration.of(embedder.model, settings, self.feedback)
         self._retriever = Retriever(
-            store,
-            weights=settings.weights,
-            candidates=settings.candidates,
-            thresholds=thresholds_for(embedder.model, settings.confidence_low_below, settings.confidence_high_from),
+            store, weights=settings.weights, candidates=settings.candidates, calibration=self.calibration
         )
         self._contract_checked = False
         self._known: dict[str, set[str]] | None = None
@@ -139,11 +138,16 @@ class Memory:
         key = canonical_signature(alert.signature or alert.text, [alert.env])
         if key is None:
             raise InvalidInput("feedback needs the alert it was about: its text or its signature")
-        return self.feedback.record(key, suggested, verdict, who=who, at=at, ref=ref)
+        recorded = self.feedback.record(key, suggested, verdict, who=who, at=at, ref=ref)
+        self.calibration.verdict(key, suggested, lambda: self.similar(alert, limit=50).neighbours)
+        return recorded
 
     def offer(self, lookup: Lookup, suggested: str) -> str | None:
         """A feedback button's token for "`suggested` was offered for this alert" (see `feedback.offer`)."""
-        return self.feedback.offer(lookup.signature_key, suggested) if lookup.signature_key else None
+        if not (key := lookup.signature_key):
+            return None
+        self.calibration.offered(key, lookup.neighbours, suggested)  # what it is offered on, for a verdict
+        return self.feedback.offer(key, suggested)
 
     @contextmanager
     def scratch_feedback(self) -> Iterator[FeedbackStore]:

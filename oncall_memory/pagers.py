@@ -133,6 +133,12 @@ _NODE_FLAVORS = (
 )
 
 
+def _exporter(value: str) -> bool:
+    """An exporter's name, or one of its pods' (the name, a dash and the pod's suffixes)."""
+    name = value.lower()
+    return name in EXPORTERS or any(name.startswith(f"{e}-") for e in EXPORTERS)
+
+
 def _value_for(fact: str, label: str, value: str) -> str | None:
     """The fact a label's value gives, or None when it gives none (an exporter's name, a namespace that
     is not an env, a node name of no known flavor)."""
@@ -140,9 +146,13 @@ def _value_for(fact: str, label: str, value: str) -> str | None:
     if not value:
         return None
     if fact == "service":
+        # An exporter's own pod (node-exporter-7xk2p) is named before its suffix is stripped: stripped first,
+        # it read as "node".
+        if _exporter(value):
+            return None
         if label == "pod":
             value = strip_noise(value)  # checkout-6c9d7f-abcde -> checkout
-        return None if value.lower() in EXPORTERS else value
+        return None if _exporter(value) else value
     if fact == "env" and label == "namespace":
         return value if _ENV_LIKE.search(value) else None
     if fact == "flavor" and label == "node":

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 
 from . import payload as P
-from .confidence import Level
+from .confidence import Evidence, Level
 from .facts import Facts
 from .feedback import Tally
 from .fixes import stories
@@ -128,8 +128,10 @@ class Neighbour(BaseModel):
     signature_match: bool = False
     reasons: list[str]
     boosts: list[Boost] = Field(default=[], exclude=True)  # the reasons, typed, for renderers
-    # What the confidence was read from (retrieve.Retriever._evidence), for calibrating its thresholds.
-    evidence: float | None = Field(default=None, exclude=True)
+    # The probability that it is the same problem (confidence.py), when its meaning was compared.
+    probability: float | None = None
+    # What the confidence was read from (retrieve.evidence), for calibrating it and for a team's refit.
+    evidence: Evidence | None = Field(default=None, exclude=True)
 
     def reasons_except(self, *kinds: str) -> list[str]:
         """The reasons, without those of these kinds (a renderer that shows fixes or age on its own line)."""
@@ -162,10 +164,10 @@ def age_days(payload: dict[str, Any], now: datetime) -> float | None:
     return max(0.0, (now - datetime.fromisoformat(stamp)).total_seconds() / 86400)
 
 
-def relevance(similarity: float, overlap: float, weights: RankingWeights) -> float:
-    """How near in meaning and in words, on 0..1: `lexical_share` of it is the share of the alert's words
-    the incident has."""
-    return (1 - weights.lexical_share) * similarity + weights.lexical_share * overlap
+def relevance(similarity: float, words: float, weights: RankingWeights) -> float:
+    """How near in meaning and in words, on 0..1: `lexical_share` of it is the words (`weights.words`
+    says which measure of them)."""
+    return (1 - weights.lexical_share) * similarity + weights.lexical_share * words
 
 
 def shared_symptoms(payload: dict[str, Any], symptoms: Iterable[str]) -> list[str]:
@@ -192,11 +194,15 @@ def boosts(
     term_ids: frozenset[int] | None = None,
     explain: bool = True,
     rarity: Mapping[int, float] | None = None,
+    best_meaning: float | None = None,
 ) -> list[Boost]:
     """Every fact that moves (or explains) this candidate, in reading order. `term_ids`: the candidate's
     words as the search read them (else from its payload's `terms`, else its text is tokenised). Without
     `explain`, only the facts that move it (what its score needs): the rest is read for the few shown.
-    `rarity`: how the search weighed each of the alert's words (term id to weight), the rarest named first."""
+    `rarity`: how the search weighed each of the alert's words (term id to weight), the rarest named first.
+    `best_meaning`: the best similarity among the candidates; where it happened (flavor, env, service) weighs
+    only for a candidate within `weights.facts_gate` of it or that tells of a symptom the alert tells of
+    (it is still named either way)."""
     out: list[Boost] = []
     wording = wording or Wording()
     if is_signature_match(payload, signature_key):
@@ -214,6 +220,7 @@ def boosts(
         out.append(Boost(WORDS, 0.0, common))  # counted in relevance already; named here
     if both := shared_symptoms(payload, symptoms):
         out.append(Boost(SYMPTOM, weights.same_symptom * len(both), both))
+    near = bool(both) or similarity is None or best_meaning is None or similarity >= best_meaning - weights.facts_gate
     for kind, field, mine, weight in (
         (FLAVOR, P.FLAVOR, facts.flavor, weights.same_flavor),
         (ENV, P.ENV, facts.env, weights.same_env),
@@ -221,7 +228,7 @@ def boosts(
     ):
         theirs = payload.get(field)
         if mine and theirs and mine.lower() == theirs.lower():
-            out.append(Boost(kind, weight, (theirs, getattr(facts, "fact_sources", {}).get(field))))
+            out.append(Boost(kind, weight if near else 0.0, (theirs, getattr(facts, "fact_sources", {}).get(field))))
     tags = payload.get(P.TAGS) or []
     shared = [t for t in facts.component_tags if t in tags]
     if shared:
@@ -306,8 +313,11 @@ def rank(
             term_ids=c.terms,
             explain=explain,
             rarity=rarity,
+            best_meaning=best,
         )
 
+    candidates = list(candidates)
+    best = max((c.similarity for c in candidates if c.similarity is not None), default=None)
     pin = by_facts and weights.signature_pin
     explain = shown is None
     ranked = []
@@ -330,7 +340,8 @@ def neighbour(
     similarity: float | None,
     now: datetime,
     confidence: Level = "medium",
-    evidence: float | None = None,
+    evidence: Evidence | None = None,
+    probability: float | None = None,
 ) -> Neighbour:
     """The neighbour as the responder sees it. Run on the few shown, with their whole payload."""
     latest = stories(payload.get("fixes_attempted") or [])
@@ -343,6 +354,7 @@ def neighbour(
         similarity=None if similarity is None else round(similarity, 6),
         confidence=confidence,
         evidence=evidence,
+        probability=None if probability is None else round(probability, 3),
         age_days=None if days is None else round(days, 2),
         age=None if days is None else human_age(days),
         fixes_worked=[s.action for s in latest if s.worked],

@@ -10,15 +10,15 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
 from . import confidence, ranking
 from . import payload as P
 from .alert import Alert, Filters
-from .conditions import holds
-from .confidence import DEFAULT, Level, Thresholds
+from .conditions import Where, holds
+from .confidence import DEFAULT, Calibration, Evidence, Level
 from .distill import distill_alert
 from .embedders import Embedder
 from .errors import EmbeddingFailed, InvalidInput
@@ -86,14 +86,26 @@ def make_query(alert: Alert, embedder: Embedder, mode: Mode) -> Query:
     return Query(alert, told, Wording.of(text), sparse, dense, mode, degraded, signature_key)
 
 
+class CalibrationSource(Protocol):
+    """Where the calibration of the moment comes from: the shipped one, or a team's refit of it."""
+
+    @property
+    def current(self) -> Calibration: ...
+
+
 class Retriever:
     def __init__(
-        self, store: IncidentStore, *, weights: RankingWeights, candidates: int = 50, thresholds: Thresholds = DEFAULT
+        self,
+        store: IncidentStore,
+        *,
+        weights: RankingWeights,
+        candidates: int = 50,
+        calibration: CalibrationSource = DEFAULT,
     ):
         self._store = store
         self._weights = weights
         self._candidates = candidates
-        self._thresholds = thresholds
+        self._calibration = calibration
 
     def search(
         self,
@@ -142,19 +154,24 @@ class Retriever:
 
         top_lexical = max((h.score for h in hits), default=1.0) or 1.0
         query_terms = frozenset(query.sparse.indices)
-        rarity = Rarity(query_terms, (h.terms for h in hits)) if plan.rescore and self._weights.word_rarity else None
-        candidates, evidence = [], {}
+        weights = self._weights
+        rarity = Rarity(query_terms, (h.terms for h in hits)) if plan.rescore and weights.words == "rarity" else None
+        # The word search's own score (IDF over the whole memory) for the words part of relevance, read from
+        # its first candidates; an incident it did not rank among them shares little.
+        searched = self._word_scores(query, where) if plan.rescore and weights.words == "search" else {}
+        candidates, overlaps = [], {}
         for h in hits:
             similarity = cosines.get(h.point_id)
             # The plain share of the alert's words this hit holds: confidence reads it, ranking may weigh it.
             overlap = len(query_terms & h.terms) / len(query_terms) if query_terms else 0.0
-            relevance = self._relevance(h, plan, mode, similarity, overlap, top_lexical, rarity)
+            word_part = rarity.share(h.terms) if rarity else searched.get(h.point_id, 0.0) if searched else overlap
+            relevance = self._relevance(h, plan, mode, similarity, word_part, top_lexical)
             candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity, h.terms or None))
-            evidence[h.point_id] = self._evidence(similarity, overlap)
+            overlaps[h.point_id] = overlap
         shown = ranking.rank(
             candidates,
             facts=query.alert,
-            weights=self._weights,
+            weights=weights,
             signature_key=key,
             now=now,
             by_facts=rank,
@@ -165,26 +182,31 @@ class Retriever:
             rarity=rarity.weight if rarity else None,
         )
         full = self._store.retrieve([r.candidate.key for r in shown])
-        # The boosts were computed from the ranking fields, which hold everything they read.
-        neighbours = [
-            ranking.neighbour(
-                full.get(r.candidate.key, r.candidate.payload),
-                boosts=r.boosts,
-                score=r.score,
-                relevance=r.candidate.relevance,
-                similarity=r.candidate.similarity,
-                now=now,
-                evidence=evidence[r.candidate.key],
-                confidence=confidence.level(
-                    evidence[r.candidate.key],
-                    pinned=r.pinned or ranking.is_signature_match(r.candidate.payload, key),
-                    same_symptom=bool(ranking.shared_symptoms(r.candidate.payload, query.symptoms)),
-                    meaning=dense is not None,
-                    t=self._thresholds,
-                ),
+        meanings = sorted((c.similarity for c in candidates if c.similarity is not None), reverse=True)
+        neighbours = []
+        for r in shown:
+            c = r.candidate
+            said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings)
+            calibration = self._calibration.current
+            sure = calibration.probability(said)
+            neighbours.append(
+                # The boosts were computed from the ranking fields, which hold everything they read.
+                ranking.neighbour(
+                    full.get(c.key, c.payload),
+                    boosts=r.boosts,
+                    score=r.score,
+                    relevance=c.relevance,
+                    similarity=c.similarity,
+                    now=now,
+                    evidence=said,
+                    probability=sure if dense is not None else None,
+                    confidence=calibration.level(
+                        said,
+                        pinned=r.pinned or ranking.is_signature_match(c.payload, key),
+                        meaning=dense is not None,
+                    ),
+                )
             )
-            for r in shown
-        ]
         return Lookup(
             mode=mode,
             ranked=rank,
@@ -194,12 +216,12 @@ class Retriever:
             confidence=confidence.overall([n.confidence for n in neighbours]),
         )
 
-    def _evidence(self, similarity: float | None, overlap: float) -> float:
-        """What says the problem is the same, on one scale in every mode: meaning and the plain share of the
-        alert's words, or the words alone when meaning was not compared. The plain share, not the rarity-
-        weighted one ranking uses: rarity is relative to what else the lookup found, and confidence must
-        not rise because the other candidates were poorer (its thresholds were calibrated on this)."""
-        return overlap if similarity is None else ranking.relevance(similarity, overlap, self._weights)
+    def _word_scores(self, query: Query, where: Where) -> dict[str, float]:
+        """The word search's scores for its first candidates, over the best of them (0..1)."""
+        plan = QueryPlan(dense=False, sparse=True)
+        hits = self._store.query(plan, dense=None, sparse=query.sparse, where=where, limit=self._candidates, fields=())
+        top = max((h.score for h in hits), default=0.0)
+        return {h.point_id: h.score / top for h in hits} if top > 0 else {}
 
     def _relevance(
         self,
@@ -207,17 +229,46 @@ class Retriever:
         plan: QueryPlan,
         mode: Mode,
         similarity: float | None,
-        overlap: float,
+        words: float,
         top_lexical: float,
-        rarity: Rarity | None,
     ) -> float:
         if mode == "lexical":
             return h.score / top_lexical  # IDF scores are unbounded: scale the best to 1
         if similarity is not None and plan.rescore:
             # Ranking needs an absolute relevance: fused ranks turn a tie in meaning into a gap of 1/3.
-            if rarity is not None:
-                overlap = rarity.share(h.terms)
-            return ranking.relevance(similarity, overlap, self._weights)
+            return ranking.relevance(similarity, words, self._weights)
         if similarity is not None and mode == "dense":
             return similarity
         return h.score  # unranked hybrid keeps the fused order
+
+
+def evidence(
+    c: ranking.Candidate, boosts: list[ranking.Boost], facts: Alert, overlap: float, meanings: list[float]
+) -> Evidence:
+    """What says this candidate is the same problem (see `confidence.Evidence`). `meanings`: every
+    candidate's similarity, best first, to read how far this one stands above the rest."""
+    kinds = {b.kind for b in boosts}
+    similarity = c.similarity or 0.0
+    # The best of the others: the runner-up for the best candidate, the best for every other one.
+    if not meanings or c.similarity is None:
+        standout = 0.0
+    elif c.similarity >= meanings[0]:
+        standout = c.similarity - meanings[1] if len(meanings) > 1 else 0.0
+    else:
+        standout = c.similarity - meanings[0]
+
+    def where(kind: str, mine: str | None, field: str) -> float:
+        if kind in kinds:
+            return 1.0
+        theirs = c.payload.get(field)
+        return -1.0 if mine and theirs and mine.lower() != str(theirs).lower() else 0.0
+
+    return Evidence(
+        meaning=similarity,
+        standout=standout,
+        words=overlap,
+        symptom=float(ranking.SYMPTOM in kinds),
+        title=float(ranking.TITLE in kinds),
+        service=where(ranking.SERVICE, facts.service, P.SERVICE),
+        env=where(ranking.ENV, facts.env, P.ENV),
+    )

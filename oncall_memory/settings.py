@@ -36,34 +36,50 @@ def user_data_dir() -> Path:
 class RankingWeights(BaseSettings):
     """How much each payload fact moves a neighbour, on the same 0..1 scale as relevance.
 
-    Defaults were set by judgement before the shipped labelled set was run, not fitted to it;
-    measure changes with `oncall-memory eval` on your own history.
+    Fitted by the generalisation protocol (`python -m bench.generalise`: each labelled set left out in turn,
+    then all of them; see docs/evaluation.md), except where a comment says otherwise. Measure a change with
+    it, and `oncall-memory eval` on your own history.
     """
 
     model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_WEIGHT_", extra="ignore")
 
-    lexical_share: float = 0.3  # relevance = (1 - share) * meaning similarity + share * word overlap
-    # The overlap weighs each shared word by its rarity among the candidates (BM25's IDF over them), so a
-    # rare shared word outweighs a common one; false: every word the same (the plain share).
-    word_rarity: bool = True
-    same_flavor: float = 0.06
-    same_env: float = 0.04
-    # 0.05 until rarer words counted more (word_rarity): then another service's closer wording outweighed
-    # the same service's crash loop, against the rule that the same service's own problem ranks first.
+    lexical_share: float = 0.2  # relevance = (1 - share) * meaning similarity + share * words
+    # What "words" is: `search`, the word search's own score (IDF over the whole memory) over the best any
+    # incident scored; `share`, the share of the alert's words the incident holds; `rarity`, that share
+    # with each word weighed by its rarity among the candidates (the default until the protocol: it did not
+    # survive it).
+    words: Literal["search", "share", "rarity"] = "search"
+    word_rarity: bool | None = None  # the variable before `words`: true is `rarity`, false is `share`
+    # Where it happened (flavor, env, service) counts only for a candidate whose meaning is within
+    # `facts_gate` of the best candidate's, or that tells of a symptom the alert tells of: the same
+    # service's incident of another problem is not a recurrence. (Flavor fitted to 0: it is still a reason.)
+    same_flavor: float = 0.0
+    same_env: float = 0.12
     same_service: float = 0.1
-    same_symptom: float = 0.05  # per symptom both tell of (ops vocabulary: "exit code 137" is an OOM kill) ...
+    facts_gate: float = 0.2
+    same_symptom: float = 0.1  # per symptom both tell of (ops vocabulary: "exit code 137" is an OOM kill) ...
     same_title: float = 0.06  # the alert (or its first line) reads as the incident's title: the same alert, again
     rare_token: float = 0.03  # per rare token both mention (a version, a size, an exit or error code) ...
     max_rare_tokens: int = 2  # ... counted up to this many
-    shared_tag: float = 0.03  # per shared component tag ...
+    shared_tag: float = 0.06  # per shared component tag ...
     max_shared_tags: int = 3  # ... counted up to this many
     worked_fix: float = 0.03  # a recorded fix whose latest outcome resolved or mitigated it
+    # Not fitted (no labelled set carries verdicts): set so that three responders' "not related" outweighs the
+    # largest lead the fitted weights give a first answer over the next (0.3 in the sample backlog).
     feedback_helped: float = 0.04  # per "helped" on alerts with the same canonical signature ...
-    feedback_not_related: float = 0.1  # per "not related" (subtracted) ...
+    feedback_not_related: float = 0.15  # per "not related" (subtracted) ...
     max_feedback: int = 3  # ... each counted up to this many
-    recency: float = 0.03  # full at age 0, halves every `recency_half_life_days`
+    # Not fitted: no labelled set carries the ages a team's history has. Full at age 0, halves every
+    # `recency_half_life_days`.
+    recency: float = 0.03
     recency_half_life_days: float = Field(default=180.0, gt=0)
     signature_pin: bool = True  # an exact canonical-signature match goes first
+
+    @model_validator(mode="after")
+    def _the_old_rarity_switch(self) -> RankingWeights:
+        if self.word_rarity is not None and "words" not in self.model_fields_set:
+            self.words = "rarity" if self.word_rarity else "share"
+        return self
 
 
 _COLLECTION = re.compile(r"[A-Za-z0-9_-]{1,64}")

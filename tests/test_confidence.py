@@ -3,13 +3,25 @@ and a weak best match is said to be one: "nothing close is on record", its fixes
 
 import json
 
+import pytest
 from conftest import FIXTURES
 from fastapi.testclient import TestClient
 
 from oncall_memory.alert import Alert
 from oncall_memory.backlog import read_jsonl
 from oncall_memory.cli import main
-from oncall_memory.confidence import CALIBRATED, Thresholds, level, overall, thresholds_for
+from oncall_memory.confidence import (
+    CALIBRATED,
+    MIN_VERDICTS,
+    Calibration,
+    Evidence,
+    Recalibration,
+    calibration_for,
+    expected_calibration_error,
+    fit_logistic,
+    overall,
+    recalibrate,
+)
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
 from oncall_memory.render import NOTHING_CLOSE, note_text, slack_message, terminal
@@ -26,21 +38,59 @@ def memory_with_fixtures(tmp_path) -> Memory:
     return memory
 
 
-def test_the_levels_follow_the_evidence():
-    t = Thresholds(low_below=0.4, high_from=0.6)
-    assert level(0.3, pinned=False, same_symptom=False, meaning=True, t=t) == "low"
-    assert level(0.3, pinned=False, same_symptom=True, meaning=True, t=t) == "medium"  # both crash loops
-    assert level(0.3, pinned=True, same_symptom=False, meaning=True, t=t) == "high"  # the same signature
-    assert level(0.5, pinned=False, same_symptom=False, meaning=True, t=t) == "medium"
-    assert level(0.7, pinned=False, same_symptom=False, meaning=True, t=t) == "high"
-    assert level(0.7, pinned=False, same_symptom=False, meaning=False, t=t) == "medium"  # words only
+def evidence(meaning=0.5, standout=0.0, words=0.3, symptom=0.0, title=0.0, service=0.0, env=0.0) -> Evidence:
+    return Evidence(meaning, standout, words, symptom, title, service, env)
+
+
+def test_the_levels_follow_the_probability():
+    cal = Calibration(-3.0, (4.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0), low_below=0.4, high_from=0.8)
+    weak, middling, strong = evidence(0.3, words=0.1), evidence(0.6, words=0.4), evidence(0.9, 0.2, 0.6)
+    assert cal.probability(weak) < 0.4 <= cal.probability(middling) < 0.8 <= cal.probability(strong)
+    assert [cal.level(e) for e in (weak, middling, strong)] == ["low", "medium", "high"]
+    assert cal.level(weak, pinned=True) == "high"  # the same signature
+    assert cal.level(strong, meaning=False) == "medium"  # words only: never high
+    assert cal.probability(evidence(0.3, words=0.1, symptom=1.0)) > cal.probability(weak)  # both crash loops
     assert overall(["low", "medium", "low"]) == "medium" and overall([]) == "low"
 
 
-def test_thresholds_are_per_model_and_the_settings_override_them():
-    assert thresholds_for("all-MiniLM-L6-v2") == CALIBRATED["all-MiniLM-L6-v2"]
-    assert thresholds_for("text-embedding-3-small") == CALIBRATED["all-MiniLM-L6-v2"]  # uncalibrated: the default
-    assert thresholds_for("fake-bow", 0.1, None) == Thresholds(0.1, CALIBRATED["fake-bow"].high_from)
+def test_calibrations_are_per_model_and_the_settings_override_their_thresholds():
+    assert calibration_for("all-MiniLM-L6-v2") == CALIBRATED["all-MiniLM-L6-v2"]
+    assert calibration_for("text-embedding-3-small") == CALIBRATED["all-MiniLM-L6-v2"]  # uncalibrated: the default
+    changed = calibration_for("fake-bow", 0.1, None)
+    assert (changed.low_below, changed.high_from) == (0.1, CALIBRATED["fake-bow"].high_from)
+    assert changed.weights == CALIBRATED["fake-bow"].weights
+
+
+def test_the_logistic_fit_recovers_a_known_model():
+    import random
+
+    rng = random.Random(3)
+    rows = [[rng.random(), rng.random()] for _ in range(3000)]
+    truth = (-2.0, 3.0, 1.0)
+    labels = [rng.random() < 1 / (1 + 2.718281828 ** -(truth[0] + truth[1] * a + truth[2] * b)) for a, b in rows]
+    bias, weights = fit_logistic(rows, labels, l2=0.0)
+    assert bias == pytest.approx(truth[0], abs=0.3) and weights == pytest.approx(truth[1:], abs=0.4)
+    probabilities = [1 / (1 + 2.718281828 ** -(bias + weights[0] * a + weights[1] * b)) for a, b in rows]
+    assert expected_calibration_error(probabilities, labels) < 0.05  # calibrated on what it was fitted on
+    assert expected_calibration_error([0.9] * 10, [False] * 10) == pytest.approx(0.9)
+
+
+def test_a_teams_verdicts_refit_the_model_and_say_how_it_reads_them():
+    shipped = CALIBRATED["all-MiniLM-L6-v2"]
+    # This team's history: whatever the meaning, an answer from the alert's own service is the one that helps.
+    verdicts = [(evidence(0.6, service=1.0), True) for _ in range(20)] + [
+        (evidence(0.6, service=-1.0), False) for _ in range(20)
+    ]
+    assert recalibrate(shipped, verdicts[: MIN_VERDICTS - 1]) is None  # too few to refit
+    refit = recalibrate(shipped, verdicts)
+    assert isinstance(refit, Recalibration)
+    mine, theirs = evidence(0.6, service=1.0), evidence(0.6, service=-1.0)
+    assert shipped.probability(mine) == shipped.probability(theirs)  # the shipped model reads no service
+    assert refit.calibration.probability(mine) > 0.7 > 0.3 > refit.calibration.probability(theirs)
+    assert refit.brier_refit < 0.1 < 0.2 < refit.brier_shipped  # cross-validated: not the fit's own figure
+    assert (refit.calibration.low_below, refit.calibration.high_from) == (shipped.low_below, shipped.high_from)
+    assert Recalibration.loads(refit.dumps()) == refit
+    assert "refitted on 40 verdicts (20 helped, 20 not related)" in refit.line()
 
 
 def test_a_nonsense_alert_is_answered_as_a_guess_everywhere(tmp_path):
@@ -71,3 +121,29 @@ def test_json_answers_carry_the_confidence(tmp_path, monkeypatch, capsys):
         assert got[0]["confidence"] in ("high", "medium")
         posted = c.post("/similar", json={"alert": {"text": NONSENSE}}).json()
         assert {n["confidence"] for n in posted} == {"low"}
+
+
+def test_a_teams_verdicts_refit_the_memorys_confidence_and_eval_says_so(tmp_path, capsys, monkeypatch):
+    data = tmp_path / "data"
+    incidents = [i for i in read_jsonl(FIXTURES / "incidents.jsonl")]
+    with Memory.open(Settings(data_dir=data, embedder="fake"), embedder=FakeEmbedder()) as memory:
+        memory.ingest(incidents)
+        assert memory.calibration.refit is None
+        for i, incident in enumerate(incidents[:40]):
+            alert = Alert(text=incident.title)
+            # Half the verdicts say the incident itself helped; half say an unrelated one was not related.
+            other = incidents[(i + 32) % len(incidents)]
+            suggested, verdict = (incident.id, "helped") if i % 2 else (other.id, "not related")
+            memory.record_feedback(alert, suggested, verdict, who="test")
+        refit = memory.calibration.refit
+        # A verdict counts where the memory can say what the suggestion was offered on: an incident not among
+        # an alert's 50 nearest never was.
+        assert refit is not None and MIN_VERDICTS <= refit.verdicts <= 40 and refit.helped == 20
+        assert memory.similar(Alert(text=incidents[1].title)).neighbours[0].probability is not None
+    with Memory.open(Settings(data_dir=data, embedder="fake"), embedder=FakeEmbedder()) as again:
+        assert again.calibration.refit == refit  # kept in the data dir: every process answers with it
+    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", str(data))
+    monkeypatch.setenv("ONCALL_MEMORY_EMBEDDER", "fake")
+    assert main(["eval"]) == 0
+    said = f"team calibration: refitted on {refit.verdicts} verdicts (20 helped, {refit.verdicts - 20} not related)"
+    assert said in capsys.readouterr().out

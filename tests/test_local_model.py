@@ -150,8 +150,10 @@ def int8_embedder(tmp_path_factory):
 @pytest.mark.parametrize("runtime", ["sentence-transformers", "onnx int8"])
 def test_answers_say_when_they_are_guesses_on_the_shipped_sets(tmp_path, request, runtime):
     """The abstention bar, on the real model (as sentence-transformers computes it, and as the default
-    int8 export does, on the same calibrated thresholds): of the alerts nothing on record matches, at
-    least 90% are answered with low confidence; of the right first answers, at most 10% are marked low."""
+    int8 export does, on the same calibration): of the alerts nothing on record matches, at least 90% are
+    answered with low confidence; of the right first answers, at most 15% are marked low. (10% until the
+    calibration was fitted by the generalisation protocol on six sets instead of on these two: it marks 39 of
+    40 no-match alerts low, up from 37, and 10 of 78 right answers, up from 7; docs/evaluation.md.)"""
     local_embedder = request.getfixturevalue(
         "local_embedder" if runtime == "sentence-transformers" else "int8_embedder"
     )
@@ -166,7 +168,7 @@ def test_answers_say_when_they_are_guesses_on_the_shipped_sets(tmp_path, request
         stood = sum((abstention(memory, read_labels(p)) for p in SHIPPED_SETS), Abstention(0, 0, 0, 0))
     assert stood.no_match == 40 and stood.right_first >= 75
     assert stood.no_match_low_share >= 0.9, stood
-    assert stood.right_first_low_share <= 0.1, stood
+    assert stood.right_first_low_share <= 0.15, stood
 
 
 def test_a_kube_prometheus_crash_loop_finds_its_own_service_in_words_it_never_used(
@@ -251,3 +253,48 @@ def test_a_kube_prometheus_crash_loop_finds_its_own_service_in_words_it_never_us
     assert f"KubePodCrashLooping · shop/{pod} · container checkout" in blocks  # the heading names the pod
     assert blocks.index("CHK-7") < blocks.index("ORD-3")
     assert "runbook" in blocks and "both are crash loops" in blocks
+
+
+def test_a_recurrence_on_the_same_service_outranks_another_services_wording(tmp_path, local_embedder):
+    """Issue 32's case: KubePodCrashLooping for container checkout in cluster shop-prod, as Alertmanager sends
+    it. Another service's crash loop quotes its words (CrashLoopBackOff); checkout's own says it in others;
+    checkout's CPU throttling shares only where it happened. The recurrence comes first, the lookalike second,
+    and the same service's other problem last and weak."""
+    import json
+
+    from oncall_memory.evaluate import PagerQuery
+
+    memory = Memory.open(Settings(data_dir=tmp_path / "data"), embedder=local_embedder)
+    memory.ingest(
+        [
+            make_incident(
+                id="PAYMENTS",
+                title="payments-api CrashLoopBackOff: Back-off restarting failed container",
+                root_cause="bad config map key",
+                service="payments-api",
+                env="payments-prod",
+            ),
+            make_incident(
+                id="CHECKOUT",
+                title="checkout containers exit on startup in loop",
+                root_cause="missing environment variable after the release",
+                service="checkout",
+                env="shop-prod",
+            ),
+            make_incident(
+                id="THROTTLED",
+                title="checkout latency high, CPU throttled",
+                root_cause="cpu limit too low",
+                service="checkout",
+                env="shop-prod",
+            ),
+        ]
+    )
+    with open("oncall_memory/evalsets/alerts.jsonl", encoding="utf-8") as fh:
+        payload = json.loads(fh.readline())["payload"]  # KubePodCrashLooping, container checkout, shop-prod
+    alert = PagerQuery(pager="alertmanager", payload=payload, relevant=[]).alert(memory)
+    assert (alert.service, alert.env) == ("checkout", "shop-prod")
+    found = memory.similar(alert).neighbours
+    assert [n.id for n in found] == ["CHECKOUT", "PAYMENTS", "THROTTLED"]
+    assert found[0].confidence != "low" and found[-1].confidence == "low"
+    memory.close()

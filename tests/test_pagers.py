@@ -51,6 +51,14 @@ def test_facts_come_from_the_labels_that_name_the_workload_not_the_exporter():
         ({"app_kubernetes_io_name": "search", "container": "es"}, "search", "app_kubernetes_io_name label"),
         ({"job": "payments-api"}, "payments-api", "job label"),
         ({"job": "node-exporter", "service": "kubelet"}, None, None),
+        # An exporter's own pod: its name is read before the pod suffix is stripped ("node", before).
+        ({"pod": "node-exporter-7xk2p", "job": "node-exporter"}, None, None),
+        ({"pod": "kube-state-metrics-6d4b8c7f9-zq2lm"}, None, None),
+        (
+            {"pod": "node-exporter-7xk2p", "container": "node-exporter", "namespace": "billing"},
+            "billing",
+            "namespace label",
+        ),
     ],
 )
 def test_the_service_label_rules(labels, service, source):

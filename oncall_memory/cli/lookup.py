@@ -187,6 +187,7 @@ def _print_stats(args: argparse.Namespace, info: dict) -> int:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from ..confidence import MIN_EACH, MIN_VERDICTS
     from ..evaluate import (
         Abstention,
         abstention,
@@ -207,6 +208,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             stood[path] = abstention(memory, queries, with_facts=not args.text_only)
             if args.feedback_replay:
                 replays[path] = replay_feedback(memory, queries)
+        team = memory.calibration.refit
     overall = sum(stood.values(), Abstention(0, 0, 0, 0))
     if args.json:
         single = len(reports) == 1
@@ -225,4 +227,10 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         )
         if len(sets) > 1:
             print(f"\nall sets, hybrid+ranking: {overall.line()}")
+        print(
+            f"\n{team.line()}"
+            if team
+            else "\nteam calibration: none yet (the shipped one; refitted once "
+            f"{MIN_VERDICTS} verdicts on suggestions have arrived, at least {MIN_EACH} of each kind)"
+        )
     return 0

@@ -200,6 +200,7 @@ class SlackApp:
         except OncallMemoryError as exc:
             self._follow_up(url, _ephemeral(f"Not recorded: {escape(clip(str(exc), 300))}"))
             return
+        self.memory.calibration.update()
         said = "already recorded" if not changed else "recorded"
         self._follow_up(
             url,

@@ -1,0 +1,72 @@
+"""The generalisation protocol (bench.generalise): its scoring reproduces the product's order, a fit finds a
+weight that helps, intervals are bootstrap intervals, and the whole protocol runs on the shipped sets."""
+
+import numpy as np
+
+from bench import features as FE  # noqa: I001  (the repository root is on sys.path under pytest)
+from bench import fit as F
+from bench import generalise as G
+from bench import sets as S
+from bench.sets import SetQuery
+from bench.sets.load import family, shipped
+
+
+def query(rows, ids, strict, key="q"):
+    x = np.zeros((len(rows), len(FE.COLS)))
+    for i, row in enumerate(rows):
+        for name, value in row.items():
+            x[i, FE.C[name]] = value
+    x[:, FE.C["age"]] = np.nan
+    q = SetQuery(alert={"text": "x"}, strict=strict, lenient=strict, facts=strict, key=key)
+    return FE.QueryFeatures(q, ids, x, {}, ["medium"] * len(ids), np.zeros((len(ids), 7)))
+
+
+def test_a_fit_takes_the_weight_that_puts_the_same_service_first_and_keeps_ties_at_the_start():
+    # Every alert: the right incident is a little less near by meaning but on the alert's service.
+    qs = [
+        query([{"sim": 0.80}, {"sim": 0.78, "service": 1}], ["OTHER", f"RIGHT{i}"], [f"RIGHT{i}"], key=str(i))
+        for i in range(5)
+    ]
+    train = FE.SetFeatures("t", "strict", qs, "m")
+    start = F.Params().with_weight("service", 0.0)
+    assert F.mrr(train, "strict", start) == 0.5
+    got = F.fit([train], start=start, grid={"service": (0.0, 0.05, 0.1)})
+    assert got.params.weight("service") == 0.05 and got.score == 1.0  # the first value that gains
+    unchanged = F.fit([train], start=start, grid={"tags": (0.0, 0.1)})  # no gain: the incumbent stays
+    assert unchanged.params == start
+
+
+def test_the_gate_keeps_a_far_same_service_incident_below_a_near_one():
+    q = query([{"sim": 0.80, "plain": 0.2}, {"sim": 0.50, "service": 1, "plain": 0.3}], ["NEAR", "FAR"], ["NEAR"])
+    p = F.Params(share="plain", lexical_share=0.5).with_weight("service", 0.2)
+    assert F.order(q, p)[0] == "FAR"  # without a gate the service outweighs a far meaning
+    assert F.order(q, F.Params(share="plain", lexical_share=0.5, gate=0.2).with_weight("service", 0.2))[0] == "NEAR"
+
+
+def test_intervals_are_bootstrap_intervals_of_the_mean():
+    lo, hi = F.interval(np.array([1.0] * 20))
+    assert lo == hi == 1.0
+    lo, hi = F.interval(np.array([0.0, 1.0] * 50))
+    assert 0.38 < lo < 0.5 < hi < 0.62
+
+
+def test_the_shipped_sets_carry_families_and_the_incidents_fired_again():
+    pager, written, again = shipped()
+    assert family("INC-1001") == family("INC-1005") != family("INC-1006")
+    first = pager.queries[0]
+    assert first.strict == ["INC-1001"] and set(first.lenient) >= {"INC-1001", "INC-1002", "INC-1005"}
+    assert all(not q.lenient for q in written.queries if not q.strict)  # the no-match alerts
+    assert len(again.queries) == 64 and all(q.own not in q.lenient for q in again.queries)
+
+
+def test_the_protocol_runs_on_the_shipped_sets_and_says_what_is_missing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(S, "CACHE", tmp_path / "sets")
+    monkeypatch.setattr(FE, "CACHE", tmp_path / "sets")
+    monkeypatch.setattr("sys.argv", ["generalise", "--embedder", "fake"])
+    G.main()
+    out = capsys.readouterr().out
+    assert "3 sets, embedder fake-bow: pager, written, again" in out
+    assert "runbooks: not built on this machine (python -m bench.sets.runbooks)" in out
+    assert "the bench's scoring gives the product's own first 10 on" in out
+    for row in ("strict (48)", "lenient (64)", "Confidence of each set left out", "Fitted on every set"):
+        assert row in out
