@@ -9,7 +9,10 @@ needs detect-secrets installed, as that revision did):
 - coverage of the tuned corpus (`tests/secret_corpus.py`) and of the hold-out corpus it was not tuned on;
 - on real public incident text (`python -m bench.real_text` builds it), what was altered that is not a
   secret: records, links broken, words lost;
-- the whole ingest of a synthetic backlog with and without redaction (the Edge store, a fake embedder).
+- the whole ingest of a synthetic backlog with and without redaction (the Edge store, a fake embedder);
+- cost per byte of every detector fed its own example repeated, at 10 KB, 1 MB and 10 MB;
+- precision on ops lines nobody here wrote (loghub's public logs) and on ids vendors document as public;
+- recall on other catalogues' own examples (Kingfisher, gitleaks, detect-secrets: bench.secret_catalogues).
 """
 
 from __future__ import annotations
@@ -138,6 +141,80 @@ def report(label: str, redact_fn: Callable[[str], str], adversarial_sizes: tuple
         print(f"real text: {REAL_TEXT} missing (python -m bench.real_text MIRRORS builds it)")
 
 
+def per_byte(unit: str, size: int) -> float:
+    """CPU seconds per byte of one whole-engine scan of `unit` repeated to `size` characters."""
+    text = (unit * (size // len(unit) + 1))[:size]
+    started = time.process_time()
+    engine.scan(text)
+    return (time.process_time() - started) / size
+
+
+SIZES = (10_000, 1_000_000, 10_000_000)
+
+
+def cost_per_detector() -> None:
+    """Every detector fed its own example repeated (tests/test_redact.py's EXAMPLES: the shortest text only
+    it catches), and the URL rule's worst case, through the whole engine at 10 KB, 1 MB and 10 MB: a linear
+    detector costs the same per byte at every size."""
+    from test_redact import EXAMPLES  # noqa: E402 (tests/ is on the path above)
+
+    print("\ncost per byte, each detector's own example repeated (ns/B at 10 KB | 1 MB | 10 MB; 10 MB / 10 KB)")
+    units = [(name, template.replace("{}", secret) + " ") for name, template, secret in EXAMPLES]
+    units.append(("password in a URL, worst case", "@a"))  # "ab://u:" + "@a"*k + "@!" was quadratic
+    worst = 0.0
+    for name, unit in units:
+        if name.startswith("password in a URL, worst"):
+            unit = "ab://u:" + "@a" * 8
+        costs = [per_byte(unit, n) for n in SIZES]
+        ratio = costs[2] / costs[0] if costs[0] else float("nan")
+        worst = max(worst, ratio)
+        cells = " | ".join(f"{c * 1e9:7.0f}" for c in costs)
+        print(f"  {name[:44]:44} {cells}   {ratio:5.2f}x")
+    print(f"  worst growth from 10 KB to 10 MB: {worst:.2f}x per byte (quadratic would be 1000x)")
+
+
+def precision() -> None:
+    """Ops lines nobody here wrote: the first 40 lines of each of loghub's sixteen 2,000-line samples (public
+    logs of HDFS, Hadoop, Spark, OpenSSH, OpenStack, Android, Windows, ...), and the ids vendors document as
+    public that issue 33 found altered."""
+    from bench.sets.runbooks import MIRRORS, tree
+
+    try:
+        t = tree(MIRRORS, "logpai/loghub")
+    except SystemExit as exc:
+        print(f"\nprecision: {exc}")
+        return
+    lines = []
+    for name in sorted(f for f in t.files(".") if f.endswith("_2k.log")):
+        lines += [line for line in t.read(name).splitlines() if line.strip()][:40]
+    lines += PUBLIC_IDS
+    altered = [line for line in lines if redact(line) != line]
+    print(
+        f"\nprecision: {len(lines)} ops lines ({len(lines) - len(PUBLIC_IDS)} from loghub's 16 systems, "
+        f"{len(PUBLIC_IDS)} public ids), {len(altered)} altered ({len(altered) / len(lines):.1%})"
+    )
+    for line in altered[:10]:
+        print(f"    altered: {line[:110]!r}")
+
+
+# Identifiers vendors document as public, and everyday lines a scheme word stands in (issue 33's finds).
+PUBLIC_IDS = [
+    "x-amz-id-2: 4n6V2Tf9sG0bYzKq8wXr3lPmA1cD5eH7jN0uQ2vR9tS3yW6zB8xC1dF4gH7jK0mP=",
+    "ECDSA key fingerprint is SHA256:n2Vq8LkZ3xW9rT5yP1mQ7bC4dF6gH0jK2sA8eU3iO5w.",
+    "payment pi_3MtwBwLkdIwHu7ix28a3tqPa failed with card_declined",
+    "charge ch_3MmlLrLkdIwHu7ix0snN0B15 refunded",
+    "deployment dpl_89qJQRnBQ8LRWpkhUPwsEKkB8fU2 is READY",
+    "nextPageToken: ~!!~AI9FV7TVXmY3kJ2pQzR8wL5nB1cD4eF6gH0jK",
+    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n-----END CERTIFICATE-----",
+    "s3://acme-logs/AWSLogs/123456789012/elasticloadbalancing/eu-west-1/2026/11/30/x_aB3dE5gH7jK9mN1pQ2sT4vW6yZ8.log.gz",
+    "POST /oauth/token 401 (invalid_client)",
+    "upgraded to splunk 9.1.2 last night",
+    "a basic 3-node etcd cluster",
+    "negotiate 0x80090308 SEC_E_INVALID_TOKEN",
+    "Authorization: failed for 42 requests in the last hour on the api gateway",
+]
+
+
 def rows_with_secrets(n: int, share: float) -> list[dict]:
     rng = random.Random(3)
     rows = synthetic_rows(n)
@@ -176,6 +253,12 @@ def main() -> None:
         # The earlier detectors were quadratic on these inputs: 100 KB took seconds to minutes, so 10 and 30 KB.
         report(f"before ({args.before})", before, (10_240, 30_720))
     report("now", redact, (10_240, 102_400))
+    cost_per_detector()
+    precision()
+    from . import secret_catalogues
+
+    print("\nrecall on other catalogues' own examples (python -m bench.secret_catalogues):")
+    secret_catalogues.main([])
 
     rows = rows_with_secrets(args.incidents, args.secret_share)
     build = lambda: [Incident.model_validate(r) for r in rows]  # noqa: E731

@@ -17,7 +17,9 @@ there is written whole, and whether the disk under it has room.
 from __future__ import annotations
 
 import errno
+import logging
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -31,6 +33,11 @@ ENGINE_HEADROOM = 64 * MB
 # Filesystems whose pages are memory: reading a hole of a file mapped into memory allocates it, so even
 # opening the store fills its preallocated (sparse) files.
 _MEMORY_BACKED = frozenset({"tmpfs", "ramfs", "shm", "devtmpfs"})
+# Group and others get nothing: the store holds incidents, the side files responders' names and the
+# page's CSRF tokens. Folders are 0700 and files 0600 whatever umask the process started with.
+_NOT_OURS = stat.S_IRWXG | stat.S_IRWXO
+
+log = logging.getLogger(__name__)
 
 
 class DataDir:
@@ -95,6 +102,32 @@ class DataDir:
     def pagerduty_open(self) -> Path | None:
         return self.file("pagerduty-open.json")
 
+    # -- who may read it ----------------------------------------------------------------------------
+
+    def make_private(self) -> list[Path]:
+        """Make the data dir private to its owner: from now on this process creates files 0600 and folders
+        0700 (the umask, which the embedded engine's and SQLite's files follow too), and whatever is there
+        already readable by others is fixed, with a warning. Returns what was fixed."""
+        if self.root is None:
+            return []
+        os.umask(os.umask(0) | _NOT_OURS)
+        self.root.mkdir(parents=True, exist_ok=True)
+        fixed = [p for p in _walk(self.root) if _private(p)]
+        if fixed:
+            log.warning(
+                "%d files and folders under %s were readable by others (%s, ...): made them 0600/0700",
+                len(fixed),
+                self.root,
+                ", ".join(str(p.relative_to(self.root)) or "." for p in fixed[:3]),
+            )
+        return fixed
+
+    def shared(self) -> list[Path]:
+        """Files and folders under the data dir that group or others may read or write (none, normally)."""
+        if self.root is None or not self.root.exists():
+            return []
+        return [p for p in _walk(self.root) if not p.is_symlink() and p.lstat().st_mode & _NOT_OURS]
+
     # -- room on the disk ------------------------------------------------------------------------
 
     def free_bytes(self) -> int | None:
@@ -137,6 +170,26 @@ class DataDir:
 
     def memory_backed(self) -> bool:
         return filesystem_type(_existing(self.root)) in _MEMORY_BACKED if self.root is not None else False
+
+
+def _walk(root: Path) -> list[Path]:
+    """The data dir and everything under it, symlinks not followed."""
+    found = [root]
+    for top, dirs, files in os.walk(root):
+        found.extend(Path(top, name) for name in dirs + files)
+    return found
+
+
+def _private(path: Path) -> bool:
+    """Take group and others' bits off `path`; True when there were any."""
+    try:
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode) or not mode & _NOT_OURS:
+            return False
+        os.chmod(path, stat.S_IMODE(mode) & ~_NOT_OURS)
+    except FileNotFoundError:  # a WAL file the engine removed meanwhile
+        return False
+    return True
 
 
 def no_space(path: Path | str | None, doing: str, *, need: int | None = None, free: int | None = None) -> str:

@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator, model_validator
 
-from .redact import cap, holds_secret, is_already_redacted, redact, redact_each, secret_spans
+from .redact import holds_secret, is_already_redacted, redact, redact_each, secret_spans
 from .redact.values import cap_each
 
 
@@ -49,7 +49,7 @@ class Redacted(BaseModel):
             return cap_each(data)
         for field in cls.SECRET_FREE:
             value = data.get(field)
-            found = secret_spans(cap(value)) if isinstance(value, str) else []
+            found = secret_spans(value) if isinstance(value, str) else []
             if found:
                 raise ValueError(f"{field} holds a secret ({found[0][1]}); give the record an id without one")
         return {

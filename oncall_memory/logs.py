@@ -2,8 +2,10 @@
 
 Known secrets (the configured tokens, the Slack webhook URL) are replaced by value; anything else a
 detector finds (a token in a query string of the access log, URL-encoded or not, in an exception message)
-is redacted. Each argument is cut to `MAX_LOG_CHARS` first: the access log runs on the event loop, and a
-request line is the client's to choose.
+is redacted. Each argument is read up to twice `MAX_LOG_CHARS` and written up to `MAX_LOG_CHARS`: the access
+log runs on the event loop, and a request line is the client's to choose (a secret across the cut is seen
+whole before the cut is made). A traceback is redacted whole and kept whole, frames and exception line;
+only a line longer than `MAX_LOG_CHARS` (an exception message quoting a body) loses its middle.
 """
 
 from __future__ import annotations
@@ -32,17 +34,26 @@ class RedactingFilter(logging.Filter):
         if value is None or isinstance(value, (int, float)):
             return value
         text = value if isinstance(value, str) else str(value)
-        clean = cap(text, MAX_LOG_CHARS)
+        clean = self._redacted(text[: 2 * MAX_LOG_CHARS])
+        clean = cap(clean, MAX_LOG_CHARS)
+        return value if clean == text else clean
+
+    def _redacted(self, text: str) -> str:
         for secret in self._known:
-            clean = clean.replace(secret, MARKER)
-        if "%" in clean or "+" in clean:
+            text = text.replace(secret, MARKER)
+        if "%" in text or "+" in text:
             # A query string in an access log line is form-encoded: when it holds a secret, the line is
             # written as it was typed, redacted (its own %-escapes are then read as well).
-            decoded = unquote_plus(clean)
-            if decoded != clean and secret_spans(decoded):
+            decoded = unquote_plus(text)
+            if decoded != text and secret_spans(decoded):
                 return redact(decoded)
-        clean = redact(clean)
-        return value if clean == text else clean
+        return redact(text)
+
+    def scrub_traceback(self, text: str) -> str:
+        """A formatted traceback redacted whole (every byte read, in linear time), each line kept but the
+        middle of one longer than `MAX_LOG_CHARS`."""
+        lines = self._redacted(text).split("\n")
+        return "\n".join(_middle_cut(line, MAX_LOG_CHARS) for line in lines)
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg = self.scrub(record.msg)
@@ -52,8 +63,17 @@ class RedactingFilter(logging.Filter):
         elif isinstance(record.args, dict):
             record.args = {k: self.scrub(v) for k, v in record.args.items()}
         if record.exc_info and not record.exc_text:
-            record.exc_text = self.scrub(logging.Formatter().formatException(record.exc_info))
+            record.exc_text = self.scrub_traceback(logging.Formatter().formatException(record.exc_info))
         return True
+
+
+def _middle_cut(line: str, limit: int) -> str:
+    """`line` with its middle cut out when longer than `limit`: a traceback's line says where it starts and
+    how it ends (the exception's type is at the start of the last line, its cause often at the end)."""
+    if len(line) <= limit:
+        return line
+    half = limit // 2
+    return f"{line[:half]}… [cut: {len(line) - 2 * half} characters] …{line[-half:]}"
 
 
 @contextmanager

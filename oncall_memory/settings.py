@@ -109,6 +109,9 @@ class ServiceSettings(_Group):
     opsgenie_token: SecretStr | None = None  # shared secret Opsgenie must send (a custom header, bearer or basic auth)
     api_token: SecretStr | None = None  # bearer token for /similar, the search page and the API docs
     allow_unauthenticated: bool = False  # serve on a non-loopback address with a route left open anyway
+    # Addresses of the reverse proxies whose X-Forwarded-For / -Proto are believed (comma-separated IPs or
+    # networks, "*" for any). Empty: the connecting address is the client, as Uvicorn's own default should be.
+    forwarded_allow_ips: str = ""
     # Alertmanager label (and Opsgenie detail) -> alert fact, first label giving one wins; exporters'
     # names are skipped, "pod" means the workload behind the pod, "node" gives the flavor (see pagers.py).
     label_facts: dict[str, list[str]] = Field(default_factory=lambda: {k: list(v) for k, v in LABEL_FACTS.items()})

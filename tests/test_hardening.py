@@ -207,6 +207,27 @@ def test_deeply_nested_json_is_a_400(memory, path, levels):
         assert response.status_code == 400 and "nests deeper" in response.json()["detail"]
 
 
+ODD_JSON = {
+    "lone surrogate": b'{"title": "disk full \\ud800 on db-1", "text": "\\udfff"}',
+    "lone surrogate in a key": b'{"\\udc00": 1}',
+    "5,000-digit integer": b'{"n": ' + b"9" * 5000 + b"}",
+    "5,000-digit float": b'{"n": 1.' + b"9" * 5000 + b"}",
+    "NaN": b'{"n": NaN}',
+    "Infinity": b'{"n": -Infinity}',
+}
+
+
+@pytest.mark.parametrize("path", ["/webhooks/pagerduty", "/webhooks/alertmanager", "/webhooks/opsgenie", "/similar"])
+@pytest.mark.parametrize("name", ODD_JSON)
+def test_json_no_text_can_hold_is_a_400_before_any_work(memory, path, name):
+    # Each was a 500 with a traceback, some unauthenticated: a surrogate failed where the text was first
+    # encoded, 5,000 digits hit Python's int-to-str limit, NaN is not JSON.
+    with app_client(memory) as c:
+        response = c.post(path, content=ODD_JSON[name], headers=JSON)
+        assert response.status_code == 400, response.text
+        assert "surrogate" in response.text or "number" in response.text or "not JSON" in response.text
+
+
 def test_blank_titles_are_refused_or_ignored_with_a_message(memory):
     with app_client(memory) as c:
         pd = {"event": {"event_type": "incident.triggered", "data": {"id": "PBLANK1", "title": "   "}}}

@@ -448,3 +448,20 @@ def test_odd_signed_payloads_get_a_4xx_or_are_ignored_never_a_500(client, slack)
     for body in (b"text=%ff%fe", b"&".join(b"g%d=1" % i for i in range(500)), b"command=%2Fx"):
         status = client.post("/slack/commands", content=body, headers=signed(body)).status_code
         assert status in (200, 400), (body[:40], status)
+
+
+@pytest.mark.parametrize("route", ["/slack/commands", "/slack/interactions"])
+@pytest.mark.parametrize("timestamp", ["9" * 309, "1" * 5000, "-1", "1e9", "\u0661\u0662"])
+def test_an_absurd_timestamp_is_a_401_not_a_500(client, slack, route, timestamp):
+    # 309 digits once overflowed the float subtraction in the replay window: a 500, unauthenticated.
+    body = b"text=dns"
+    headers = {**signed(body), "X-Slack-Request-Timestamp": timestamp.encode()}
+    response = client.post(route, content=body, headers=headers)
+    assert response.status_code == 401 and "Timestamp" in response.json()["detail"]
+
+
+def test_a_lone_surrogate_or_a_huge_number_in_a_signed_payload_is_a_400(client, slack):
+    for payload in ('{"type": "block_actions", "x": "\\ud800"}', '{"type": "block_actions", "n": ' + "9" * 5000 + "}"):
+        body = urlencode({"payload": payload}).encode()
+        response = client.post("/slack/interactions", content=body, headers=signed(body))
+        assert response.status_code == 400, response.text

@@ -46,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    # Whatever this command writes under the data dir is its owner's only (datadir.make_private).
+    os.umask(os.umask(0) | 0o077)
     settings = None
     try:
         settings = Settings()

@@ -89,6 +89,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
     from ..memory import Memory
 
+    shared = settings.dir.shared()  # opening the store makes them private: say what was found first
     with Memory.open(settings) as memory:
         result = memory.verify()
     if args.json:
@@ -100,10 +101,12 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
                     "count": result.count,
                     "expected": result.expected,
                     "problems": result.problems,
+                    "made_private": [str(p) for p in shared],
                 }
             )
         )
-    elif result.healthy:
+        return 0 if result.healthy else EXIT_FAILED
+    if result.healthy:
         print(
             f"healthy: {result.checked} incidents read and checked"
             + (f", as many as were written ({result.expected})" if result.expected is not None else "")
@@ -119,6 +122,13 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
             "put a backup back with `oncall-memory restore BACKUP`, or rebuild from the backlog "
             "(`oncall-memory ingest ...` into a fresh data dir)"
         )
+    if shared:
+        print(
+            f"data dir: {len(shared)} files and folders were readable by others "
+            f"({', '.join(str(p) for p in shared[:3])}{', ...' if len(shared) > 3 else ''}): made them 0600/0700"
+        )
+    elif settings.dir.root is not None:
+        print(f"data dir: private (folders 0700, files 0600) at {settings.dir.root}")
     return 0 if result.healthy else EXIT_FAILED
 
 

@@ -50,6 +50,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     logging.getLogger("oncall_memory").setLevel(min(logging.INFO, logging.getLogger().getEffectiveLevel()))
     # The app tells the CLI on this data dir where to ask while it serves (service.json, see cli/remote.py).
     uvicorn.run(
-        create_app(settings, announce=True), host=settings.service.host, port=settings.service.port, log_level="info"
+        create_app(settings, announce=True),
+        host=settings.service.host,
+        port=settings.service.port,
+        log_level="info",
+        proxy_headers=False,  # the app believes forwarded headers from ONCALL_MEMORY_FORWARDED_ALLOW_IPS only
     )
     return 0

@@ -1,8 +1,12 @@
 """Finding and replacing secrets in one text: every detector over the text (those whose keywords it
 holds), again over its unfolded form when it has one, the spans merged and each replaced by a marker.
 
-Cost is linear in the text: each detector is a linear-time scan, and a text is cut to `MAX_FIELD_CHARS`
-before any of them runs.
+Every character is scanned, however long the text: a long text is read in windows of `WINDOW` characters
+that overlap by `OVERLAP` (longer than any secret a detector finds, a PEM private key included), so a
+secret anywhere is whole in one window, and the cost per character is bounded by the window, not by the
+text: linear. (The body size limit bounds the whole.) Only then is a field cut to `MAX_FIELD_CHARS` for
+keeping: what is cut was scanned too, so a secret past the cut can never ride along in a copy made
+before it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from .base import Detector, Span, merge
 from .catalogue import CATALOGUE
 from .context import CONTEXT
 from .entropy import HIGH_ENTROPY
+from .ops import OPS
+from .public import OVERRIDABLE, inside, public_spans
 from .unfold import unfold
 from .vendors import VENDORS
 
@@ -24,8 +30,10 @@ MARKER = "[REDACTED]"
 # One field of an incident or alert is cut here before it is scanned (64 Ki characters: far past what the
 # embedded text uses, and enough for a pasted stack trace); the cut is marked, with how much went.
 MAX_FIELD_CHARS = 65_536
+WINDOW = 32_768  # characters per scan window of a long text ...
+OVERLAP = 8_192  # ... of which this many are read again by the next (an RSA-4096 PEM key is ~3,300)
 
-DETECTORS: list[Detector] = [*VENDORS, *CONTEXT, HIGH_ENTROPY, CATALOGUE]
+DETECTORS: list[Detector] = [*VENDORS, *CONTEXT, *OPS, HIGH_ENTROPY, CATALOGUE]
 # The unfolded text joins what a line break or an invisible character separated: a shape or a context
 # makes a secret there, randomness alone does not (an id at a line's end joined with the next line's first
 # word would look random).
@@ -90,42 +98,81 @@ def cap(text: str, limit: int = MAX_FIELD_CHARS) -> str:
     return f"{text[:limit]}… [cut: {len(text) - limit} more characters]"
 
 
+def _masked(value: str) -> bool:
+    """A placeholder in a secret's shape (`ghp_xxxxxxxx…`, `glc_1111…`, `xoxb-xxxxxxxxx-xxxxxxxxxx`): past
+    its first four characters (a vendor's prefix), one letter or digit repeated. No real token is."""
+    body = [c.lower() for c in value[4:] if c.isalnum()]
+    return len(body) >= 8 and len(set(body)) == 1
+
+
 def _spans(text: str, detectors: list[Detector]) -> list[tuple[Span, str]]:
-    return [(span, d.name) for d in _gate_of(detectors).detectors(text, detectors) for span in d.find(text)]
+    found = [
+        (span, d.name)
+        for d in _gate_of(detectors).detectors(text, detectors)
+        for span in d.find(text)
+        if not _masked(text[span[0] : span[1]])
+    ]
+    if any(name in OVERRIDABLE or name == CATALOGUE.name for _, name in found):
+        public = public_spans(text)
+        found = [
+            (span, name)
+            for span, name in found
+            if not (public and (name in OVERRIDABLE or name == CATALOGUE.name) and inside(span, public))
+        ]
+    return found
 
 
-def scan(text: str) -> list[tuple[Span, str]]:
-    """Every secret found in the whole of `text`, as (span, detector name), in text order. Linear in the
-    text, however long (the property test in `tests/test_redact.py` holds it to that)."""
+def _scan_window(text: str) -> list[tuple[Span, str]]:
     found = _spans(text, DETECTORS)
     if (unfolded := unfold(text)) is not None:
         found += [(unfolded.original(span), name) for span, name in _spans(unfolded.text, UNFOLDED_DETECTORS)]
-    return sorted(found)
+    return found
+
+
+def windows(length: int, window: int = WINDOW, overlap: int = OVERLAP) -> list[int]:
+    """Where each scan window of a text of `length` characters starts: one window for a short text; for a
+    long one, every `window - overlap` characters, the last ending at the text's end."""
+    if length <= window:
+        return [0]
+    step = window - overlap
+    starts = list(range(0, length - window, step))
+    return [*starts, length - window]
+
+
+def scan(text: str) -> list[tuple[Span, str]]:
+    """Every secret found anywhere in `text`, as (span, detector name), in text order (a secret in two
+    windows' overlap is listed twice: callers merge spans). Linear in the text, however long (the property
+    test in `tests/test_redact.py` holds it to that)."""
+    found = []
+    for start in windows(len(text)):
+        part = text[start : start + WINDOW]
+        found += [((a + start, b + start), name) for (a, b), name in _scan_window(part)]
+    return sorted(set(found))
 
 
 def secret_spans(text: str) -> list[tuple[Span, str]]:
-    """Every secret found in `text` cut to `MAX_FIELD_CHARS`, as (span, detector name), in text order."""
-    return scan(cap(text))
+    """Every secret found in the whole of `text`, as (span, detector name), in text order."""
+    return scan(text)
 
 
 def redact(text: str, *, keyed: bool = False) -> str:
-    """`text` cut to `MAX_FIELD_CHARS` with every secret found replaced by `[REDACTED]` (overlapping finds as one).
+    """`text` with every secret found anywhere in it replaced by `[REDACTED]` (overlapping finds as one),
+    then cut to `MAX_FIELD_CHARS`.
 
     `keyed`: replace each by `[REDACTED:<letters>]` instead, derived from a hash of what it replaced, for an
     identifier (a pager's random dedup key looks like a secret): equal keys stay equal, distinct ones
     distinct, and the key itself is gone.
     """
-    text = cap(text)
     spans = merge(span for span, _ in secret_spans(text))
     if not spans:
-        return text
+        return cap(text)
     out, last = [], 0
     for start, end in spans:
         out.append(text[last:start])
         out.append(_keyed_marker(text[start:end]) if keyed else MARKER)
         last = end
     out.append(text[last:])
-    return "".join(out)
+    return cap("".join(out))
 
 
 _AS_LETTERS = str.maketrans("0123456789", "ghijklmnop")

@@ -10,12 +10,12 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from .base import Groups, Span, compile_re2
+from .invisible import character_class
 
-INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _TOKEN = r"[A-Za-z0-9+/_=.-]"
 # What unfolding changes: an invisible character; a %XX escape of an ASCII character; the line break
 # inside a token cut by wrapping (16 token characters before it, one after it).
-_EDIT = compile_re2(rf"(?P<inv>[{INVISIBLE}])|%(?P<hex>[0-7][0-9A-Fa-f])|{_TOKEN}{{16}}(?P<nl>\r?\n){_TOKEN}")
+_EDIT = compile_re2(rf"(?P<inv>{character_class()}+)|%(?P<hex>[0-7][0-9A-Fa-f])|{_TOKEN}{{16}}(?P<nl>\r?\n){_TOKEN}")
 _G = Groups(_EDIT)
 
 

@@ -19,6 +19,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ..datadir import write_atomic
 from ..errors import InvalidInput, OncallMemoryError
@@ -190,6 +191,11 @@ def create_app(
     app.state.page_secret = secrets.token_bytes(32)  # the CSRF secret of the page without a token
     app.state.metrics = metrics = Metrics()
     app.add_middleware(HttpMetrics, metrics=metrics)
+    # Uvicorn's own FORWARDED_ALLOW_IPS, where a deployment already set it, names the same proxies.
+    if trusted := settings.service.forwarded_allow_ips or os.environ.get("FORWARDED_ALLOW_IPS", ""):
+        # Only a configured proxy may say who the client is: the login throttle and the Secure cookie read
+        # `request.client` and its scheme, and anyone else could rotate X-Forwarded-For to dodge the first.
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=trusted)
     app.include_router(webhooks.router)
     app.include_router(api.router)
     app.include_router(api.probes)

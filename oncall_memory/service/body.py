@@ -4,6 +4,7 @@ else (parsing, validating, looking up) in the plain `def` routes, on FastAPI's t
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from fastapi import HTTPException, Request
@@ -13,6 +14,8 @@ from ..backlog import validation_message
 from .deps import settings_of
 
 MAX_DEPTH = 32  # no pager nests deeper than a handful of levels; deeper input is an attack, not an alert
+MAX_NUMBER_CHARS = 64  # no pager field is a number longer than this; Python would parse 4,300 digits first
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 async def raw_json_body(request: Request) -> bytes:
@@ -41,29 +44,56 @@ async def _raw_body(request: Request, media_type: str) -> bytes:
     return bytes(body)
 
 
+class _Refused(ValueError):
+    """A JSON value no pager sends, refused while parsing (before Python converts it)."""
+
+
+def _number(text: str) -> int | float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _Refused(f"a number of {len(text)} characters (at most {MAX_NUMBER_CHARS})")
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+def _constant(name: str) -> float:
+    raise _Refused(f"{name} is not JSON")
+
+
 def parse_json(raw: bytes) -> Any:
-    """The body as JSON, or a 400 for bad syntax or nesting deeper than `MAX_DEPTH`."""
+    """The body as JSON, or a 400 for bad syntax, nesting deeper than `MAX_DEPTH`, a number longer than
+    `MAX_NUMBER_CHARS`, NaN/Infinity, or a lone surrogate escape (`"\\ud800"`: no UTF-8 can hold it, so it
+    would fail later, wherever the text is first encoded)."""
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_int=_number, parse_float=_number, parse_constant=_constant)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise HTTPException(400, f"body is not valid JSON: {exc}") from exc
+    except _Refused as exc:
+        raise HTTPException(400, f"body is refused: {exc}") from exc
     except RecursionError as exc:
         raise HTTPException(400, f"body nests deeper than {MAX_DEPTH} levels") from exc
-    if _deeper_than(data, MAX_DEPTH):
-        raise HTTPException(400, f"body nests deeper than {MAX_DEPTH} levels")
+    problem = _walk(data, MAX_DEPTH)
+    if problem:
+        raise HTTPException(400, problem)
     return data
 
 
-def _deeper_than(data: Any, limit: int) -> bool:
-    # Iterative, so the check itself cannot hit the recursion limit.
+def _walk(data: Any, limit: int) -> str | None:
+    """What is wrong with parsed JSON (too deep, a lone surrogate in a key or string), or None. Iterative,
+    so the check itself cannot hit the recursion limit; linear in the body."""
     stack = [(data, 1)]
     while stack:
         value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
+        if isinstance(value, str):
+            if not value.isascii() and _SURROGATE.search(value):
+                return "body has a lone surrogate escape (\\ud800-\\udfff without its pair): send valid UTF-16 pairs"
+        elif isinstance(value, (dict, list)):
             if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
-    return False
+                return f"body nests deeper than {limit} levels"
+            if isinstance(value, dict):
+                stack.extend((k, depth) for k in value)
+                stack.extend((v, depth + 1) for v in value.values())
+            else:
+                stack.extend((v, depth + 1) for v in value)
+    return None
 
 
 def parse(model: type[BaseModel], data: Any) -> Any:

@@ -101,7 +101,8 @@ class SlackApp:
     def verify(self, body: bytes, timestamp: str | None, sig: str | None, now: float | None = None) -> None:
         """Raise 401 unless Slack signed this body recently and it was not seen before."""
         now = time.time() if now is None else now
-        if not timestamp or not sig or not timestamp.isascii() or not timestamp.isdigit():
+        # Seconds since 1970 are 10 digits; 309 would overflow the float subtraction below (a 500).
+        if not timestamp or not sig or not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > 12:
             raise HTTPException(401, "missing or malformed X-Slack-Signature / X-Slack-Request-Timestamp")
         if abs(now - int(timestamp)) > WINDOW:
             raise HTTPException(401, "X-Slack-Request-Timestamp is more than 5 minutes off: a replay, or a clock off")

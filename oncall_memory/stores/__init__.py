@@ -51,8 +51,7 @@ def open_local(settings: Settings) -> IncidentStore:
     from .qdrant import QdrantStore
 
     data = settings.dir
-    if data.root is not None:
-        data.root.mkdir(parents=True, exist_ok=True)
+    data.make_private()
     return QdrantStore.local(data.qdrant, settings.collection)
 
 
@@ -63,6 +62,7 @@ def open_edge(settings: Settings, *, load: bool = True) -> IncidentStore:
     from .edge import EdgeStore
 
     data = settings.dir
+    data.make_private()
     if load:
         data.need_for_store(data.edge / settings.collection, writing=0, doing="open the embedded store")
     return EdgeStore(data.edge, settings.collection, load=load)

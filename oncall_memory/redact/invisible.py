@@ -1,0 +1,47 @@
+"""One notion of invisible, shared by detection (`unfold` removes these before looking for secrets) and by
+what leaves for a chat or a pager (`neutralise` strips them): had the two lists differed, a token with a
+character only the outbound list knew (an LRM inside `dapi…`) would pass detection split and reach Slack
+whole.
+
+Invisible is every format character (Unicode category Cf: bidi marks, overrides and isolates, zero-width
+spaces and joiners, soft hyphen, word joiner, tag characters) and the other default-ignorable characters
+that draw nothing (combining grapheme joiner, Hangul fillers, variation selectors).
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+
+# Default-ignorable code points outside category Cf (Unicode's DerivedCoreProperties, assigned ones).
+_OTHER_IGNORABLE = [
+    (0x034F, 0x034F),  # combining grapheme joiner
+    (0x115F, 0x1160),  # Hangul choseong / jungseong fillers
+    (0x17B4, 0x17B5),  # Khmer inherent vowels
+    (0x3164, 0x3164),  # Hangul filler
+    (0xFE00, 0xFE0F),  # variation selectors
+    (0xFFA0, 0xFFA0),  # halfwidth Hangul filler
+    (0xE0100, 0xE01EF),  # variation selectors supplement
+]
+
+
+def _invisible() -> frozenset[str]:
+    chars = {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"}
+    chars.update(chr(c) for low, high in _OTHER_IGNORABLE for c in range(low, high + 1))
+    return frozenset(chars)
+
+
+INVISIBLE: frozenset[str] = _invisible()
+
+
+def character_class() -> str:
+    """INVISIBLE as an RE2 character class, in ranges."""
+    points = sorted(map(ord, INVISIBLE))
+    ranges: list[tuple[int, int]] = []
+    for point in points:
+        if ranges and ranges[-1][1] == point - 1:
+            ranges[-1] = (ranges[-1][0], point)
+        else:
+            ranges.append((point, point))
+    body = "".join(rf"\x{{{lo:x}}}" if lo == hi else rf"\x{{{lo:x}}}-\x{{{hi:x}}}" for lo, hi in ranges)
+    return f"[{body}]"
