@@ -112,6 +112,8 @@ class ServiceSettings(_Group):
     # Addresses of the reverse proxies whose X-Forwarded-For / -Proto are believed (comma-separated IPs or
     # networks, "*" for any). Empty: the connecting address is the client, as Uvicorn's own default should be.
     forwarded_allow_ips: str = ""
+    # Below this much free space under the data dir /readyz says not ready (webhooks would soon be refused).
+    min_free_mb: float = 64.0
     # Alertmanager label (and Opsgenie detail) -> alert fact, first label giving one wins; exporters'
     # names are skipped, "pod" means the workload behind the pod, "node" gives the flavor (see pagers.py).
     label_facts: dict[str, list[str]] = Field(default_factory=lambda: {k: list(v) for k, v in LABEL_FACTS.items()})

@@ -5,6 +5,7 @@ the data dir and what to do, write nothing half-done, and the read-only commands
 Before this, each died of SIGBUS (exit 135) printing nothing: the embedded engine maps preallocated
 (sparse) files into memory, and on a memory-backed filesystem even opening the store fills them."""
 
+import errno
 import os
 import subprocess
 import sys
@@ -93,3 +94,65 @@ def test_the_data_dir_knows_its_filesystem_and_the_room_it_needs(tmp_path):
         fh.truncate(64 << 20)
     assert holes(tmp_path) >= 60 << 20  # preallocated, not written
     assert DataDir(":memory:").free_bytes() is None
+
+
+def test_a_service_whose_data_dir_fills_refuses_webhooks_with_503_and_keeps_answering(small_tmpfs, httpserver):
+    """The data dir (outbox, sessions, feedback) on a 16 MB tmpfs, filled to the last byte under a running
+    service: a webhook is a 503 with Retry-After and nothing claimed, lookups answer, /readyz says not
+    ready and why, /metrics shows the free bytes; with room again the same post is taken whole."""
+    from fastapi.testclient import TestClient
+    from pydantic import SecretStr
+
+    from oncall_memory.backlog import read_jsonl
+    from oncall_memory.embedders.fake import FakeEmbedder
+    from oncall_memory.memory import Memory
+    from oncall_memory.service import create_app
+    from oncall_memory.settings import Settings
+    from oncall_memory.stores import open_store
+
+    data = small_tmpfs(16) / "data"
+    httpserver.expect_request("/slack/hook", method="POST").respond_with_data("ok")
+    settings = Settings(
+        data_dir=data, embedder="fake", min_free_mb=1, slack_webhook_url=SecretStr(httpserver.url_for("/slack/hook"))
+    )
+    memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
+    memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    base = {"status": "firing", "startsAt": "2026-11-30T03:11:00Z", "labels": {"alertname": "KubePodCrashLooping"}}
+    storm = {
+        "version": "4",
+        "groupKey": '{}:{alertname="KubePodCrashLooping"}',
+        "alerts": [
+            {
+                **base,
+                "fingerprint": f"{i:016x}",
+                "annotations": {"summary": f"pod checkout-{i} crash looping, exit code 137 after start {i}" * 3},
+            }
+            for i in range(300)
+        ],
+    }
+    with TestClient(create_app(settings, memory=memory)) as client:
+        assert client.get("/readyz").status_code == 200
+        filler = data / "filler"
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * (1 << 16))
+                    f.flush()
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+        refused = client.post("/webhooks/alertmanager", json=storm)
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"] == "60"
+        assert "cannot be written" in refused.json()["detail"]
+        answered = client.get("/similar", params={"text": "pods crash looping"})
+        assert answered.status_code == 200 and answered.json(), answered.text
+        ready = client.get("/readyz")
+        assert ready.status_code == 503 and "cannot be written" in ready.json()["detail"], ready.text
+        free = [
+            line for line in client.get("/metrics").text.splitlines() if line.startswith("oncall_memory_data_dir_free")
+        ]
+        assert free and float(free[0].split()[-1]) < 1 << 20, free
+        filler.unlink()
+        taken = client.post("/webhooks/alertmanager", json=storm)
+        assert taken.status_code == 202 and taken.json() == {"accepted": 1, "duplicates": 0}, taken.text
+        assert client.get("/readyz").status_code == 200

@@ -332,7 +332,8 @@ def _after_scheme(text: str) -> Iterator[Span]:
         yield m.span(_AFTER_G.s)
 
 
-_B64_CANDIDATE = compile_re2(r"[A-Za-z0-9+/]{16,}={0,2}")
+_B64_CANDIDATE_REGEX = r"[A-Za-z0-9+/]{16,}={0,2}"
+_B64_CANDIDATE = compile_re2(_B64_CANDIDATE_REGEX)
 _USER_PASS = compile_re2(r"[\w.@+-]{1,64}:[^\s:]{6,}")
 _ASSIGNED_IN = compile_re2(rf"(?i)(?:{_PASSWORD_WORDS}|{_KEY_WORDS})[\w.-]*{_ASSIGN}\S")
 
@@ -387,7 +388,7 @@ CONTEXT: list[Detector] = [
     _flags(),
     Detector("password in a URL", _url_passwords, trigger=_URL_USERINFO_REGEX),
     Detector("cookie", _cookies, frozenset({"cookie"})),
-    Detector("base64-wrapped credential", _base64_wrapped),
+    Detector("base64-wrapped credential", _base64_wrapped, trigger=_B64_CANDIDATE_REGEX),
     Detector("Kubernetes Secret data", _kubernetes_secret_data, frozenset({"data:"})),
     # Whole PEM blocks (also with escaped "\n" inside JSON, and a block cut off before its END line).
     pattern(

@@ -49,17 +49,17 @@ class _Gate:
     triggers: re2.Set
     triggered: list[int]  # set index -> detector index
     keywords: re2.Set
-    keyword_of: list[str]  # set index -> keyword
+    called_by: list[frozenset[int]]  # keyword set index -> the detectors that keyword calls for
+    always: frozenset[int]  # the detectors with neither a trigger nor keywords
 
     def detectors(self, text: str, detectors: list[Detector]) -> list[Detector]:
         # (The last pattern of each set is the placeholder every set needs; it matches only empty text.)
-        fired = {self.triggered[i] for i in self.triggers.Match(text) or () if i < len(self.triggered)}
-        present = {self.keyword_of[i] for i in self.keywords.Match(text.lower()) or () if i < len(self.keyword_of)}
-        return [
-            d
-            for i, d in enumerate(detectors)
-            if (i in fired if d.trigger else not d.keywords or not d.keywords.isdisjoint(present))
-        ]
+        chosen = set(self.always)
+        chosen.update(self.triggered[i] for i in self.triggers.Match(text) or () if i < len(self.triggered))
+        for i in self.keywords.Match(text.lower()) or ():
+            if i < len(self.called_by):
+                chosen |= self.called_by[i]
+        return [detectors[i] for i in sorted(chosen)]
 
 
 _GATES: dict[int, tuple[list[Detector], _Gate]] = {}
@@ -88,7 +88,12 @@ def _gate(detectors: tuple[Detector, ...]) -> _Gate:
     for compiled in (triggers, keywords):
         compiled.Add(r"\A\z")  # an RE2 set needs one pattern at least
         compiled.Compile()
-    return _Gate(triggers, triggered, keywords, keyword_of)
+    called_by = [
+        frozenset(i for i, d in enumerate(detectors) if not d.trigger and keyword in d.keywords)
+        for keyword in keyword_of
+    ]
+    always = frozenset(i for i, d in enumerate(detectors) if not d.trigger and not d.keywords)
+    return _Gate(triggers, triggered, keywords, called_by, always)
 
 
 def cap(text: str, limit: int = MAX_FIELD_CHARS) -> str:
@@ -163,7 +168,11 @@ def redact(text: str, *, keyed: bool = False) -> str:
     identifier (a pager's random dedup key looks like a secret): equal keys stay equal, distinct ones
     distinct, and the key itself is gone.
     """
-    spans = merge(span for span, _ in secret_spans(text))
+    return replace(text, merge(span for span, _ in secret_spans(text)), keyed=keyed)
+
+
+def replace(text: str, spans: list[Span], *, keyed: bool = False) -> str:
+    """`text` with these merged spans replaced by markers (see `redact`), then cut to `MAX_FIELD_CHARS`."""
     if not spans:
         return cap(text)
     out, last = [], 0

@@ -27,7 +27,8 @@ def min_bits(length: int) -> float:
     return min(MAX_BITS_LIMIT, math.log2(length) - 0.5)
 
 
-_RUN = compile_re2(r"[A-Za-z0-9+/_-]{24,}={0,2}")  # maximal runs: no boundary checks needed
+_RUN_REGEX = r"[A-Za-z0-9+/_-]{24,}={0,2}"
+_RUN = compile_re2(_RUN_REGEX)  # maximal runs: no boundary checks needed
 _PART = compile_re2(r"[^/_.=+-]+")
 # A part that is a word: lower case, Capitalised, UPPER or CamelCase, four letters or more. A part of random
 # base64 is rarely all letters of one pattern, and two such parts in one token almost never.
@@ -72,4 +73,5 @@ def _random_tokens(text: str) -> Iterator[Span]:
             yield match.span()
 
 
-HIGH_ENTROPY = Detector("high-entropy token", _random_tokens)
+# The gate runs it only on a text holding a run long enough to be a token.
+HIGH_ENTROPY = Detector("high-entropy token", _random_tokens, trigger=_RUN_REGEX)

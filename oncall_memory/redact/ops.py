@@ -210,7 +210,8 @@ def _bip39() -> frozenset[str]:
 
 
 # Runs of twelve lower-case words or more, separated by spaces or line breaks only.
-_WORD_RUN = compile_re2(r"\b[a-z]{3,8}(?:[ \t]*\n?[ \t]*\b[a-z]{3,8}\b){11,}")
+_WORD_RUN_REGEX = r"\b[a-z]{3,8}(?:[ \t]*\n?[ \t]*\b[a-z]{3,8}\b){11,}"
+_WORD_RUN = compile_re2(_WORD_RUN_REGEX)
 _WORD = compile_re2(r"[a-z]+")
 
 
@@ -243,7 +244,7 @@ WALLETS = [
         group="s",
         keywords=("priv", "secret", "wallet"),
     ),
-    Detector("seed phrase", _mnemonics),
+    Detector("seed phrase", _mnemonics, trigger=_WORD_RUN_REGEX),
 ]
 
 # -- prose --------------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from .engine import cap, redact, secret_spans
+from .base import Span, merge
+from .engine import cap, redact, replace, secret_spans
 
 _passed: ContextVar[bool] = ContextVar("oncall_memory_redacted", default=False)
 
@@ -30,16 +31,39 @@ def is_already_redacted() -> bool:
 
 
 def redact_all(value: Any) -> Any:
-    """`value` with every string in it cut and redacted, through lists and dicts (keys too). Clean data
-    (the common case) costs one scan of its strings joined."""
-    return redact_each(value) if holds_secret(value) else cap_each(value)
+    """`value` with every string in it cut and redacted, through lists and dicts (keys too). Each distinct
+    string is scanned once, whole and on its own: an alert storm repeats its label names and values a
+    thousand times, and a post's cost is its distinct text, not its repeats."""
+    found: dict[str, list[Span]] = {}
+    for s in _strings(value):
+        if s not in found:
+            found[s] = merge(span for span, _ in secret_spans(s))
+    if not any(found.values()):
+        return cap_each(value)
+    return _replaced(value, found)
+
+
+def _replaced(value: Any, found: dict[str, list[Span]]) -> Any:
+    if isinstance(value, str):
+        return replace(value, found[value])
+    if isinstance(value, list):
+        return [_replaced(v, found) for v in value]
+    if isinstance(value, dict):
+        return {_replaced(k, found) if isinstance(k, str) else k: _replaced(v, found) for k, v in value.items()}
+    return value
 
 
 def holds_secret(value: Any) -> bool:
-    """Does any string in `value` (through lists and dicts) hold a secret anywhere? Each string is scanned
-    whole, on its own (joined, a long one pushed the others past a cut, and a line break between two fields
-    read as one token wrapped in two)."""
-    return any(secret_spans(s) for s in _strings(value))
+    """Does any string in `value` (through lists and dicts) hold a secret anywhere? Each distinct string is
+    scanned whole, on its own (joined, a long one pushed the others past a cut, and a line break between two
+    fields read as one token wrapped in two)."""
+    seen: set[str] = set()
+    for s in _strings(value):
+        if s not in seen:
+            seen.add(s)
+            if secret_spans(s):
+                return True
+    return False
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -11,11 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..alert import Alert, Filters
 from ..pagers import PAGERDUTY_ID
+from ..readiness import Readiness
 from ..redact import redact
 from ..retrieve import Lookup
 from .auth import api_token
 from .body import documented_body, parse, parse_json, raw_json_body
-from .deps import MemoryDep, OutboxDep, SettingsDep
+from .deps import MemoryDep, OutboxDep, RoomDep, SettingsDep
 from .outbox import Outbox
 
 router = APIRouter(dependencies=[Depends(api_token)], tags=["lookup"])
@@ -107,8 +108,10 @@ def healthz() -> dict:
 
 
 @probes.get("/readyz")
-def readyz(memory: MemoryDep, outbox: OutboxDep, settings: SettingsDep) -> JSONResponse:
+def readyz(memory: MemoryDep, outbox: OutboxDep, settings: SettingsDep, room: RoomDep) -> JSONResponse:
     state = memory.ready()
+    if state.ready and (full := room.problem()):  # lookups still answer; webhooks would be refused
+        state = Readiness(False, full)
     body = {"ready": state.ready, "detail": state.detail}
     degraded = [state.degraded] if state.degraded else []
     degraded += failing_targets(outbox, settings.deliveries.degraded_after)

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import secrets
+import sqlite3
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -22,7 +23,7 @@ from starlette.routing import Route
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ..datadir import write_atomic
-from ..errors import InvalidInput, OncallMemoryError
+from ..errors import DiskFull, InvalidInput, OncallMemoryError
 from ..logs import redacted_logs
 from ..memory import Memory
 from ..pagerduty import PagerDutyAPI
@@ -38,6 +39,7 @@ from .mcp_http import McpEndpoint, mcp_app
 from .metrics import HttpMetrics, Metrics
 from .notify import PagerDutyNotes, SlackBot, SlackWebhook, Target
 from .outbox import Outbox
+from .room import RETRY_AFTER, Room, cannot_write
 from .sessions import Attempts, Sessions
 from .slack import SlackApp
 from .startup import summary
@@ -150,13 +152,14 @@ def create_app(
             metrics.known([t.name for t in targets], _routes(app))
             for line in summary(settings, targets, mem):
                 log.info("%s", line)
-            stack.callback(metrics.watch(box, lambda: mem.stats()["count"], mem.index_state))
+            stack.callback(metrics.watch(box, lambda: mem.stats()["count"], mem.index_state, app.state.room.free_bytes))
             dispatcher = Dispatcher(
                 box,
                 lambda alert: mem.similar(alert, limit=settings.deliveries.notify_limit),
                 targets,
                 retry_policy(settings),
                 outcome=metrics.delivery,
+                room=app.state.room,
             )
             migrate_ledger(
                 settings.dir.file("enrich.sqlite3"),
@@ -190,6 +193,7 @@ def create_app(
     app.state.login_attempts = Attempts()
     app.state.page_secret = secrets.token_bytes(32)  # the CSRF secret of the page without a token
     app.state.metrics = metrics = Metrics()
+    app.state.room = Room(settings.dir, settings.service.min_free_mb)
     app.add_middleware(HttpMetrics, metrics=metrics)
     # Uvicorn's own FORWARDED_ALLOW_IPS, where a deployment already set it, names the same proxies.
     if trusted := settings.service.forwarded_allow_ips or os.environ.get("FORWARDED_ALLOW_IPS", ""):
@@ -227,6 +231,27 @@ def create_app(
 
     @app.exception_handler(OncallMemoryError)
     async def _domain_error(request: Request, exc: OncallMemoryError) -> JSONResponse:
+        if isinstance(exc, DiskFull):
+            return _refused_write(request, exc)
         return JSONResponse({"detail": str(exc)}, status_code=400 if isinstance(exc, InvalidInput) else 503)
 
+    @app.exception_handler(sqlite3.OperationalError)
+    @app.exception_handler(OSError)
+    async def _write_error(request: Request, exc: Exception) -> JSONResponse:
+        if cannot_write(exc) is None:
+            log.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
+            return JSONResponse({"detail": "internal error; the log says what failed"}, status_code=500)
+        return _refused_write(request, exc)
+
     return app
+
+
+def _refused_write(request: Request, exc: Exception) -> JSONResponse:
+    """The data dir could not take a write: 503 with Retry-After, which pagers honour by posting again."""
+    why = cannot_write(exc) or str(exc)
+    request.app.state.room.refused(why)
+    return JSONResponse(
+        {"detail": f"the data dir cannot be written ({why}); nothing was kept: send again later"},
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER)},
+    )

@@ -12,6 +12,7 @@ from ..settings import Settings
 
 if TYPE_CHECKING:
     from .outbox import Outbox
+    from .room import Room
     from .sessions import Attempts, Sessions
     from .slack import SlackApp
     from .worker import Dispatcher
@@ -27,6 +28,11 @@ def memory_of(request: Request) -> Memory:
 
 def outbox_of(request: Request) -> Outbox:
     return request.app.state.outbox
+
+
+def room_of(request: Request) -> Room:
+    """The data dir's room to write (free space, the last refused write)."""
+    return request.app.state.room
 
 
 def dispatcher_of(request: Request) -> Dispatcher:
@@ -66,5 +72,6 @@ SettingsDep = Annotated[Settings, Depends(settings_of)]
 MemoryDep = Annotated[Memory, Depends(memory_of)]
 OutboxDep = Annotated["Outbox", Depends(outbox_of)]
 DispatcherDep = Annotated["Dispatcher", Depends(dispatcher_of)]
+RoomDep = Annotated["Room", Depends(room_of)]
 LearningDep = Annotated[bool, Depends(learning_of)]
 SlackDep = Annotated["SlackApp", Depends(slack_of)]

@@ -7,6 +7,7 @@ once); a group's job key names the alerts it holds.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
@@ -117,8 +118,24 @@ def alertmanager_jobs(
         )
     if not items:
         return [], ignored
-    group = hook.groupKey or ",".join(sorted(i.key for i in items))
-    return [Job(key=f"alertmanager:{group}", items=items, group=hook.groupLabels.get("alertname"))], ignored
+    return [Job(key=job_key(hook.groupKey, items), items=items, group=hook.groupLabels.get("alertname"))], ignored
+
+
+# A job key is stored with every claim and delivery of its alerts: a key as long as its group would make an
+# alert storm's storage grow with the square of its size (1,000 alerts without a groupKey: 105 MB).
+LONGEST_KEY = 200
+
+
+def job_key(group_key: str | None, items: list[Item]) -> str:
+    """`alertmanager:<groupKey>`, or for a post without one (some senders and proxies), a digest of its alerts'
+    keys; a groupKey longer than LONGEST_KEY is kept as its start and a digest of the whole."""
+    if not group_key:
+        digest = hashlib.sha256("\n".join(sorted(i.key for i in items)).encode()).hexdigest()[:24]
+        return f"alertmanager:alerts-{digest}"
+    if len(group_key) > LONGEST_KEY:
+        digest = hashlib.sha256(group_key.encode()).hexdigest()[:24]
+        return f"alertmanager:{group_key[: LONGEST_KEY // 2]}~{digest}"
+    return f"alertmanager:{group_key}"
 
 
 # The labels that tell one alert of a group from another (kubernetes-mixin rules share their summaries:

@@ -118,11 +118,16 @@ class Metrics:
             self.request_seconds.labels(route)
 
     def watch(
-        self, outbox: Outbox, count: Callable[[], int], index: Callable[[], IndexState | None] = lambda: None
+        self,
+        outbox: Outbox,
+        count: Callable[[], int],
+        index: Callable[[], IndexState | None] = lambda: None,
+        free: Callable[[], int | None] = lambda: None,
     ) -> Callable[[], None]:
-        """Read the outbox depth, the store's count (`count()`) and the index's lag (`index()`) at each
-        scrape, until the returned function is called (when the service stops)."""
-        gauges = _Gauges(outbox, count, index, self._targets)
+        """Read the outbox depth, the store's count (`count()`), the index's lag (`index()`) and the data
+        dir's free bytes (`free()`) at each scrape, until the returned function is called (when the service
+        stops)."""
+        gauges = _Gauges(outbox, count, index, self._targets, free)
         self.registry.register(gauges)
         return lambda: self.registry.unregister(gauges)
 
@@ -189,8 +194,10 @@ class _Gauges(Collector):
         count: Callable[[], int],
         index: Callable[[], IndexState | None],
         targets: tuple[str, ...],
+        free: Callable[[], int | None] = lambda: None,
     ):
         self._outbox, self._count, self._index, self._targets = outbox, count, index, targets
+        self._free = free
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         depth = GaugeMetricFamily(
@@ -209,6 +216,13 @@ class _Gauges(Collector):
         except Exception:  # noqa: BLE001 - a store that cannot count: no sample rather than a failed scrape
             pass
         yield incidents
+        if (free := self._free()) is not None:
+            room = GaugeMetricFamily(
+                "oncall_memory_data_dir_free_bytes",
+                "Bytes free on the data dir's filesystem (webhooks are refused with 503 when it is full)",
+            )
+            room.add_metric([], free)
+            yield room
         try:
             index = self._index()
         except Exception:  # noqa: BLE001 - as for the count: no sample rather than a failed scrape

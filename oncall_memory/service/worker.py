@@ -22,6 +22,7 @@ from ..retrieve import Lookup
 from .inbound import Job
 from .notify import NO_TARGET_HINT, DeliveryError, Target
 from .outbox import Delivery, Outbox
+from .room import Room, cannot_write
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +55,11 @@ class Dispatcher:
         policy: RetryPolicy,
         *,
         outcome: Callable[[str, str], None] = lambda target, outcome: None,
+        room: Room | None = None,
     ):
         self._outbox = outbox
         self._outcome = outcome  # told (target, "delivered" | "retried" | "failed") after each attempt
+        self._room = room  # told when a claim was written (the data dir has room again)
         self._lookup = lookup
         self._targets = targets
         self._policy = policy
@@ -81,6 +84,8 @@ class Dispatcher:
                 NO_TARGET_HINT,
             )
         recorded, duplicates = self._outbox.claim(jobs, targets_of, deadline=self._policy.deadline)
+        if self._room is not None:
+            self._room.wrote()
         self.wake()
         return len(recorded), duplicates
 
@@ -131,7 +136,12 @@ class Dispatcher:
             while not self._stopping:
                 try:
                     loop()
-                except Exception:  # one bad job or a broken disk must not kill the thread
+                except Exception as exc:  # one bad job or a broken disk must not kill the thread
+                    if why := cannot_write(exc):
+                        if self._room is not None:
+                            self._room.refused(why)  # logged there, once a minute
+                        time.sleep(5.0)
+                        continue
                     log.exception("delivery loop failed; continuing")
                     time.sleep(1.0)
 
