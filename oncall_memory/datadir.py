@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import sqlite3
 import stat
 import tempfile
 from pathlib import Path
@@ -271,3 +272,25 @@ def write_atomic(path: Path, text: str) -> None:
         if exc.errno == errno.ENOSPC:
             raise DiskFull(no_space(path.parent, f"write {path.name}")) from exc
         raise
+
+
+_OS_ERRORS = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.EIO: "input/output error",
+}
+# What SQLite says, in its own words, when the file cannot take a write (SQLITE_FULL, SQLITE_READONLY,
+# SQLITE_IOERR, SQLITE_CANTOPEN under a read-only folder).
+_SQLITE = ("database or disk is full", "readonly database", "disk i/o error", "unable to open database file")
+
+
+def cannot_write(exc: BaseException) -> str | None:
+    """Why `exc` is the data dir refusing a write, in words, or None for any other error."""
+    if isinstance(exc, DiskFull):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.errno in _OS_ERRORS:
+        return f"{_OS_ERRORS[exc.errno]}: {exc.filename or 'the data dir'}"
+    if isinstance(exc, sqlite3.OperationalError) and any(m in str(exc).lower() for m in _SQLITE):
+        return str(exc)
+    return None

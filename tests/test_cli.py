@@ -103,9 +103,12 @@ def test_embedded_store_held_by_another_process_is_a_clear_error(capsys, tmp_pat
     holder = open_store(Settings())  # same data dir as the CLI will use
     try:
         code, _, err = run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"))
+        # A second `serve` printed a chained three-exception traceback from uvicorn's start-up (issue 34).
+        served, _, served_err = run(capsys, "serve", "--port", "0")
     finally:
         holder.close()
     assert code == 1 and "open in another process" in err and "QDRANT_URL" in err
+    assert served == 1 and "open in another process" in served_err and "Traceback" not in served_err
 
 
 def test_console_script_runs(tmp_path):

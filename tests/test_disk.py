@@ -156,3 +156,39 @@ def test_a_service_whose_data_dir_fills_refuses_webhooks_with_503_and_keeps_answ
         taken = client.post("/webhooks/alertmanager", json=storm)
         assert taken.status_code == 202 and taken.json() == {"accepted": 1, "duplicates": 0}, taken.text
         assert client.get("/readyz").status_code == 200
+
+
+def test_every_command_on_a_read_only_data_dir_says_so_in_one_line(tmp_path):
+    """A data dir mounted read-only (a bind mount, as a container's volume would be): each command was a
+    Python traceback (EROFS on the store's lock file), `serve` exit 3 with one."""
+    if os.geteuid() != 0:
+        pytest.skip("a read-only bind mount needs root (CI runs as root)")
+    built = tmp_path / "built"
+    assert cli(built, "ingest", str(FIXTURES / "incidents.jsonl")).returncode == 0
+    data = tmp_path / "readonly"
+    data.mkdir()
+    bound = subprocess.run(["mount", "--bind", str(built), str(data)], capture_output=True, text=True)
+    if bound.returncode != 0:
+        pytest.skip(f"cannot bind-mount here: {bound.stderr.strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(data)], check=True)
+        alert = tmp_path / "alert.json"
+        alert.write_text('{"text": "dns timeouts"}')
+        commands = [
+            ["stats"],
+            ["similar", "dns timeouts"],
+            ["verify"],
+            ["ingest", str(FIXTURES / "incidents.jsonl")],
+            ["index", "--force"],
+            ["backup", str(tmp_path / "copy")],
+            ["feedback", "INC-1001", "helped", "--alert", str(alert)],
+            ["serve", "--port", "0"],
+        ]
+        for command in commands:
+            done = cli(data, *command)
+            assert done.returncode == 1, (command, done.returncode, done.stderr)
+            assert "Traceback" not in done.stderr, (command, done.stderr)
+            assert f"{data} cannot be written (read-only file system" in done.stderr, (command, done.stderr)
+            assert len(done.stderr.strip().splitlines()) == 1, (command, done.stderr)
+    finally:
+        subprocess.run(["umount", "-l", str(data)], capture_output=True)

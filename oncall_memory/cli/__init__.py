@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from ..backlog import validation_message
-from ..datadir import no_space
+from ..datadir import cannot_write, no_space
 from ..errors import InvalidInput, OncallMemoryError
 from ..settings import Settings, user_data_dir
 from . import agents, deliveries, ingest, lookup, maintenance, run
@@ -74,14 +74,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         err(str(exc))
         return EXIT_FAILED
     except (OSError, sqlite3.OperationalError) as exc:
+        where = settings.data_dir if settings else "the data dir"
         # The disk filled up where no size was known beforehand (a backup, a side file): say so, plainly.
         if getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in str(exc):
+            err(no_space(where, "finish") + f" ({exc})")
+            return EXIT_FAILED
+        if why := cannot_write(exc):
             err(
-                no_space(
-                    settings.data_dir if settings else "the data dir",
-                    "finish",
-                )
-                + f" ({exc})"
+                f"{where} cannot be written ({why}): every command takes the store's lock file there. Mount it "
+                "read-write, or copy it somewhere writable and point ONCALL_MEMORY_DATA_DIR at the copy"
             )
+            return EXIT_FAILED
+        if isinstance(exc, OSError) and exc.strerror:  # permissions, a missing folder: one line, what and where
+            err(f"{exc.strerror}: {exc.filename or where}" + (f" -> {exc.filename2}" if exc.filename2 else ""))
             return EXIT_FAILED
         raise

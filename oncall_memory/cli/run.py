@@ -34,8 +34,10 @@ def cmd_schedule(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
+    from ..memory import Memory
     from ..service import create_app
     from ..service.auth import exposure
+    from ..service.outbox import Outbox
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.replace(**overrides)
@@ -48,12 +50,16 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     # The service's own lines (what it holds, where answers go, how each route is authenticated) are its
     # log at INFO, whatever -v says: a long-running process is read through its log.
     logging.getLogger("oncall_memory").setLevel(min(logging.INFO, logging.getLogger().getEffectiveLevel()))
-    # The app tells the CLI on this data dir where to ask while it serves (service.json, see cli/remote.py).
-    uvicorn.run(
-        create_app(settings, announce=True),
-        host=settings.service.host,
-        port=settings.service.port,
-        log_level="info",
-        proxy_headers=False,  # the app believes forwarded headers from ONCALL_MEMORY_FORWARDED_ALLOW_IPS only
-    )
+    # The store and the outbox are opened here, not in the app's start-up, so what stops them (another
+    # `serve` holding the store, a read-only or full data dir) is the CLI's one clear line, not a traceback
+    # from uvicorn's lifespan.
+    with Memory.open(settings) as memory, Outbox(settings.dir.outbox) as outbox:
+        # The app tells the CLI on this data dir where to ask while it serves (service.json, see cli/remote.py).
+        uvicorn.run(
+            create_app(settings, memory=memory, outbox=outbox, announce=True),
+            host=settings.service.host,
+            port=settings.service.port,
+            log_level="info",
+            proxy_headers=False,  # the app believes forwarded headers from ONCALL_MEMORY_FORWARDED_ALLOW_IPS only
+        )
     return 0

@@ -5,38 +5,17 @@ answering (they read), and `/readyz` says why it is not ready until space is bac
 
 from __future__ import annotations
 
-import errno
 import logging
-import sqlite3
 import time
 
-from ..datadir import MB, DataDir
-from ..errors import DiskFull
+from ..datadir import MB, DataDir, cannot_write
+
+__all__ = ["RETRY_AFTER", "Room", "cannot_write"]
 
 log = logging.getLogger(__name__)
 
 RETRY_AFTER = 60  # seconds a pager is asked to wait before posting again
 REMEMBERED = 120.0  # a failed write makes the service not ready this long (unless a later write succeeds)
-_OS_ERRORS = {
-    errno.ENOSPC: "no space left",
-    errno.EDQUOT: "over the disk quota",
-    errno.EROFS: "read-only",
-    errno.EIO: "I/O error",
-}
-# What SQLite says, in its own words, when the file cannot take a write (SQLITE_FULL, SQLITE_READONLY,
-# SQLITE_IOERR, SQLITE_CANTOPEN under a read-only folder).
-_SQLITE = ("database or disk is full", "readonly database", "disk i/o error", "unable to open database file")
-
-
-def cannot_write(exc: BaseException) -> str | None:
-    """Why `exc` is the data dir refusing a write, in words, or None for any other error."""
-    if isinstance(exc, DiskFull):
-        return str(exc)
-    if isinstance(exc, OSError) and exc.errno in _OS_ERRORS:
-        return f"{_OS_ERRORS[exc.errno]} ({exc.filename or 'data dir'})"
-    if isinstance(exc, sqlite3.OperationalError) and any(m in str(exc).lower() for m in _SQLITE):
-        return str(exc)
-    return None
 
 
 class Room:
