@@ -40,17 +40,31 @@ class Verification:
     count: int | None = None  # what the engine says it holds
     expected: int | None = None  # what was written, as recorded beside the engine
     problems: list[str] = field(default_factory=list)
+    # Against a source (`verify --source`): its incidents not stored, and stored incidents of its sources
+    # it no longer holds; None when no source was given.
+    missing: list[str] | None = None
+    extra: list[str] | None = None
+    recounted: bool = False  # the recorded count was set again from a store that matched its source
+    # What disagrees without any point being damaged: the recorded count, the source's incidents.
+    drift: list[str] = field(default_factory=list)
 
     @property
     def healthy(self) -> bool:
-        return not self.problems
+        return not self.problems and not self.drift
 
 
-def verify(store: IncidentStore, *, max_listed: int = 20) -> Verification:
+def verify(
+    store: IncidentStore, *, source: dict[str, tuple[str, str]] | None = None, max_listed: int = 20
+) -> Verification:
     """Read every point and check it against the contract: both vectors there, the dense one of the
     contract's dimension and finite, the payload whole, its text matching its hash, its id derived from
-    the incident's; and the count against what was written."""
+    the incident's; and the count against what was written, either way (more points than were recorded
+    is an interrupted write, fewer a loss: a count that drifted one way hides a loss the other way).
+
+    `source` (point id -> (source, incident id), derived from a backlog): which of its incidents are not stored, and
+    which stored incidents of its sources it does not hold."""
     result = Verification()
+    stored: dict[str, tuple[str, str]] = {}  # point id -> (source, incident id)
     if not store.exists():
         result.problems.append(f"no collection {store.collection!r} at {store.location}")
         return result
@@ -59,6 +73,7 @@ def verify(store: IncidentStore, *, max_listed: int = 20) -> Verification:
     try:
         for pid, payload, vectors in store.points(with_vectors=True):
             result.checked += 1
+            stored[pid] = (str(payload.get(P.SOURCE)), str(payload.get(P.INCIDENT_ID)))
             problem = _point_problem(pid, payload, vectors or {}, dimension)
             if problem:
                 bad.append(problem)
@@ -84,7 +99,34 @@ def verify(store: IncidentStore, *, max_listed: int = 20) -> Verification:
             f"{result.expected} incidents were written but the engine holds {result.count}: "
             f"{result.expected - result.count} lost (its id tracker is likely damaged)"
         )
+    elif result.expected is not None and result.count is not None and result.count > result.expected:
+        result.drift.append(
+            f"the engine holds {result.count} incidents but {result.expected} were recorded as written: the "
+            f"record drifted (an ingest stopped after writing, e.g. killed), so a later loss could hide "
+            f"behind it. Check against the backlog: `oncall-memory verify --source PATH`"
+        )
+    if source is not None:
+        _against_source(result, stored, source, max_listed)
     return result
+
+
+def _against_source(
+    result: Verification, stored: dict[str, tuple[str, str]], source: dict[str, tuple[str, str]], max_listed: int
+) -> None:
+    sources = {src for src, _ in source.values()}
+    result.missing = sorted(iid for pid, (_, iid) in source.items() if pid not in stored)
+    result.extra = sorted(iid for pid, (src, iid) in stored.items() if src in sources and pid not in source)
+
+    def listed(ids: list[str]) -> str:
+        return ", ".join(ids[:max_listed]) + (" ..." if len(ids) > max_listed else "")
+
+    if result.missing:
+        result.drift.append(
+            f"{len(result.missing)} incident(s) of the source are not stored: {listed(result.missing)} "
+            "(ingest it again: they are written, the rest left as they are)"
+        )
+    if result.extra:
+        result.drift.append(f"{len(result.extra)} stored incident(s) are not in the source: {listed(result.extra)}")
 
 
 def _point_problem(pid: str, payload: dict[str, Any], vectors: dict[str, Any], dimension: int | None) -> str | None:

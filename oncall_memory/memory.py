@@ -281,10 +281,18 @@ class Memory:
         self._contract_checked = False
         return report
 
-    def verify(self) -> Verification:
-        """Read every point and check it against the contract (see `backup.verify`)."""
+    def verify(self, source: Iterable[Incident] | None = None) -> Verification:
+        """Read every point and check it against the contract (see `backup.verify`), and against `source`
+        (a backlog's incidents) when given. When every stored point is the source's, whole, and the only
+        problem was the recorded count's drift, the count is recorded again from what is stored."""
+        expected = None if source is None else {i.point_id: (i.source, i.id) for i in source}
         with self._guard.lock:
-            return verify(self._store)
+            result = verify(self._store, source=expected)
+            whole = not result.problems and not result.missing and not result.extra
+            if expected is not None and result.drift and whole and result.count == len(expected) == result.checked:
+                self._store.record_count(result.count)
+                result.expected, result.drift, result.recounted = result.count, [], True
+            return result
 
     def backup(self, path: Path) -> dict[str, Any]:
         """A consistent copy of every point into the new directory `path` (writes wait meanwhile)."""

@@ -99,3 +99,44 @@ def test_restore_works_when_the_collection_is_gone(stored, tmp_path):
     assert Memory.restore(settings, tmp_path / "backup") == 2000
     with open_store(settings) as store:
         assert snapshot(store) == before
+
+
+def test_a_drifting_count_is_caught_and_verify_source_names_missing_and_extra_incidents(tmp_path, capsys, monkeypatch):
+    """Issue 34: after an ingest killed once its writes had landed (its count never recorded) and a full
+    re-ingest, `verify` said healthy with 64 points against 24 "written": a later loss of up to 40 would
+    have passed. Now the drift is reported, `--source` checks the store against the backlog (and records
+    the count again when they agree), and names what is missing or extra."""
+    from conftest import FIXTURES, write_jsonl
+
+    from oncall_memory.backlog import read_jsonl
+    from oncall_memory.guard import GuardedStore
+
+    rows = [json.loads(line) for line in (FIXTURES / "incidents.jsonl").read_text().splitlines() if line.strip()]
+    backlog = write_jsonl(tmp_path / "backlog.jsonl", rows)
+    incidents = list(read_jsonl(backlog))
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake")
+    with monkeypatch.context() as killed:  # the writes land, the record of them does not
+        killed.setattr(GuardedStore, "count_written", lambda self, new: None)
+        with Memory.open(settings, embedder=FakeEmbedder()) as memory:
+            memory.ingest(incidents[:40])
+            memory._guard.store.record_count(24)  # what an earlier, interrupted run left recorded
+    with Memory.open(settings, embedder=FakeEmbedder()) as memory:
+        memory.ingest(incidents)  # the full re-ingest: 24 new, 40 unchanged
+    capsys.readouterr()
+    assert main(["verify", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["count"], report["expected"], report["healthy"]) == (64, 48, False), report
+    assert "recorded as written" in report["drift"][0] and report["missing"] is None
+
+    assert main(["verify", "--source", str(backlog)]) == 0
+    out = capsys.readouterr().out
+    assert "every incident of" in out and "it is 64 again" in out
+    assert main(["verify"]) == 0
+    capsys.readouterr()
+
+    # Against a backlog with four incidents more and one fewer than the store holds.
+    more = [*rows[1:], *({**rows[0], "id": f"NEW-{i}"} for i in range(4))]
+    assert main(["verify", "--json", "--source", str(write_jsonl(tmp_path / "more.jsonl", more))]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["missing"] == [f"NEW-{i}" for i in range(4)] and report["extra"] == [rows[0]["id"]]
+    assert any("4 incident(s) of the source are not stored: NEW-0" in p for p in report["drift"])

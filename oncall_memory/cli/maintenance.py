@@ -23,6 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("verify", help="read every stored point and check it against the collection's contract")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--source",
+        type=Path,
+        metavar="PATH",
+        help="also compare the stored incidents with this backlog (a JSONL file or folder): which are missing or extra",
+    )
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("backup", help="a consistent copy of the collection into a new directory")
@@ -87,11 +93,16 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
+    from ..backlog import read_jsonl
+    from ..incident import Incident
     from ..memory import Memory
 
     shared = settings.dir.shared()  # opening the store makes them private: say what was found first
+    source = None
+    if args.source is not None:  # the backlog's valid incidents: its bad lines are ingest's to report
+        source = [i for i in read_jsonl(args.source) if isinstance(i, Incident)]
     with Memory.open(settings) as memory:
-        result = memory.verify()
+        result = memory.verify(source)
     if args.json:
         print(
             json.dumps(
@@ -100,7 +111,11 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
                     "checked": result.checked,
                     "count": result.count,
                     "expected": result.expected,
-                    "problems": result.problems,
+                    "problems": result.problems + result.drift,
+                    "drift": result.drift,
+                    "missing": result.missing,
+                    "extra": result.extra,
+                    "recounted": result.recounted,
                     "made_private": [str(p) for p in shared],
                 }
             )
@@ -110,18 +125,28 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
         print(
             f"healthy: {result.checked} incidents read and checked"
             + (f", as many as were written ({result.expected})" if result.expected is not None else "")
+            + (f"; every incident of {args.source} is stored" if source is not None else "")
         )
-    else:
+        if result.recounted:
+            print(f"  the recorded count had drifted; it is {result.count} again, checked against {args.source}")
+    elif result.problems:
         print(
             f"DAMAGED: {result.checked} incidents read; the engine counts {result.count}"
             + (f", {result.expected} were written" if result.expected is not None else "")
         )
-        for problem in result.problems:
+        for problem in result.problems + result.drift:
             print(f"  - {problem}")
         print(
             "put a backup back with `oncall-memory restore BACKUP`, or rebuild from the backlog "
             "(`oncall-memory ingest ...` into a fresh data dir)"
         )
+    else:
+        print(
+            f"DRIFTED: {result.checked} incidents read, none damaged; the engine counts {result.count}"
+            + (f", {result.expected} were recorded as written" if result.expected is not None else "")
+        )
+        for problem in result.drift:
+            print(f"  - {problem}")
     if shared:
         print(
             f"data dir: {len(shared)} files and folders were readable by others "
