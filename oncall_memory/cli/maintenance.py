@@ -11,7 +11,16 @@ from .common import EXIT_FAILED
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("migrate", help="copy a local-mode store (ONCALL_MEMORY_STORE=local) into the edge engine")
+    p = sub.add_parser(
+        "migrate",
+        help="copy a local-mode store (ONCALL_MEMORY_STORE=local) into the edge engine, or (--to URL) the embedded "
+        "store into a Qdrant server or cluster",
+    )
+    p.add_argument("--to", metavar="URL", help="a Qdrant server or cluster (QDRANT_API_KEY is its key)")
+    p.add_argument(
+        "--shards", type=int, help="shards of the collection it creates there (ONCALL_MEMORY_QDRANT_SHARDS, 1)"
+    )
+    p.add_argument("--replicas", type=int, help="copies of each shard (ONCALL_MEMORY_QDRANT_REPLICAS, 1)")
     p.set_defaults(func=cmd_migrate)
 
     p = sub.add_parser("reindex", help="rebuild the collection with the configured embedder; swapped in when complete")
@@ -45,10 +54,43 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     from ..memory import Memory
 
+    if args.to:
+        return _migrate_to(args, settings)
     copied = Memory.migrate(settings)
     print(
         f"copied {copied} incidents from the local-mode store into the edge store (no embedding calls); "
         f"the local-mode files under {settings.data_dir / 'qdrant'} are untouched"
+    )
+    return 0
+
+
+def _migrate_to(args: argparse.Namespace, settings: Settings) -> int:
+    from ..cluster import migrate_to
+    from ..errors import InvalidInput
+    from ..stores import open_edge, open_local
+    from ..stores.qdrant import QdrantStore
+
+    if not args.to.lower().startswith(("http://", "https://")):
+        raise InvalidInput(f"--to takes a Qdrant server's URL (http(s)://host:6333), not {args.to!r}")
+    shards = args.shards if args.shards is not None else settings.qdrant_shards
+    replicas = args.replicas if args.replicas is not None else settings.qdrant_replicas
+    if shards < 1 or replicas < 1:
+        raise InvalidInput("--shards and --replicas are 1 or more")
+    if settings.qdrant_url:
+        raise InvalidInput("QDRANT_URL is set: the store is already a server; unset it to migrate the embedded one")
+    key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+    opened = open_local(settings) if settings.store == "local" else open_edge(settings)
+    with (
+        opened as source,
+        QdrantStore.server(args.to, key, settings.collection, shards=shards, replicas=replicas) as target,
+    ):
+        report = migrate_to(source, target)
+    print(
+        f"copied {report.written} incidents into {settings.collection!r} at {args.to} "
+        f"({report.already} were there already, the same; {report.target} held now; no embedding calls). "
+        f"Point the memory at it: QDRANT_URL={args.to}"
+        + (f" ONCALL_MEMORY_QDRANT_SHARDS={shards}" if shards > 1 else "")
+        + (f" ONCALL_MEMORY_QDRANT_REPLICAS={replicas}" if replicas > 1 else "")
     )
     return 0
 

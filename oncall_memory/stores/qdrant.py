@@ -140,28 +140,7 @@ class QdrantStore(IncidentStore):
         return meta
 
     def _create(self, contract: dict[str, Any]) -> None:
-        index: dict[str, Any] = {}
-        if self._indexes:  # a server: the same index as Edge's, built by the server's own optimizers
-            index = dict(
-                hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100),
-                quantization_config=models.ScalarQuantization(
-                    scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
-                ),
-                # In RAM, as on Edge: a lookup reads the ranking fields of 50 scattered candidates.
-                on_disk_payload=False,
-                **self._layout,
-            )
-        self._client.create_collection(
-            self.collection,
-            vectors_config={
-                DENSE: models.VectorParams(
-                    size=contract["dimension"], distance=models.Distance.COSINE, on_disk=True if self._indexes else None
-                )
-            },
-            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-            metadata=contract,
-            **index,
-        )
+        self._client.create_collection(self.collection, **collection_config(contract, self._indexes, **self._layout))
         if self._indexes:
             for field, kind in INDEXES.items():
                 self._client.create_payload_index(self.collection, field, _INDEX_TYPES[kind])
@@ -301,6 +280,36 @@ class QdrantStore(IncidentStore):
             self.collection, scroll_filter=to_filter(where), limit=limit, with_payload=True, with_vectors=[SPARSE]
         )
         return [hit(r.id, 0.0, r.payload, _sparse_of(r.vector)) for r in records]
+
+
+def collection_config(
+    contract: dict[str, Any], server: bool, *, shard_number: int = 1, replication_factor: int = 1
+) -> dict[str, Any]:
+    """`create_collection`'s arguments for an incidents collection. On a server (or cluster): the same index
+    as Edge's, built by the server's own optimizers, int8 copies of the vectors in RAM and the originals on
+    disk, spread over `shard_number` shards of `replication_factor` copies each. Local mode only scans."""
+    index: dict[str, Any] = {}
+    if server:
+        index = dict(
+            hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100),
+            quantization_config=models.ScalarQuantization(
+                scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
+            ),
+            # In RAM, as on Edge: a lookup reads the ranking fields of 50 scattered candidates.
+            on_disk_payload=False,
+            shard_number=shard_number,
+            replication_factor=replication_factor,
+        )
+    return dict(
+        vectors_config={
+            DENSE: models.VectorParams(
+                size=contract["dimension"], distance=models.Distance.COSINE, on_disk=True if server else None
+            )
+        },
+        sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+        metadata=contract,
+        **index,
+    )
 
 
 def _with_payload(fields: Sequence[str] | None) -> bool | list[str]:
