@@ -127,6 +127,9 @@ class Neighbour(BaseModel):
     root_cause: str | None = None
     signature_match: bool = False
     reasons: list[str]
+    # Each reason's kind (same order): a client of the API renders "why" as the memory does (fixes and age
+    # on their own lines), without the typed boosts, which stay in the process.
+    reason_kinds: list[str] = []
     boosts: list[Boost] = Field(default=[], exclude=True)  # the reasons, typed, for renderers
     # The probability that it is the same problem (confidence.py), when its meaning was compared.
     probability: float | None = None
@@ -135,6 +138,10 @@ class Neighbour(BaseModel):
 
     def reasons_except(self, *kinds: str) -> list[str]:
         """The reasons, without those of these kinds (a renderer that shows fixes or age on its own line)."""
+        if not self.boosts:  # read back from the API's JSON: its kinds, when the service sent them
+            if len(self.reason_kinds) != len(self.reasons):
+                return list(self.reasons)
+            return [r for r, kind in zip(self.reasons, self.reason_kinds, strict=True) if kind not in kinds]
         weak = self.confidence == "low"
         return [weak_fix(b) if weak and b.kind == FIXED else b.text for b in self.boosts if b.kind not in kinds]
 
@@ -372,5 +379,6 @@ def neighbour(
         root_cause=payload.get("root_cause"),
         signature_match=any(b.kind == SIGNATURE for b in boosts),
         reasons=[weak_fix(b) if confidence == "low" and b.kind == FIXED else b.text for b in boosts],
+        reason_kinds=[b.kind for b in boosts],
         boosts=boosts,
     )

@@ -139,7 +139,7 @@ def _terminal(lookup: Lookup, text: str, elapsed: float) -> str:
         if where:
             lines.append(f"   {where}")
         lines += [f"   {label}: {actions}" for label, actions in _fix_lines(n)]
-        lines.append(f"   why: {_why(n) if n.boosts else '; '.join(n.reasons)}")  # fixes and age: on their own lines
+        lines.append(f"   why: {_why(n)}")  # fixes and age: on their own lines
         if n.url:
             lines.append(f"   {n.url}")
     return "\n".join(lines)

@@ -3,6 +3,7 @@ looks up by itself when there is none or it does not answer."""
 
 import json
 import os
+import re
 
 from conftest import FIXTURES, serving
 
@@ -42,3 +43,31 @@ def test_similar_and_stats_go_through_a_running_service(tmp_path, monkeypatch, c
     assert main(["similar", "IPsec tunnel down", "--json", "--limit", "3"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out) == standalone and "did not answer" in err
+
+
+def test_every_fixture_alert_reads_the_same_standalone_and_through_the_service(tmp_path, monkeypatch, capsys):
+    """Issue 35: through a running service the CLI printed "nothing close is on record" above a high-confidence
+    first answer (the remote lookup was built without its confidence). Every shipped alert is asked both
+    ways; the printed answer must be the same, line for line, but for the footer."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", str(data))
+    assert main(["ingest", str(FIXTURES / "incidents.jsonl")]) == 0
+    alerts = sorted((FIXTURES / "alerts").glob("*.json"))
+    assert len(alerts) >= 5
+
+    def answer() -> list[str]:
+        lines = capsys.readouterr().out.rstrip().removesuffix(f"(asked the service at {url})").splitlines()
+        return [re.sub(r", \d+ ms\)", ")", line) for line in lines if line.strip()]  # timing aside
+
+    standalone, url = {}, None
+    capsys.readouterr()
+    for alert in alerts:
+        assert main(["similar", "--alert", str(alert), "--limit", "3"]) == 0
+        standalone[alert.name] = answer()
+    settings = Settings(data_dir=data, embedder="fake")
+    with Memory.open(settings, embedder=FakeEmbedder()) as memory:
+        with serving(create_app(settings, memory=memory)) as url:
+            (data / "service.json").write_text(json.dumps({"url": url, "pid": os.getpid()}))
+            for alert in alerts:
+                assert main(["similar", "--alert", str(alert), "--limit", "3"]) == 0
+                assert answer() == standalone[alert.name], alert.name

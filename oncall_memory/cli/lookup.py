@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from ..alert import Alert, Filters
 from ..backlog import validation_message
+from ..confidence import overall
 from ..errors import InvalidInput, OncallMemoryError
 from ..ranking import Neighbour
 from ..render import terminal
@@ -153,8 +154,10 @@ def _similar_remote(args: argparse.Namespace, settings: Settings, url: str, aler
     lookup = Lookup(
         mode=response.headers.get("x-lookup-mode", args.mode),
         ranked=not args.no_rank,
+        # The lookup's own verdict; from a service older than that header, the best neighbour's (its rule).
+        confidence=response.headers.get("x-lookup-confidence") or overall([n.confidence for n in neighbours]),
         degraded=response.headers.get("x-lookup-degraded"),
-        signature_key=None,
+        signature_key=response.headers.get("x-lookup-signature"),
         neighbours=neighbours,
     )
     _print_lookup(args, lookup, alert.text, elapsed, footer=f"\n\n(asked the service at {url})")

@@ -64,7 +64,9 @@ def similar_post(memory: MemoryDep, raw: bytes = Depends(raw_json_body)) -> JSON
     req = parse(SimilarRequest, parse_json(raw))
     lookup = memory.similar(req.alert, filters=req.filters, limit=req.limit, mode=req.mode, rank=req.rank)
     # How the lookup ran, for a client that prints it (the CLI); the body stays the list of neighbours.
-    headers: dict[str, str] = {"X-Lookup-Mode": lookup.mode}
+    headers: dict[str, str] = {"X-Lookup-Mode": lookup.mode, "X-Lookup-Confidence": lookup.confidence}
+    if lookup.signature_key:
+        headers["X-Lookup-Signature"] = lookup.signature_key.encode("ascii", "replace").decode()
     if lookup.degraded:
         headers["X-Lookup-Degraded"] = lookup.degraded.encode("ascii", "replace").decode()
     return JSONResponse(neighbours_json(lookup), headers=headers)
