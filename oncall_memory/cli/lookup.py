@@ -151,14 +151,16 @@ def _similar_remote(args: argparse.Namespace, settings: Settings, url: str, aler
         error = InvalidInput if response.status_code < 500 else OncallMemoryError
         raise error(f"the service at {url}: {remote.detail(response)}")
     neighbours = [Neighbour.model_validate(n) for n in response.json()]
-    lookup = Lookup(
-        mode=response.headers.get("x-lookup-mode", args.mode),
-        ranked=not args.no_rank,
-        # The lookup's own verdict; from a service older than that header, the best neighbour's (its rule).
-        confidence=response.headers.get("x-lookup-confidence") or overall([n.confidence for n in neighbours]),
-        degraded=response.headers.get("x-lookup-degraded"),
-        signature_key=response.headers.get("x-lookup-signature"),
-        neighbours=neighbours,
+    lookup = Lookup.model_validate(
+        {
+            "mode": response.headers.get("x-lookup-mode", args.mode),
+            "ranked": not args.no_rank,
+            # The lookup's own verdict; from a service older than that header, the best neighbour's (its rule).
+            "confidence": response.headers.get("x-lookup-confidence") or overall([n.confidence for n in neighbours]),
+            "degraded": response.headers.get("x-lookup-degraded"),
+            "signature_key": response.headers.get("x-lookup-signature"),
+            "neighbours": neighbours,
+        }
     )
     _print_lookup(args, lookup, alert.text, elapsed, footer=f"\n\n(asked the service at {url})")
     return 0
