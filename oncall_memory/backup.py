@@ -23,10 +23,11 @@ from typing import Any
 
 from . import payload as P
 from .distill import content_hash
-from .errors import InvalidInput, StoreDamaged
+from .errors import InvalidInput, NothingStored, StoreDamaged
 from .incident import point_id
 from .lexical import Sparse
 from .stores import DENSE, SPARSE, IncidentStore, StoredPoint
+from .stores.base import no_collection
 
 FORMAT = 1
 POINTS = "points.jsonl.gz"
@@ -66,8 +67,7 @@ def verify(
     result = Verification()
     stored: dict[str, tuple[str, str]] = {}  # point id -> (source, incident id)
     if not store.exists():
-        result.problems.append(f"no collection {store.collection!r} at {store.location}")
-        return result
+        raise NothingStored(no_collection(store.collection, store.location))
     dimension = store.contract().get("dimension")
     bad: list[str] = []
     try:

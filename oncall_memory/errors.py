@@ -29,6 +29,10 @@ class StoreUnavailable(OncallMemoryError):
     """The vector store cannot be opened (locked by another process, unreachable server, no collection)."""
 
 
+class NothingStored(StoreUnavailable):
+    """Nothing was ingested here yet: the same answer (exit 1, HTTP 503) from every command and route."""
+
+
 class StoreDamaged(StoreUnavailable):
     """The store's files could not be read (truncated, overwritten, a disk fault)."""
 

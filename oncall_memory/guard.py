@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .errors import InvalidInput, OncallMemoryError
+from .errors import NothingStored, OncallMemoryError
 from .stores import IncidentStore
 from .stores.base import BuildsIndex, IndexReport, IndexState, no_collection
 
@@ -70,7 +70,7 @@ class GuardedStore:
         """Collection, location, contract and count. Raises `InvalidInput` when nothing was ingested."""
         with self.lock:
             if not self.store.exists():
-                raise InvalidInput(no_collection(self.store.collection, self.store.location))
+                raise NothingStored(no_collection(self.store.collection, self.store.location))
             return {
                 "collection": self.store.collection,
                 "location": self.store.location,

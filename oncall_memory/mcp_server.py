@@ -225,7 +225,7 @@ def build_server(memory: Memory, *, pagerduty: PagerDutyAPI | None = None) -> MC
     def record_feedback(
         alert_text: Text,
         suggested: IncidentId,
-        verdict: Literal["helped", "not related"],
+        verdict: Literal["helped", "not related", "not-related"],
         who: Annotated[
             str, Field(min_length=1, max_length=MAX_ID, description="The agent or the responder.")
         ] = "agent",
@@ -234,8 +234,9 @@ def build_server(memory: Memory, *, pagerduty: PagerDutyAPI | None = None) -> MC
         "helped" up, for the next alert that reads the same; it is shown among the reasons."""
         if memory.incident(suggested) is None:
             raise ToolError(f"no incident {_shown(suggested)} in the memory: feedback is about a suggested incident")
-        recorded = _ask(lambda: memory.record_feedback(_alert(alert_text), suggested, verdict, who=who, ref="mcp"))
-        return Recorded(recorded=recorded, suggested=suggested, verdict=verdict)
+        spelled = "not related" if verdict == "not-related" else verdict  # the CLI's spelling too
+        recorded = _ask(lambda: memory.record_feedback(_alert(alert_text), suggested, spelled, who=who, ref="mcp"))
+        return Recorded(recorded=recorded, suggested=suggested, verdict=spelled)
 
     if pagerduty is not None:
 

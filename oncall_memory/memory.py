@@ -28,7 +28,7 @@ from .calibration import TeamCalibration
 from .conditions import Match
 from .confidence import overall
 from .embedders import Embedder, make_embedder
-from .errors import InvalidInput
+from .errors import InvalidInput, NothingStored
 from .feedback import FeedbackStore
 from .guard import GuardedStore
 from .incident import Incident
@@ -40,7 +40,7 @@ from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
 from .signature import canonical_signature
 from .stores import IncidentStore, Mode, open_store
-from .stores.base import IndexReport, IndexState
+from .stores.base import IndexReport, IndexState, no_collection
 
 
 class Memory:
@@ -114,6 +114,8 @@ class Memory:
         started = time.perf_counter()
         with self._guard.lock:
             if not self._contract_checked:
+                if not self._store.exists():  # said before any model work (loading the local one takes seconds)
+                    raise NothingStored(no_collection(self._store.collection, self._store.location))
                 self._store.check_contract(self.embedder.model, self.embedder.dimension)
                 self._contract_checked = True
         query = make_query(alert, TimedEmbedder(self.embedder, "lookup", self.observer), mode)  # outside the lock
@@ -134,10 +136,17 @@ class Memory:
         ref: str | None = None,
     ) -> bool:
         """Store a responder's verdict on `suggested` for this alert (see `feedback.py`). Raises `InvalidInput`
-        for an alert with no text or an unknown verdict."""
+        for an alert with no text, an unknown verdict ("not-related" is read as "not related", as the CLI
+        spells it), or an incident the memory does not hold: every surface (CLI, API, MCP) refuses alike."""
         key = canonical_signature(alert.signature or alert.text, [alert.env])
         if key is None:
             raise InvalidInput("feedback needs the alert it was about: its text or its signature")
+        verdict = "not related" if verdict == "not-related" else verdict
+        if self.incident(suggested) is None:
+            raise InvalidInput(
+                f"no incident {suggested[:80]!r} in the memory: feedback is about an incident it suggested "
+                "(the ids `similar` lists)"
+            )
         recorded = self.feedback.record(key, suggested, verdict, who=who, at=at, ref=ref)
         self.calibration.verdict(key, suggested, lambda: self.similar(alert, limit=50).neighbours)
         return recorded

@@ -97,6 +97,14 @@ def test_similar_before_any_ingest_says_what_to_do(capsys):
     assert code == 1 and "run `oncall-memory ingest PATH` first" in err
 
 
+def test_nothing_stored_yet_is_one_answer_and_one_exit_code_everywhere(capsys):
+    """Issue 35: on an empty data dir `similar` exited 1, `stats` 2, and `verify` printed "DAMAGED: 0
+    incidents read; the engine counts None"."""
+    for command in (["similar", "dns"], ["stats"], ["stats", "--json"], ["verify"], ["verify", "--json"]):
+        code, out, err = run(capsys, *command)
+        assert code == 1 and "run `oncall-memory ingest PATH` first" in err and not out, (command, code, out, err)
+
+
 def test_embedded_store_held_by_another_process_is_a_clear_error(capsys, tmp_path, monkeypatch):
     from oncall_memory.settings import Settings
 

@@ -196,6 +196,12 @@ def test_feedback_over_http_and_the_cli_is_shown_and_bounded(setup, monkeypatch,
         == 422
     )
     assert client.post("/feedback", json={"suggested": third, "verdict": "helped"}).status_code == 422
+    # Issue 35: an incident the memory does not hold was refused by MCP but taken by the API and the CLI.
+    unknown = client.post("/feedback", json={"alert": {"text": text}, "suggested": "INC-NOPE", "verdict": "helped"})
+    assert unknown.status_code == 400 and "no incident 'INC-NOPE' in the memory" in unknown.json()["detail"]
+    # Both spellings of the verdict, everywhere.
+    spelled = client.post("/feedback", json={"alert": {"text": text}, "suggested": third, "verdict": "not-related"})
+    assert spelled.status_code == 200 and spelled.json()["verdict"] == "not related"
 
 
 def test_feedback_from_the_cli_survives_a_restart_and_a_reindex(tmp_path, monkeypatch, capsys):
@@ -205,6 +211,8 @@ def test_feedback_from_the_cli_survives_a_restart_and_a_reindex(tmp_path, monkey
     text = "pods stuck pulling images from the registry"
     main(["similar", text, "--json"])
     before = json.loads(capsys.readouterr().out)[0]
+    assert main(["feedback", "INC-NOPE", "helped", text]) == 2
+    assert "no incident 'INC-NOPE' in the memory" in capsys.readouterr().err
     assert main(["feedback", before["id"], "not-related", text, "--who", "ana"]) == 0
     assert main(["reindex"]) == 0
     capsys.readouterr()

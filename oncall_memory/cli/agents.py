@@ -15,7 +15,7 @@ from .lookup import alert_from_args
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("feedback", help="say whether a suggested incident helped with an alert (moves it next time)")
     p.add_argument("suggested", help="the suggested incident's id, e.g. INC-1042")
-    p.add_argument("verdict", choices=["helped", "not-related"])
+    p.add_argument("verdict", choices=["helped", "not-related", "not related"])
     p.add_argument("text", nargs="?", help="the alert the suggestion was made for")
     p.add_argument("--alert", metavar="FILE", help="the alert as a JSON file (text, signature, facts)")
     p.add_argument("--who", default="cli", help="who says so (default: cli)")
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
     alert = alert_from_args(args)
-    verdict = "not related" if args.verdict == "not-related" else "helped"
+    verdict = "helped" if args.verdict == "helped" else "not related"
     recorded = _feedback_remote(args, settings, alert, verdict)
     if recorded is None:
         from ..memory import Memory

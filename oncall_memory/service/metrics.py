@@ -28,7 +28,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NothingStored
 from ..ingest import IngestReport
 from ..stores.base import IndexState
 from .outbox import FAILED, NEW, PENDING, SENDING, Outbox
@@ -211,7 +211,7 @@ class _Gauges(Collector):
         incidents = GaugeMetricFamily("oncall_memory_incidents", "Incidents in the memory")
         try:
             incidents.add_metric([], self._count())
-        except InvalidInput:  # nothing ingested yet
+        except (InvalidInput, NothingStored):  # nothing ingested yet
             incidents.add_metric([], 0)
         except Exception:  # noqa: BLE001 - a store that cannot count: no sample rather than a failed scrape
             pass

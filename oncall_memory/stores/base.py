@@ -16,7 +16,7 @@ from typing import Any, Literal, NamedTuple
 
 from .. import payload as P
 from ..conditions import HasId, Match, Where
-from ..errors import ContractMismatch, StoreUnavailable
+from ..errors import ContractMismatch, NothingStored
 from ..lexical import Sparse
 
 DENSE = "meaning"
@@ -135,7 +135,7 @@ class IncidentStore(ABC):
     def check_contract(self, model: str, dimension: int) -> None:
         """Raise `StoreUnavailable` if there is no collection, `ContractMismatch` if it was built otherwise."""
         if not self.exists():
-            raise StoreUnavailable(no_collection(self.collection, self.location))
+            raise NothingStored(no_collection(self.collection, self.location))
         built = self.contract()
         if built.get("schema", 1) > SCHEMA_VERSION:
             raise ContractMismatch(

@@ -23,7 +23,7 @@ import qdrant_edge as E
 
 from ..conditions import HasId, Match, Range, Where
 from ..datadir import write_atomic
-from ..errors import OncallMemoryError, StoreDamaged, StoreUnavailable
+from ..errors import NothingStored, OncallMemoryError, StoreDamaged, StoreUnavailable
 from ..lexical import Sparse
 from .base import (
     DENSE,
@@ -221,7 +221,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
     @property
     def shard(self) -> E.EdgeShard:
         if self._shard is None:
-            raise StoreUnavailable(no_collection(self.collection, self.location))
+            raise NothingStored(no_collection(self.collection, self.location))
         return self._shard
 
     # -- writes -------------------------------------------------------------------------------
