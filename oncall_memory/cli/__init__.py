@@ -36,12 +36,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     # `schedule` parses its own options (schedule.main): hand it whatever this parser does not know.
     args, rest = parser.parse_known_args(argv)
-    if rest and args.command != "schedule":
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if rest and args.command != "schedule":  # the command's own usage, not the list of every command
+        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(rest)}")
     args.options = rest
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
