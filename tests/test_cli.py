@@ -145,3 +145,27 @@ def test_eval_scores_each_shipped_set_per_configuration_beside_bm25(capsys):
     assert 0 < written["BM25"]["mrr"] <= 1  # the baseline finds what shares words, embedder or not
     code, out, _ = run(capsys, "eval")
     assert code == 0 and out.count("\nBM25 ") == 2  # the no-match set has no table, only its abstention line
+
+
+def test_dates_as_people_type_them(capsys):
+    """Issue 35: `--since yesterday` gave pydantic's "Input should be a valid datetime or date, input is too
+    short"."""
+    from datetime import datetime, timezone
+
+    from oncall_memory.cli.when import moment
+
+    now = datetime(2026, 12, 1, 15, 30, tzinfo=timezone.utc)
+    assert moment("yesterday", now) == datetime(2026, 11, 30, tzinfo=timezone.utc)
+    assert moment("today", now) == datetime(2026, 12, 1, tzinfo=timezone.utc)
+    assert moment("7d", now) == datetime(2026, 11, 24, 15, 30, tzinfo=timezone.utc)
+    assert moment("36h", now) == datetime(2026, 11, 30, 3, 30, tzinfo=timezone.utc)
+    assert moment("2w", now) == datetime(2026, 11, 17, 15, 30, tzinfo=timezone.utc)
+    assert moment("2026-11-01", now) == datetime(2026, 11, 1, tzinfo=timezone.utc)
+    assert moment("2026-11-01T03:00Z", now) == datetime(2026, 11, 1, 3, tzinfo=timezone.utc)
+    assert run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"))[0] == 0
+    assert run(capsys, "similar", "dns", "--since", "3000d", "--json")[0] == 0
+    with pytest.raises(SystemExit) as info:
+        main(["similar", "dns", "--since", "last tuesday"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "'last tuesday' is not a date: give a date (2026-11-01)" in err
+    assert "pydantic" not in err and "Input should be" not in err

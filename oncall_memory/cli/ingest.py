@@ -13,12 +13,12 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from ..facts import as_utc
 from ..ingest import IngestReport, IngestStopped
 from ..pagerduty import FIRST_YEAR
 from ..settings import Settings
 from ..sources import Window
 from .common import EXIT_FAILED, EXIT_REJECTED, err
+from .when import moment
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -31,20 +31,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--source", choices=["jsonl", "pagerduty"], default="jsonl")
     p.add_argument(
         "--since",
-        type=_date,
-        help="only incidents opened from this date (ISO 8601); pagerduty: "
+        type=moment,
+        help="only incidents opened from this moment (2026-11-01, yesterday, 7d); pagerduty: "
         "the start of the backfill (default: all history)",
     )
-    p.add_argument("--until", type=_date, help="only incidents opened before this date (default: now)")
+    p.add_argument("--until", type=moment, help="only incidents opened before this date (default: now)")
     p.add_argument("--json", action="store_true", help="print the counts as a JSON object")
     p.set_defaults(func=cmd_ingest)
-
-
-def _date(value: str) -> datetime:
-    try:
-        return as_utc(datetime.fromisoformat(value))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not an ISO 8601 date or time: {value!r}") from exc
 
 
 def _progress(what: str):

@@ -19,6 +19,7 @@ from ..retrieve import Lookup
 from ..settings import Settings
 from . import remote
 from .common import err, terminal_style
+from .when import moment
 
 # The labelled sets ship inside the package (in a wheel and the Docker image too); they label the sample
 # backlog, fixtures/incidents.jsonl.
@@ -37,7 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--flavor", help="only incidents on this flavor (eks, aks, gke, ...)")
     p.add_argument("--tag", action="append", help="only incidents with this component tag (repeatable)")
     p.add_argument("--status", help="only incidents with this status")
-    p.add_argument("--since", help="only incidents opened on or after this date (ISO 8601)")
+    p.add_argument(
+        "--since", type=moment, help="only incidents opened from this moment on (2026-11-01, yesterday, 7d, 36h)"
+    )
     p.add_argument("--limit", type=int, default=5, help="how many (1..100, default 5)")
     p.add_argument("--mode", choices=["hybrid", "dense", "lexical"], default="hybrid")
     p.add_argument("--no-rank", action="store_true", help="search order only, no fact-based ranking")
