@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -172,10 +173,17 @@ def _serve(
             f"serving scheduled ingest of {source} ({params['path'] or 'api'}) every "
             f"{f'{interval:g}s' if interval else repr(cron)}, {window}; Prefect API {api}\n"
             f"  runs, retries and failures: {ui}/deployments/deployment/{deployment_id}\n"
-            f"  run it now:  PREFECT_API_URL={api} prefect deployment run '{ingest_flow.name}/{DEPLOYMENT}'",
+            f"  run it now:  PREFECT_API_URL={api} {_prefect_command()} deployment run "
+            f"'{ingest_flow.name}/{DEPLOYMENT}'",
             flush=True,
         )
         prefect.serve(deployment, limit=1, print_starting_message=False)
+
+
+def _prefect_command() -> str:
+    """The `prefect` beside this interpreter, by its full path: a fresh shell has no activated venv."""
+    beside = Path(sys.executable).parent / "prefect"
+    return shlex.quote(str(beside)) if beside.exists() else "prefect"
 
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:

@@ -297,14 +297,16 @@ def test_schedule_prints_a_prefect_ui_address_that_shows_its_runs_and_a_run_comm
             said.append(proc.stdout.readline())
         printed = "".join(said)
         ui = re.search(r"runs, retries and failures: (http://\S+)", printed)
-        command = re.search(r"run it now:  (PREFECT_API_URL=(\S+) prefect deployment run '([^']+)')", printed)
+        command = re.search(r"run it now:  (PREFECT_API_URL=(\S+) (\S+) deployment run '([^']+)')", printed)
         assert ui and command, printed
         assert f":{env['ONCALL_MEMORY_PREFECT_PORT']}/" in ui.group(1)  # the configured port
 
-        # The command as printed, in a shell: a run is created and this schedule's runner completes it.
+        # The command exactly as printed, in a fresh shell without the venv on its PATH (issue 35: it said
+        # `prefect`, which such a shell does not find): a run is created and this schedule's runner completes it.
+        fresh = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
         run = subprocess.run(
-            ["bash", "-c", command.group(1).replace("prefect ", f"{Path(sys.executable).parent}/prefect ", 1)],
-            env={k: v for k, v in env.items() if k != "PREFECT_API_URL"},
+            ["bash", "-c", command.group(1)],
+            env=fresh,
             capture_output=True,
             text=True,
             timeout=120,
