@@ -15,7 +15,7 @@ import hashlib
 import json
 import math
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,7 +24,7 @@ from typing import Any
 from . import payload as P
 from .distill import content_hash
 from .errors import InvalidInput, NothingStored, StoreDamaged
-from .incident import point_id
+from .incident import Incident, point_id
 from .lexical import Sparse
 from .stores import DENSE, SPARSE, IncidentStore, StoredPoint
 from .stores.base import no_collection
@@ -107,6 +107,19 @@ def verify(
         )
     if source is not None:
         _against_source(result, stored, source, max_listed)
+    return result
+
+
+def verify_against(store: IncidentStore, source: Iterable[Incident] | None) -> Verification:
+    """`verify`, against `source` (a backlog's incidents) when given. When every stored point is the
+    source's, whole, and the only problem was the recorded count's drift, the count is recorded again from
+    what is stored."""
+    expected = None if source is None else {i.point_id: (i.source, i.id) for i in source}
+    result = verify(store, source=expected)
+    whole = not result.problems and not result.missing and not result.extra
+    if expected is not None and result.drift and whole and result.count == len(expected) == result.checked:
+        store.record_count(result.count)
+        result.expected, result.drift, result.recounted = result.count, [], True
     return result
 
 

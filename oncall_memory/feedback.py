@@ -27,6 +27,15 @@ log = logging.getLogger(__name__)
 Verdict = Literal["helped", "not related"]
 VERDICTS: tuple[Verdict, ...] = ("helped", "not related")
 
+
+def unknown_incident(suggested: str) -> str:
+    """Why feedback on an incident the memory does not hold is refused (the id redacted: it is input)."""
+    return (
+        f"no incident {redact(suggested)[:80]!r} in the memory: feedback is about an incident it suggested "
+        "(the ids `similar` lists)"
+    )
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS feedback (
     alert_key TEXT NOT NULL,      -- canonical signature of the alert the suggestion was made for
@@ -80,6 +89,7 @@ class FeedbackStore:
         """Store one verdict. The same person's verdict from the same place counts once (a note read twice)
         and a later one replaces it (a changed mind). Returns False when nothing changed. Raises
         `InvalidInput` for an unknown verdict."""
+        verdict = "not related" if verdict == "not-related" else verdict  # the CLI's spelling
         if verdict not in VERDICTS:
             raise InvalidInput(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
         # who and the suggestion come from a person or an agent: redacted as they enter

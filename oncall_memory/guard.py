@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .embedders import Embedder
 from .errors import NothingStored, OncallMemoryError
 from .stores import IncidentStore
 from .stores.base import BuildsIndex, IndexReport, IndexState, no_collection
@@ -77,6 +78,13 @@ class GuardedStore:
                 **self.store.contract(),
                 "count": self.store.count(),
             }
+
+    def check_contract(self, embedder: Embedder) -> None:
+        """Raise `NothingStored` before any ingest (before the embedder is asked its dimension: loading the
+        local model takes seconds), `ContractMismatch` when the collection was built with another model."""
+        if not self.store.exists():
+            raise NothingStored(no_collection(self.store.collection, self.store.location))
+        self.store.check_contract(embedder.model, embedder.dimension)
 
     def count_written(self, new: int) -> None:
         """After an ingest: the count the engine must now hold (`verify` compares it)."""

@@ -23,13 +23,13 @@ from . import maintenance as M
 from . import payload as P
 from .alert import Alert, Filters
 from .backlog import Rejected
-from .backup import Verification, backup, verify
+from .backup import Verification, backup, verify_against
 from .calibration import TeamCalibration
 from .conditions import Match
 from .confidence import overall
 from .embedders import Embedder, make_embedder
-from .errors import InvalidInput, NothingStored
-from .feedback import FeedbackStore
+from .errors import InvalidInput
+from .feedback import FeedbackStore, unknown_incident
 from .guard import GuardedStore
 from .incident import Incident
 from .ingest import Embed, IngestReport, IngestStopped, ingest
@@ -40,7 +40,7 @@ from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
 from .signature import canonical_signature
 from .stores import IncidentStore, Mode, open_store
-from .stores.base import IndexReport, IndexState, no_collection
+from .stores.base import IndexReport, IndexState
 
 
 class Memory:
@@ -105,18 +105,13 @@ class Memory:
         rank: bool = True,
         now: datetime | None = None,
     ) -> Lookup:
-        """The `limit` past incidents most like `alert` (see `Retriever.search`).
-
-        Raises `InvalidInput` for a limit outside 1..100, `StoreUnavailable` when nothing was ingested,
-        `ContractMismatch` when the collection was built with another model.
-        """
+        """The `limit` past incidents most like `alert` (see `Retriever.search`). Raises `InvalidInput` for a
+        limit outside 1..100, `NothingStored` before any ingest, `ContractMismatch` for another model's."""
         check_limit(limit)
         started = time.perf_counter()
         with self._guard.lock:
             if not self._contract_checked:
-                if not self._store.exists():  # said before any model work (loading the local one takes seconds)
-                    raise NothingStored(no_collection(self._store.collection, self._store.location))
-                self._store.check_contract(self.embedder.model, self.embedder.dimension)
+                self._guard.check_contract(self.embedder)
                 self._contract_checked = True
         query = make_query(alert, TimedEmbedder(self.embedder, "lookup", self.observer), mode)  # outside the lock
         tallies = self.feedback.tallies(query.signature_key) if rank else {}
@@ -136,17 +131,12 @@ class Memory:
         ref: str | None = None,
     ) -> bool:
         """Store a responder's verdict on `suggested` for this alert (see `feedback.py`). Raises `InvalidInput`
-        for an alert with no text, an unknown verdict ("not-related" is read as "not related", as the CLI
-        spells it), or an incident the memory does not hold: every surface (CLI, API, MCP) refuses alike."""
+        for an alert with no text, an unknown verdict, or an incident it does not hold (on every surface)."""
         key = canonical_signature(alert.signature or alert.text, [alert.env])
         if key is None:
             raise InvalidInput("feedback needs the alert it was about: its text or its signature")
-        verdict = "not related" if verdict == "not-related" else verdict
         if self.incident(suggested) is None:
-            raise InvalidInput(
-                f"no incident {suggested[:80]!r} in the memory: feedback is about an incident it suggested "
-                "(the ids `similar` lists)"
-            )
+            raise InvalidInput(unknown_incident(suggested))
         recorded = self.feedback.record(key, suggested, verdict, who=who, at=at, ref=ref)
         self.calibration.verdict(key, suggested, lambda: self.similar(alert, limit=50).neighbours)
         return recorded
@@ -291,17 +281,10 @@ class Memory:
         return report
 
     def verify(self, source: Iterable[Incident] | None = None) -> Verification:
-        """Read every point and check it against the contract (see `backup.verify`), and against `source`
-        (a backlog's incidents) when given. When every stored point is the source's, whole, and the only
-        problem was the recorded count's drift, the count is recorded again from what is stored."""
-        expected = None if source is None else {i.point_id: (i.source, i.id) for i in source}
+        """Read every point and check it against the contract, and against `source` (a backlog's incidents)
+        when given (see `backup.verify_against`)."""
         with self._guard.lock:
-            result = verify(self._store, source=expected)
-            whole = not result.problems and not result.missing and not result.extra
-            if expected is not None and result.drift and whole and result.count == len(expected) == result.checked:
-                self._store.record_count(result.count)
-                result.expected, result.drift, result.recounted = result.count, [], True
-            return result
+            return verify_against(self._store, source)
 
     def backup(self, path: Path) -> dict[str, Any]:
         """A consistent copy of every point into the new directory `path` (writes wait meanwhile)."""

@@ -196,10 +196,13 @@ def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeyp
             }
             feedback = {
                 "alert": {"text": shape.text},
-                "suggested": shape.text[:200],
+                "suggested": f"SEC-{i}-tags",  # one it holds: feedback on an unknown one is refused (issue 35)
                 "verdict": "helped",
                 "who": shape.text[:200],
             }
+            unknown = client.post("/feedback", json={**feedback, "suggested": shape.text[:200]})
+            assert unknown.status_code == 400, unknown.text
+            outputs.append(unknown.text)  # refused without echoing the secret it was given as an id
             responses = [
                 client.post("/feedback", json=feedback),
                 client.get("/", params={"q": shape.text, "service": shape.text}, follow_redirects=True),
