@@ -1,5 +1,7 @@
 """Store contract: the same behaviour from every backend (edge, local mode, and a server when QDRANT_URL is set)."""
 
+import warnings
+
 import pytest
 from conftest import BACKENDS, FIXTURES, backend_settings, make_incident, snapshot
 
@@ -139,7 +141,8 @@ def test_a_server_collection_gets_the_cluster_layout_and_the_index_settings(tmp_
     store = open_store(settings)  # a client is made without connecting
     store._client.close()
     store._client = recording = _Recording()
-    with pytest.warns(UserWarning):  # local mode says it ignores payload indexes
+    with warnings.catch_warnings():  # local mode says (once per process) that it ignores payload indexes
+        warnings.simplefilter("ignore")
         store.ensure_collection("fake", 1536)
     made = recording.created
     assert (made["shard_number"], made["replication_factor"], made["on_disk_payload"]) == (6, 2, False)
