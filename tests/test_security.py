@@ -140,6 +140,24 @@ def slack_command(client, text: str, secret: str):
     return client.post("/slack/commands", content=body, headers=headers)
 
 
+def posting_settings(httpserver, data, **more) -> Settings:
+    """Settings that post PagerDuty notes and Slack messages to `httpserver`, which takes them."""
+    httpserver.expect_request(re.compile(r"^/incidents/[A-Z0-9]+/notes$"), method="POST").respond_with_json(
+        {"note": {}}, status=201
+    )
+    httpserver.expect_request("/slack/T000/B000/XXXX", method="POST").respond_with_data("ok")
+    return Settings(
+        data_dir=data,
+        embedder="fake",
+        pagerduty_url=httpserver.url_for(""),
+        pagerduty_token=SecretStr("pd-token"),
+        pagerduty_from_email="oncall@acme.example",
+        slack_webhook_url=SecretStr(httpserver.url_for("/slack/T000/B000/XXXX")),
+        post_backoff=0.01,
+        **more,
+    )
+
+
 def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeypatch, capsys, caplog, httpserver):
     caplog.set_level(logging.DEBUG)
     data = tmp_path / "data"
@@ -160,20 +178,7 @@ def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeyp
     outputs.append(cli_json)
 
     # 2. HTTP and the posts it makes: every webhook carries a secret in the alert's own text.
-    httpserver.expect_request(re.compile(r"^/incidents/[A-Z0-9]+/notes$"), method="POST").respond_with_json(
-        {"note": {}}, status=201
-    )
-    httpserver.expect_request("/slack/T000/B000/XXXX", method="POST").respond_with_data("ok")
-    settings = Settings(
-        data_dir=data,
-        embedder="fake",
-        pagerduty_url=httpserver.url_for(""),
-        pagerduty_token=SecretStr("pd-token"),
-        pagerduty_from_email="oncall@acme.example",
-        slack_webhook_url=SecretStr(httpserver.url_for("/slack/T000/B000/XXXX")),
-        slack_signing_secret=SecretStr("slack-signing-secret"),
-        post_backoff=0.01,
-    )
+    settings = posting_settings(httpserver, data, slack_signing_secret=SecretStr("slack-signing-secret"))
     with Memory.open(settings) as memory, TestClient(create_app(settings, memory=memory)) as client:
         for i, shape in enumerate(SHAPES):
             pd = {"event": {"event_type": "incident.triggered", "data": {"id": f"P{i}X", "title": shape.text}}}
@@ -295,19 +300,7 @@ def test_a_secret_past_a_long_field_is_found_on_disk_in_posts_and_in_logs(
     )
     assert main(["ingest", str(backlog), "--json"]) == 0
     outputs = ["".join(capsys.readouterr())]
-    httpserver.expect_request(re.compile(r"^/incidents/[A-Z0-9]+/notes$"), method="POST").respond_with_json(
-        {"note": {}}, status=201
-    )
-    httpserver.expect_request("/slack/T000/B000/XXXX", method="POST").respond_with_data("ok")
-    settings = Settings(
-        data_dir=data,
-        embedder="fake",
-        pagerduty_url=httpserver.url_for(""),
-        pagerduty_token=SecretStr("pd-token"),
-        pagerduty_from_email="oncall@acme.example",
-        slack_webhook_url=SecretStr(httpserver.url_for("/slack/T000/B000/XXXX")),
-        post_backoff=0.01,
-    )
+    settings = posting_settings(httpserver, data)
 
     def am_alert(i: int, description: str) -> dict:
         return {
