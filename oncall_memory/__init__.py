@@ -21,6 +21,7 @@ _EXPORTS = {
     "Filters": "alert",
     "Rejected": "backlog",
     "read_jsonl": "backlog",
+    "read_backlog": "sources.files",
     "Embedder": "embedders",
     "make_embedder": "embedders",
     "ContractMismatch": "errors",
@@ -61,6 +62,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from .readiness import Readiness
     from .retrieve import Lookup
     from .settings import RankingWeights, Settings
+    from .sources.files import read_backlog
 
 
 def __getattr__(name: str):
@@ -94,5 +96,6 @@ __all__ = [
     "SourceFailed",
     "StoreUnavailable",
     "make_embedder",
+    "read_backlog",
     "read_jsonl",
 ]

@@ -74,7 +74,7 @@ def read_jsonl(path: Path | str) -> Iterator[Incident | Rejected]:
     for file in backlog_files(Path(path)):
         with file.open("rb") as fh:
             head = fh.read(_SNIFF)
-            if problem := _not_text(head):
+            if problem := not_text(head):
                 yield Rejected(str(file), f"{problem}: skipped (save it as UTF-8 JSONL, one incident per line)")
                 continue
             fh.seek(len(_UTF8_BOM) if head.startswith(_UTF8_BOM) else 0)
@@ -84,7 +84,7 @@ def read_jsonl(path: Path | str) -> Iterator[Incident | Rejected]:
                 yield _incident(raw, f"{file}:{number}")
 
 
-def _not_text(head: bytes) -> str | None:
+def not_text(head: bytes) -> str | None:
     for bom, encoding in _OTHER_BOMS.items():
         if head.startswith(bom):
             return f"the file is {encoding} (its byte-order mark says so)"

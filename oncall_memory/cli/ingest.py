@@ -1,4 +1,4 @@
-"""`oncall-memory ingest`: store a JSONL backlog, or backfill PagerDuty's history."""
+"""`oncall-memory ingest`: store a backlog on disk (JSONL, post-mortems in Markdown), or backfill PagerDuty's history."""
 
 from __future__ import annotations
 
@@ -26,8 +26,14 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ingest", help="store a JSONL backlog (a file or a folder of *.jsonl), or backfill PagerDuty")
-    p.add_argument("path", nargs="?", help="for jsonl: a file or a folder of *.jsonl")
+    p = sub.add_parser(
+        "ingest",
+        help="store a backlog (a JSONL file, a Markdown post-mortem, or a folder of *.jsonl and *.md), "
+        "or backfill PagerDuty",
+    )
+    p.add_argument(
+        "path", nargs="?", help="a JSONL file, a post-mortem (.md), or a folder: its *.jsonl and its *.md at any depth"
+    )
     p.add_argument("--source", choices=["jsonl", "pagerduty"], default="jsonl")
     p.add_argument(
         "--since",
@@ -64,7 +70,9 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 build_index_if_due(memory)
             else:
                 if not args.path:
-                    raise InvalidInput("give the backlog: oncall-memory ingest PATH (a JSONL file or a folder of them)")
+                    raise InvalidInput(
+                        "give the backlog: oncall-memory ingest PATH (a JSONL file, a post-mortem, or a folder of them)"
+                    )
                 bar, on_batch = _progress("embedding")
                 window = Window(args.since or FIRST_YEAR, until) if args.since or args.until else None
                 job = IngestJob(settings, "jsonl", args.path, window)

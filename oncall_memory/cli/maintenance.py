@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--source",
         type=Path,
         metavar="PATH",
-        help="also compare the stored incidents with this backlog (a JSONL file or folder): which are missing or extra",
+        help="also compare the stored incidents with this backlog (as ingest reads it): which are missing or extra",
     )
     p.set_defaults(func=cmd_verify)
 
@@ -135,14 +135,14 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
-    from ..backlog import read_jsonl
     from ..incident import Incident
     from ..memory import Memory
+    from ..sources.files import read_backlog
 
     shared = settings.dir.shared()  # opening the store makes them private: say what was found first
     source = None
     if args.source is not None:  # the backlog's valid incidents: its bad lines are ingest's to report
-        source = [i for i in read_jsonl(args.source) if isinstance(i, Incident)]
+        source = [i for i in read_backlog(args.source) if isinstance(i, Incident)]
     with Memory.open(settings) as memory:
         result = memory.verify(source)
     if args.json:

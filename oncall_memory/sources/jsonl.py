@@ -1,13 +1,14 @@
-"""The JSONL backlog (a file or a folder of them) as a source."""
+"""The backlog on disk (JSONL files and Markdown post-mortems, see `files`) as a source."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..backlog import Rejected, read_jsonl
+from ..backlog import Rejected
 from ..incident import Incident
 from . import Source, Window
+from .files import read_backlog
 
 
 class JsonlSource(Source):
@@ -18,7 +19,7 @@ class JsonlSource(Source):
 
     def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
         """Incidents opened or resolved inside `window` (all of them for None); undated ones always."""
-        for item in read_jsonl(self.path):
+        for item in read_backlog(self.path):
             if window is None or isinstance(item, Rejected) or _touches(item, window):
                 yield item
 
