@@ -97,7 +97,11 @@ class DataDir:
 
     @property
     def backfill_checkpoint(self) -> Path | None:
-        return self.file("backfill-pagerduty.json")
+        return self.backfill_checkpoint_of("pagerduty")
+
+    def backfill_checkpoint_of(self, source: str) -> Path | None:
+        """How far a backfill of `source` got: one file per source, so two backfills never resume each other."""
+        return self.file(f"backfill-{source}.json")
 
     @property
     def pagerduty_open(self) -> Path | None:

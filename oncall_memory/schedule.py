@@ -41,7 +41,12 @@ QUIET_PREFECT = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The schedule options, shared by `oncall-memory schedule` and `python flows/ingest.py`."""
-    p.add_argument("--source", choices=["jsonl", "pagerduty"], default="jsonl")
+    p.add_argument(
+        "--source",
+        default="jsonl",
+        metavar="SOURCE",
+        help="jsonl (files: the default), pagerduty, jira, servicenow, github, or an installed plugin's",
+    )
     p.add_argument("--path", help="for jsonl: a file or a folder of *.jsonl")
     p.add_argument(
         "--window-days",

@@ -135,6 +135,45 @@ class PagerDutySettings(_Group):
     from_email: str | None = None  # the From: header PagerDuty requires on notes
 
 
+class JiraSettings(_Group):
+    """Jira Service Management as a source (ONCALL_MEMORY_JIRA_*): the site, an account's email and API token."""
+
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_JIRA_", extra="ignore")
+
+    url: str | None = None  # https://your-site.atlassian.net
+    email: str | None = None
+    token: SecretStr | None = None
+    jql: str | None = None  # which issues are incidents (default: resolved "[System] Incident" work items)
+    max_retries: int = 4
+    backoff: float = 1.0
+
+
+class ServiceNowSettings(_Group):
+    """ServiceNow's incident table as a source (ONCALL_MEMORY_SERVICENOW_*), with basic auth."""
+
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_SERVICENOW_", extra="ignore")
+
+    url: str | None = None  # https://your-instance.service-now.com
+    user: str | None = None
+    password: SecretStr | None = None
+    query: str | None = None  # an encoded query added to the default (resolved or closed incidents)
+    max_retries: int = 4
+    backoff: float = 1.0
+
+
+class GitHubSettings(_Group):
+    """GitHub issues labelled as incidents as a source (ONCALL_MEMORY_GITHUB_*)."""
+
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_GITHUB_", extra="ignore")
+
+    repo: str | None = None  # owner/name
+    labels: str = "incident"  # comma-separated: issues carrying all of them
+    token: SecretStr | None = None  # a fine-grained token with Issues: read (public repos work without)
+    url: str = "https://api.github.com"  # GitHub Enterprise Server: https://HOST/api/v3
+    max_retries: int = 4
+    backoff: float = 1.0
+
+
 class SlackSettings(_Group):
     """Slack (ONCALL_MEMORY_SLACK_*): an incoming webhook, or the Slack app (slack-app-manifest.yml): its
     routes verify Slack's signature with the signing secret; with a bot token and a channel, webhook answers
@@ -169,7 +208,7 @@ class ScheduleSettings(_Group):
 
     # In-process schedule of the service (one owner of the embedded store): seconds between ingests, 0 = off.
     ingest_interval: float = 0.0
-    ingest_source: Literal["jsonl", "pagerduty"] = "jsonl"
+    ingest_source: str = "jsonl"  # jsonl, pagerduty, jira, servicenow, github, or an installed plugin's name
     ingest_path: str | None = None
     ingest_window_days: float | None = None
     # `schedule` on one machine: the local Prefect server (API and UI) listens here; another port when taken.
@@ -181,6 +220,9 @@ GROUPS: dict[str, tuple[type[_Group], str]] = {
     "service": (ServiceSettings, ""),
     "pagerduty": (PagerDutySettings, "pagerduty_"),
     "slack": (SlackSettings, "slack_"),
+    "jira": (JiraSettings, "jira_"),
+    "servicenow": (ServiceNowSettings, "servicenow_"),
+    "github": (GitHubSettings, "github_"),
     "deliveries": (DeliverySettings, ""),
     "schedule": (ScheduleSettings, ""),
 }
@@ -258,6 +300,9 @@ class Settings(BaseSettings):
     service: ServiceSettings = Field(default_factory=lambda: ServiceSettings())
     pagerduty: PagerDutySettings = Field(default_factory=lambda: PagerDutySettings())
     slack: SlackSettings = Field(default_factory=lambda: SlackSettings())
+    jira: JiraSettings = Field(default_factory=lambda: JiraSettings())
+    servicenow: ServiceNowSettings = Field(default_factory=lambda: ServiceNowSettings())
+    github: GitHubSettings = Field(default_factory=lambda: GitHubSettings())
     deliveries: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings())
 

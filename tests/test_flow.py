@@ -40,17 +40,18 @@ def stored(settings):
 
 def test_a_flow_run_over_jsonl_stores_the_incidents_and_a_rerun_embeds_nothing(flow_settings):
     first = ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings)
-    assert first == {"fetched": 64, "new": 64, "updated": 0, "unchanged": 0, "rejected": 0, "embedding_calls": 4}
+    # fixtures/: the 64 incidents of incidents.jsonl and the 4 post-mortems under postmortems/
+    assert first == {"fetched": 68, "new": 68, "updated": 0, "unchanged": 0, "rejected": 0, "embedding_calls": 5}
     before = stored(flow_settings)
     again = FakeEmbedder()
     second = ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings, embedder=again)
-    assert second["embedding_calls"] == 0 and second["unchanged"] == 64 and again.calls == []
+    assert second["embedding_calls"] == 0 and second["unchanged"] == 68 and again.calls == []
     assert stored(flow_settings) == before
 
 
 def test_the_window_keeps_only_recent_incidents(flow_settings):
     counts = ingest_flow("jsonl", str(FIXTURES), 60, settings=flow_settings)
-    assert 0 < counts["fetched"] < 64  # the fixtures span two years
+    assert 0 < counts["fetched"] < 68  # the fixtures span two years
 
 
 def test_an_embedder_down_on_the_second_batch_fails_the_run_leaves_no_partial_batch_and_a_rerun_completes(
@@ -61,14 +62,14 @@ def test_an_embedder_down_on_the_second_batch_fails_the_run_leaves_no_partial_ba
     assert state.is_failed()
     assert len(stored(flow_settings)) == 16  # batch 1 complete, batch 2 wrote nothing, 3-4 never ran
     rerun = ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings)
-    assert (rerun["new"], rerun["unchanged"]) == (48, 16)
-    assert len(stored(flow_settings)) == 64
+    assert (rerun["new"], rerun["unchanged"]) == (52, 16)
+    assert len(stored(flow_settings)) == 68
 
 
 def test_a_transient_embedding_failure_is_retried_by_the_task(flow_settings):
     flaky = FakeEmbedder(fail_calls=[2])
     counts = ingest_flow("jsonl", str(FIXTURES), None, settings=flow_settings, embedder=flaky)
-    assert counts["new"] == 64 and len(flaky.calls) == 5
+    assert counts["new"] == 68 and len(flaky.calls) == 6
 
 
 def pd_settings(flow_settings, httpserver):

@@ -56,6 +56,6 @@ def test_two_scheduled_runs_fire_by_themselves_and_the_local_server_stops_with_u
         httpx.get(f"{api}/health", timeout=2)  # the local server went down with the command
     store = open_store(Settings(data_dir=tmp_path / "data", embedder="fake"))
     try:
-        assert store.count() == 64
+        assert store.count() == 68  # fixtures/: incidents.jsonl and the post-mortems
     finally:
         store.close()

@@ -34,12 +34,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "path", nargs="?", help="a JSONL file, a post-mortem (.md), or a folder: its *.jsonl and its *.md at any depth"
     )
-    p.add_argument("--source", choices=["jsonl", "pagerduty"], default="jsonl")
+    p.add_argument(
+        "--source",
+        default="jsonl",
+        metavar="SOURCE",
+        help="jsonl (files: the default), pagerduty, jira, servicenow, github, or an installed plugin's",
+    )
     p.add_argument(
         "--since",
         type=moment,
-        help="only incidents opened from this moment (2026-11-01, yesterday, 7d); pagerduty: "
-        "the start of the backfill (default: all history)",
+        help="only incidents opened from this moment (2026-11-01, yesterday, 7d); an API source (pagerduty, "
+        "jira, ...): the start of the backfill (default: all history)",
     )
     p.add_argument("--until", type=moment, help="only incidents opened before this date (default: now)")
     p.add_argument("--json", action="store_true", help="print the counts as a JSON object")
@@ -60,13 +65,16 @@ def _progress(what: str):
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     from ..job import IngestJob
     from ..memory import Memory
+    from ..sources.factory import source_names
 
+    if args.source not in source_names():
+        raise InvalidInput(f"unknown source {args.source!r}: use one of {', '.join(source_names())}")
     started = time.perf_counter()
     until = args.until or datetime.now(timezone.utc)
     with Memory.open(settings) as memory:
         try:
-            if args.source == "pagerduty":
-                report = _backfill(memory, settings, args.since or FIRST_YEAR, until)
+            if args.source != "jsonl":
+                report = _backfill(memory, settings, args.source, args.path, args.since or FIRST_YEAR, until)
                 build_index_if_due(memory)
             else:
                 if not args.path:
@@ -111,18 +119,21 @@ def _built(report: IndexReport | None) -> None:
         )
 
 
-def _backfill(memory: Memory, settings: Settings, since: datetime, until: datetime) -> IngestReport:
+def _backfill(
+    memory: Memory, settings: Settings, source: str, path: str | None, since: datetime, until: datetime
+) -> IngestReport:
+    """An API source's history, 180 days at a time, resumable (see `backfill`)."""
     from ..backfill import backfill
     from ..job import IngestJob
 
-    bar, on_slice = _progress("PagerDuty, 180 days at a time")
+    bar, on_slice = _progress(f"{source}, 180 days at a time")
     with bar:
         return backfill(
             memory,
-            IngestJob(settings, "pagerduty", follow_open=False),
+            IngestJob(settings, source, path, follow_open=False),
             since,
             until,
-            checkpoint=settings.dir.backfill_checkpoint,
+            checkpoint=settings.dir.backfill_checkpoint_of(source),
             on_slice=on_slice,
         )
 

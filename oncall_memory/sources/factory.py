@@ -1,7 +1,16 @@
-"""Build the source a setting or a command names."""
+"""Build the source a setting or a command names: the built-in ones, then any a package adds.
+
+A package adds a source by declaring an entry point in the `oncall_memory.integrations` group (as llm
+finds its plugins): its name is the source's name, its object a callable `(settings, path) -> Source`:
+
+    [project.entry-points."oncall_memory.integrations"]
+    opsnotes = "oncall_memory_opsnotes:source"
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from ..errors import InvalidInput
@@ -11,13 +20,25 @@ from ..settings import Settings
 from . import Source
 from .jsonl import JsonlSource
 
+ENTRY_POINT_GROUP = "oncall_memory.integrations"
+BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github")
+
+
+def plugins() -> dict[str, EntryPoint]:
+    """The sources installed packages add, by name (a built-in name cannot be taken over)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in BUILT_IN}
+
+
+def source_names() -> list[str]:
+    return [*BUILT_IN, *sorted(plugins())]
+
 
 def make_source(settings: Settings, source: str, path: str | None, *, follow_open: bool = True) -> Source:
     """The source `source` names. `follow_open`: a PagerDuty source remembers incidents seen open and
     looks at them again on later runs (what a schedule wants, not a one-shot backfill)."""
     if source == "jsonl":
         if not path:
-            raise InvalidInput("the jsonl source needs --path (a JSONL file or a folder of them)")
+            raise InvalidInput("the jsonl source needs --path (a JSONL file, a post-mortem, or a folder of them)")
         return JsonlSource(Path(path))
     if source == "pagerduty":
         if settings.pagerduty.token is None:
@@ -26,4 +47,31 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
         return PagerDutySource(
             PagerDutyAPI.from_settings(settings), service_ids=settings.pagerduty.service_ids, state_file=state
         )
-    raise InvalidInput(f"unknown source {source!r}: use jsonl or pagerduty")
+    if source == "jira":
+        from .jira import JiraSource
+
+        return JiraSource.from_settings(settings)
+    if source == "servicenow":
+        from .servicenow import ServiceNowSource
+
+        return ServiceNowSource.from_settings(settings)
+    if source == "github":
+        from .github import GitHubSource
+
+        return GitHubSource.from_settings(settings)
+    plugin = plugins().get(source)
+    if plugin is None:
+        raise InvalidInput(f"unknown source {source!r}: use one of {', '.join(source_names())}")
+    return _from_plugin(plugin, settings, path)
+
+
+def _from_plugin(plugin: EntryPoint, settings: Settings, path: str | None) -> Source:
+    where = f"the source {plugin.name!r} ({plugin.value}, from the {ENTRY_POINT_GROUP} entry points)"
+    try:
+        factory: Callable[[Settings, str | None], object] = plugin.load()
+    except Exception as exc:  # a broken plugin is a message naming it, not a traceback of ours
+        raise InvalidInput(f"{where} could not be loaded: {type(exc).__name__}: {exc}") from exc
+    made = factory(settings, path)
+    if not isinstance(made, Source):
+        raise InvalidInput(f"{where} gave a {type(made).__name__}, not an oncall_memory.sources.Source")
+    return made

@@ -41,9 +41,9 @@ from ..incident import Incident, Outcome
 
 MAX_BYTES = 1 << 20  # a post-mortem is a few pages; a bigger file is an export or an attachment
 # Each signal line is clipped so one long section cannot crowd the others out of the model's window.
-CLIP = {"root_cause": 600, "error_signature": 400, "oncall_note": 600}
 MAX_FIXES = 8
 FIX_CHARS = 300
+CLIP = {"root_cause": 600, "error_signature": 400, "oncall_note": 600, "fix": FIX_CHARS}
 
 # Section names as templates spell them, after `_label` (lower case, letters and spaces only).
 SECTIONS: dict[str, str] = {}
@@ -295,24 +295,44 @@ def _fields(
         "title": _clean_title(str(title)),
         "status": str(meta.pop("status", None) or "resolved"),
         "url": str(meta.pop("url", None) or url or path.resolve()),
-        "root_cause": _clip(reading.joined("root_cause", "trigger"), "root_cause"),
-        "error_signature": _clip(
-            " ".join(filter(None, [reading.joined("detection"), _fence_lines(reading.first_fence)]))
-            or reading.joined("impact"),
-            "error_signature",
-        ),
-        "oncall_note": _clip(reading.joined("summary", "resolution", "mitigation"), "oncall_note"),
-        "fixes_attempted": [{"action": a[:FIX_CHARS], "outcome": o} for a, o in reading.fixes[:MAX_FIXES]],
+        **signal_lines(reading),
     }
-    if not reading.fixes and (prose := reading.joined("resolution") or reading.joined("mitigation")):
-        outcome = Outcome.resolved if reading.text.get("resolution") else Outcome.mitigated
-        fields["fixes_attempted"] = [{"action": _first_sentences(prose), "outcome": outcome.value}]
     if tags:
         fields["component_tags"] = [str(t) for t in tags]
     for key in ("service", "severity", "env", "flavor", "opened_at", "resolved_at"):
         if meta.get(key) not in (None, ""):
             fields[key] = meta[key] if key.endswith("_at") else str(meta[key])
     return fields, None
+
+
+def signal_lines(reading: _Reading) -> dict[str, Any]:
+    """root_cause, error_signature, oncall_note and fixes_attempted from what a reading found."""
+    fields: dict[str, Any] = {
+        "root_cause": clip_field(reading.joined("root_cause", "trigger"), "root_cause"),
+        "error_signature": clip_field(
+            " ".join(filter(None, [reading.joined("detection"), _fence_lines(reading.first_fence)]))
+            or reading.joined("impact"),
+            "error_signature",
+        ),
+        "oncall_note": clip_field(reading.joined("summary", "resolution", "mitigation"), "oncall_note"),
+        "fixes_attempted": [{"action": a[:FIX_CHARS], "outcome": o} for a, o in reading.fixes[:MAX_FIXES]],
+    }
+    if not reading.fixes and (prose := reading.joined("resolution") or reading.joined("mitigation")):
+        outcome = Outcome.resolved if reading.text.get("resolution") else Outcome.mitigated
+        fields["fixes_attempted"] = [{"action": _first_sentences(prose), "outcome": outcome.value}]
+    return fields
+
+
+def described(markdown: str) -> dict[str, Any]:
+    """The signal lines of a tracker's description (a Jira issue, a GitHub issue, a ServiceNow incident):
+    its post-mortem sections when it has them, else the whole text as the error signature (what an
+    incident opened from an alert holds)."""
+    if not markdown.strip():
+        return {}
+    reading = _read(markdown)
+    if not reading.text:
+        return {"error_signature": clip_field(markdown, "error_signature")}
+    return signal_lines(reading)
 
 
 def _moment(value: Any) -> dt.datetime | None:
@@ -339,10 +359,12 @@ def _stem_title(path: Path) -> str:
     return words.strip() or path.stem
 
 
-def _clip(text: str | None, field_name: str) -> str | None:
+def clip_field(text: str | None, field_name: str) -> str | None:
+    """`text` on one line, clipped at a word to what `field_name` may hold (CLIP); None when empty."""
     limit = CLIP[field_name]
+    text = " ".join((text or "").split())
     if not text or len(text) <= limit:
-        return text
+        return text or None
     return text[:limit].rsplit(" ", 1)[0] + " …"
 
 

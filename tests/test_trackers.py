@@ -1,0 +1,391 @@
+"""Jira Service Management, ServiceNow and GitHub issues as sources, each against a fake built from the
+vendor's published shapes (tests/tracker_fakes.py): several pages, rate limits, odd bodies, secrets."""
+
+import json
+import sys
+import textwrap
+
+import pytest
+from tracker_fakes import FakeGitHub, FakeJira, FakeServiceNow, gh_issue, jira_comment, jira_issue
+
+from oncall_memory.backlog import Rejected
+from oncall_memory.cli import main
+from oncall_memory.errors import InvalidInput, SourceFailed
+from oncall_memory.incident import Incident
+from oncall_memory.settings import Settings
+from oncall_memory.sources import Window
+from oncall_memory.sources.adf import to_markdown
+from oncall_memory.sources.factory import make_source
+
+SLACK_TOKEN = "xoxb-" + "1234567890-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx"
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def slept(monkeypatch):
+    """The waits the clients asked for, instead of sleeping them."""
+    waits: list[float] = []
+    monkeypatch.setattr("oncall_memory.sources.vendor_api.time.sleep", waits.append)
+    return waits
+
+
+def incidents(source, window=None) -> dict[str, Incident]:
+    with source:
+        items = list(source.incidents(window))
+    assert not [i for i in items if isinstance(i, Rejected)], items
+    return {i.id: i for i in items}
+
+
+# -- Jira ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def jira(httpserver, monkeypatch):
+    fake = FakeJira(
+        issues=[
+            jira_issue(
+                1,
+                "Checkout pods crash looping after the 4.12 release",
+                {
+                    "type": "doc",
+                    "version": 1,
+                    "content": [
+                        {"type": "heading", "attrs": {"level": 2}, "content": [{"type": "text", "text": "Root cause"}]},
+                        {
+                            "type": "paragraph",
+                            "content": [
+                                {
+                                    "type": "text",
+                                    "text": "The release reads PAYMENT_GATEWAY_URL, missing from the configmap.",
+                                }
+                            ],
+                        },
+                        {"type": "heading", "attrs": {"level": 2}, "content": [{"type": "text", "text": "Symptoms"}]},
+                        {"type": "codeBlock", "content": [{"type": "text", "text": "KeyError: 'PAYMENT_GATEWAY_URL'"}]},
+                    ],
+                },
+            ),
+            jira_issue(
+                2,
+                "Disk full on db-1",
+                {
+                    "type": "doc",
+                    "version": 1,
+                    "content": [
+                        {
+                            "type": "paragraph",
+                            "content": [
+                                {
+                                    "type": "text",
+                                    "text": "FIRING: NodeFilesystemSpaceFillingUp on db-1 /var/lib/postgresql",
+                                }
+                            ],
+                        }
+                    ],
+                },
+            ),
+            jira_issue(3, "Certificate expired on api gateway", None, resolved="2025-05-02T10:00:00.000+0000"),
+        ],
+        comments={
+            "OPS-1": [
+                jira_comment(1, "2025-05-01T09:10:00.000+0000", "Restarted the pods, they die again in 2s."),
+                jira_comment(
+                    2, "2025-05-01T09:20:00.000+0000", f"Paged payments; bot token in the log was {SLACK_TOKEN}"
+                ),
+                jira_comment(
+                    3, "2025-05-01T10:25:00.000+0000", "Added the key to the configmap and rolled the deployment."
+                ),
+                jira_comment(4, "2025-05-03T08:00:00.000+0000", "Follow-up: add a config schema check to CI."),
+            ]
+        },
+    ).install(httpserver)
+    for name, value in {"URL": httpserver.url_for("").rstrip("/"), "EMAIL": fake.email, "TOKEN": fake.token}.items():
+        monkeypatch.setenv(f"ONCALL_MEMORY_JIRA_{name}", value)
+    return fake
+
+
+def test_jira_reads_every_page_and_the_comments_past_the_search_and_waits_out_a_429(jira, slept):
+    jira.throttle = 1
+    found = incidents(make_source(Settings(), "jira", None))
+    assert sorted(found) == ["OPS-1", "OPS-2", "OPS-3"]  # two pages: the last one had no nextPageToken
+    assert slept == [1.0]  # Retry-After: 1, honoured once
+    assert all("resolution IS NOT EMPTY" in q and "updated >=" in q for q in jira.queries)
+
+    ops1 = found["OPS-1"]
+    assert ops1.source == "jira" and ops1.url.endswith("/browse/OPS-1")
+    assert ops1.root_cause == "The release reads PAYMENT_GATEWAY_URL, missing from the configmap."
+    assert "KeyError" in ops1.error_signature  # the ADF code block under Symptoms
+    assert (ops1.service, ops1.severity, ops1.status) == ("checkout", "High", "Resolved")
+    assert sorted(ops1.component_tags) == ["kubernetes", "sev2"]
+    # the resolution comment (the last by the time it was resolved) is the fix; it came from the comment
+    # endpoint, past the two comments the search returned
+    assert [(f.action, f.outcome.value) for f in ops1.fixes_attempted] == [
+        ("Added the key to the configmap and rolled the deployment.", "resolved")
+    ]
+    assert "Restarted the pods" in ops1.oncall_note and "config schema check" in ops1.oncall_note
+    assert SLACK_TOKEN not in ops1.model_dump_json()
+
+    assert found["OPS-2"].error_signature.startswith("FIRING: NodeFilesystemSpaceFillingUp")  # no sections: the alert
+    assert found["OPS-3"].title == "Certificate expired on api gateway"  # no description at all
+
+
+def test_jira_backfill_from_the_cli_is_idempotent_and_bounded_by_its_window(jira, capsys):
+    code, out, err = run(capsys, "ingest", "--source", "jira", "--since", "2025-01-01", "--json")
+    assert code == 0, err
+    counts = json.loads(out)
+    assert counts["new"] == 3 and counts["rejected"] == 0
+    code, out, _ = run(capsys, "ingest", "--source", "jira", "--since", "2025-01-01", "--json")
+    assert json.loads(out)["new"] == 0 and json.loads(out)["embedding_calls"] == 0
+    code, out, _ = run(capsys, "similar", "checkout pods crash looping configmap key missing", "--json", "--limit", "1")
+    assert json.loads(out)[0]["id"] == "OPS-1" and json.loads(out)[0]["url"].endswith("/browse/OPS-1")
+    # each 180-day slice asked only for its own span
+    assert any('updated >= "2024-12-31 00:00" AND updated < "2025-07-01 00:00"' in q for q in jira.queries)
+
+
+def test_jira_wrong_token_names_the_settings_to_fix(jira, capsys, monkeypatch):
+    monkeypatch.setenv("ONCALL_MEMORY_JIRA_TOKEN", "wrong")
+    code, _, err = run(capsys, "ingest", "--source", "jira")
+    assert code == 1
+    assert "401" in err and "ONCALL_MEMORY_JIRA_EMAIL and ONCALL_MEMORY_JIRA_TOKEN" in err and "wrong" not in err
+
+
+def test_jira_missing_settings_are_named(capsys):
+    code, _, err = run(capsys, "ingest", "--source", "jira")
+    assert code == 2
+    assert "ONCALL_MEMORY_JIRA_URL, ONCALL_MEMORY_JIRA_EMAIL, ONCALL_MEMORY_JIRA_TOKEN" in err
+
+
+def test_adf_nested_deeper_than_python_recursion_is_read_in_linear_time():
+    node: dict = {"type": "text", "text": "bottom"}
+    for _ in range(5000):
+        node = {"type": "blockquote", "content": [node]}
+    assert to_markdown({"type": "doc", "content": [node]}) == "bottom"
+    doc = {
+        "type": "doc",
+        "content": [
+            {"type": "mention", "attrs": {"text": "@ana"}},
+            {"type": "emoji", "attrs": {"shortName": ":fire:"}},
+            {"type": "weird", "content": [{"type": "text", "text": " kept"}]},
+            {"type": "text"},
+            "junk",
+            None,
+        ],
+    }
+    assert to_markdown(doc) == "@ana:fire: kept"
+
+
+# -- ServiceNow ---------------------------------------------------------------------------------------
+
+
+def sn_row(n: int, updated: str, **fields) -> dict:
+    return {
+        "sys_id": f"{n:032x}",
+        "number": f"INC00100{n:02d}",
+        "short_description": f"Incident {n}",
+        "state": "Closed",
+        "priority": "2 - High",
+        "opened_at": "2025-03-01 10:00:00",
+        "resolved_at": "2025-03-01 11:30:00",
+        "sys_updated_on": updated,
+        **fields,
+    }
+
+
+@pytest.fixture
+def servicenow(httpserver, monkeypatch):
+    fake = FakeServiceNow(
+        rows=[
+            sn_row(
+                1,
+                "2025-03-01 11:30:00",
+                short_description="Orders API 502s from the load balancer",
+                description="ALB target group orders-api: all targets unhealthy, health check timeout",
+                close_notes=f"Root cause: health check path moved to /healthz in 3.2\nPointed the target group at /healthz. Old password was hunter2 in {SLACK_TOKEN}",
+                business_service={"value": "a1", "display_value": "orders-api"},
+                category="network",
+            ),
+            sn_row(2, "2025-03-02 09:00:00"),
+            sn_row(
+                3,
+                "2025-03-03 09:00:00",
+                close_notes="Fix: restart the pods => no-op\nFix: roll back to 3.1 => resolved",
+            ),
+            sn_row(4, "2025-09-01 09:00:00"),
+        ]
+    ).install(httpserver)
+    monkeypatch.setenv("ONCALL_MEMORY_SERVICENOW_URL", httpserver.url_for("").rstrip("/"))
+    monkeypatch.setenv("ONCALL_MEMORY_SERVICENOW_USER", fake.user)
+    monkeypatch.setenv("ONCALL_MEMORY_SERVICENOW_PASSWORD", fake.password)
+    return fake
+
+
+def test_servicenow_follows_the_link_header_through_every_page_after_a_503(servicenow, slept):
+    servicenow.fail_once = True
+    found = incidents(make_source(Settings(), "servicenow", None))
+    assert sorted(found) == ["INC0010001", "INC0010002", "INC0010003", "INC0010004"]  # two rows a page
+    assert len(slept) == 1  # the 503, retried once
+    assert all(q.startswith("stateIN6,7") and q.endswith("^ORDERBYsys_updated_on") for q in servicenow.queries)
+
+    first = found["INC0010001"]
+    assert (first.service, first.severity, first.status) == ("orders-api", "2 - High", "Closed")
+    assert first.root_cause == "health check path moved to /healthz in 3.2"
+    assert first.error_signature.startswith("ALB target group orders-api")
+    assert first.fixes_attempted[0].action.startswith("Pointed the target group at /healthz")
+    assert first.opened_at.isoformat() == "2025-03-01T10:00:00+00:00" and first.resolved_at.hour == 11
+    assert "sys_id%3D" in first.url and SLACK_TOKEN not in first.model_dump_json()
+    assert [(f.action, f.outcome.value) for f in found["INC0010003"].fixes_attempted] == [
+        ("restart the pods", "no-op"),
+        ("roll back to 3.1", "resolved"),
+    ]
+
+
+def test_servicenow_window_is_an_encoded_query_in_utc(servicenow):
+    from datetime import datetime, timezone
+
+    window = Window(datetime(2025, 3, 2, tzinfo=timezone.utc), datetime(2025, 4, 1, tzinfo=timezone.utc))
+    assert sorted(incidents(make_source(Settings(), "servicenow", None), window)) == ["INC0010002", "INC0010003"]
+    assert "sys_updated_on>=2025-03-02 00:00:00^sys_updated_on<2025-04-01 00:00:00" in servicenow.queries[-1]
+
+
+def test_a_next_link_to_another_host_is_not_followed(httpserver, monkeypatch):
+    from werkzeug import Response
+
+    httpserver.expect_request("/api/now/table/incident").respond_with_response(
+        Response(
+            json.dumps({"result": [sn_row(1, "2025-03-01 00:00:00")]}),
+            content_type="application/json",
+            headers={"Link": '<https://evil.example.com/api/now/table/incident?sysparm_offset=1>;rel="next"'},
+        )
+    )
+    settings = Settings(servicenow_url=httpserver.url_for("").rstrip("/"), servicenow_user="u", servicenow_password="p")
+    with make_source(settings, "servicenow", None) as source, pytest.raises(SourceFailed, match="another host"):
+        list(source.incidents(None))
+
+
+# -- GitHub -------------------------------------------------------------------------------------------
+
+
+POSTMORTEM_BODY = textwrap.dedent(
+    """\
+    ## Summary
+    The docs site served 404s for every page.
+
+    ## Root cause
+    The CDN purge job deleted the origin bucket's index objects.
+
+    ## Resolution
+    - Re-ran the docs deploy to restore the objects
+    """
+)
+
+
+@pytest.fixture
+def github(httpserver, monkeypatch):
+    fake = FakeGitHub(
+        issues=[
+            gh_issue(1, "Docs site returns 404 everywhere", POSTMORTEM_BODY, updated="2025-04-02T00:00:00Z"),
+            gh_issue(2, "Fix typo", "", updated="2025-04-03T00:00:00Z", pull=True),
+            gh_issue(
+                3,
+                "Queue consumer lag on billing",
+                "Alert: KafkaConsumerLagHigh billing-consumer",
+                updated="2025-04-04T00:00:00Z",
+                comments=2,
+                labels=("incident", "billing"),
+            ),
+            gh_issue(4, "Not an incident", "", updated="2025-04-05T00:00:00Z", labels=("bug",)),
+            gh_issue(5, "Duplicate page", "see #3", updated="2025-04-06T00:00:00Z", state_reason="not_planned"),
+            gh_issue(6, "Later incident", "Alert: later", updated="2025-08-01T00:00:00Z"),
+        ],
+        comments={
+            3: [
+                {"body": "Root cause: a consumer stuck on a poison message", "created_at": "2025-04-01T08:20:00Z"},
+                {"body": "Skipped the poison message offset; lag drained.", "created_at": "2025-04-01T08:59:00Z"},
+            ]
+        },
+    ).install(httpserver)
+    monkeypatch.setenv("ONCALL_MEMORY_GITHUB_URL", httpserver.url_for("").rstrip("/"))
+    monkeypatch.setenv("ONCALL_MEMORY_GITHUB_REPO", fake.repo)
+    monkeypatch.setenv("ONCALL_MEMORY_GITHUB_TOKEN", fake.token)
+    return fake
+
+
+def test_github_issues_with_the_label_over_several_pages_pull_requests_passed_over(github, slept):
+    from datetime import datetime, timezone
+
+    github.rate_limited_once = True
+    window = Window(datetime(2025, 4, 1, tzinfo=timezone.utc), datetime(2025, 5, 1, tzinfo=timezone.utc))
+    found = incidents(make_source(Settings(), "github", None), window)
+    assert sorted(found) == ["acme/ops#1", "acme/ops#3", "acme/ops#5"]  # no PR, no unlabelled, none after the window
+    assert len(slept) == 1 and 0 < slept[0] <= 2  # until x-ratelimit-reset
+    assert github.asked[0]["since"] == "2025-04-01T00:00:00Z" and github.asked[0]["labels"] == "incident"
+
+    docs = found["acme/ops#1"]
+    assert docs.root_cause == "The CDN purge job deleted the origin bucket's index objects."
+    assert [f.action for f in docs.fixes_attempted] == ["Re-ran the docs deploy to restore the objects"]
+    billing = found["acme/ops#3"]
+    assert billing.root_cause == "a consumer stuck on a poison message"
+    assert billing.fixes_attempted[0].action == "Skipped the poison message offset; lag drained."
+    assert billing.component_tags == ["billing"] and billing.error_signature == "KafkaConsumerLagHigh billing-consumer"
+    assert found["acme/ops#5"].status == "not_planned"
+
+
+def test_github_bad_repo_setting_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("ONCALL_MEMORY_GITHUB_REPO", "../../etc")
+    with pytest.raises(InvalidInput, match="owner/name"):
+        make_source(Settings(), "github", None)
+
+
+# -- plugins ------------------------------------------------------------------------------------------
+
+
+PLUGIN = '''
+"""A tiny third-party source: one incident per line of a text file."""
+from oncall_memory.incident import Incident
+from oncall_memory.sources import Source
+
+
+class LinesSource(Source):
+    name = "opsnotes"
+
+    def __init__(self, path):
+        self.path = path
+
+    def incidents(self, window):
+        for number, line in enumerate(open(self.path).read().splitlines(), start=1):
+            yield Incident(id=f"note-{number}", title=line, source="opsnotes")
+
+
+def source(settings, path):
+    return LinesSource(path)
+'''
+
+
+def test_a_source_installed_as_a_package_is_found_through_its_entry_point(tmp_path, monkeypatch, capsys):
+    site = tmp_path / "site"
+    (site / "oncall_memory_opsnotes").mkdir(parents=True)
+    (site / "oncall_memory_opsnotes" / "__init__.py").write_text(PLUGIN)
+    dist = site / "oncall_memory_opsnotes-0.1.dist-info"  # what pip writes when it installs a package
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: oncall-memory-opsnotes\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[oncall_memory.integrations]\nopsnotes = oncall_memory_opsnotes:source\n")
+    monkeypatch.syspath_prepend(str(site))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("redis evicting keys under memory pressure\nkafka broker disk full\n")
+
+    code, out, err = run(capsys, "ingest", "--source", "opsnotes", str(notes), "--json")
+    assert code == 0, err
+    assert json.loads(out)["new"] == 2
+    code, out, _ = run(capsys, "similar", "kafka broker disk full", "--json", "--limit", "1")
+    assert json.loads(out)[0]["id"] == "note-2"
+    sys.modules.pop("oncall_memory_opsnotes", None)
+
+
+def test_an_unknown_source_lists_the_ones_there_are(capsys):
+    code, _, err = run(capsys, "ingest", "--source", "nope")
+    assert code == 2 and "unknown source 'nope'" in err and "jira, servicenow, github" in err

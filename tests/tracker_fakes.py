@@ -1,0 +1,292 @@
+"""Jira Cloud, ServiceNow and GitHub played by pytest-httpserver, keeping to each vendor's published shapes:
+
+- Jira REST v3 enhanced search (`/rest/api/3/search/jql`): basic auth (email + API token), a bounded JQL
+  or 400, only `id` unless `fields` names more, `nextPageToken` left out of the last page (JRACLOUD-92184)
+  with `isLast: true`; the `comment` field holds the first comments and their `total`; the rest from
+  `/rest/api/3/issue/{key}/comment` (`startAt`, `maxResults`, `total`); 429 with `Retry-After`;
+  descriptions and comment bodies in Atlassian Document Format.
+- ServiceNow Table API (`/api/now/table/incident`): basic auth, `{"result": [...]}`, each field
+  `{"value", "display_value"}` under `sysparm_display_value=all`, a `Link` header with first/prev/next/last.
+- GitHub REST (`/repos/{o}/{r}/issues`): pull requests in the listing, `since` on `updated_at`, `Link`
+  pagination by `page`, comments per issue, 403 with `x-ratelimit-remaining: 0` and `x-ratelimit-reset`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from urllib.parse import urlencode
+
+from werkzeug import Request, Response
+
+
+def _json(body, status: int = 200, headers: dict | None = None) -> Response:
+    return Response(json.dumps(body), status=status, content_type="application/json", headers=headers or {})
+
+
+def _basic(request: Request) -> tuple[str, str] | None:
+    header = request.headers.get("Authorization", "")
+    if not header.startswith("Basic "):
+        return None
+    user, _, password = base64.b64decode(header[6:]).decode().partition(":")
+    return user, password
+
+
+def adf(*blocks) -> dict:
+    """An ADF document: strings are paragraphs, ("h2", text) headings, ("ul", [items]) bullet lists,
+    ("code", text) code blocks."""
+    content = []
+    for block in blocks:
+        if isinstance(block, str):
+            content.append({"type": "paragraph", "content": [{"type": "text", "text": block}]})
+        elif block[0].startswith("h"):
+            level = int(block[0][1])
+            content.append(
+                {"type": "heading", "attrs": {"level": level}, "content": [{"type": "text", "text": block[1]}]}
+            )
+        elif block[0] == "ul":
+            items = [
+                {"type": "listItem", "content": [{"type": "paragraph", "content": [{"type": "text", "text": t}]}]}
+                for t in block[1]
+            ]
+            content.append({"type": "bulletList", "content": items})
+        elif block[0] == "code":
+            content.append({"type": "codeBlock", "attrs": {}, "content": [{"type": "text", "text": block[1]}]})
+    return {"type": "doc", "version": 1, "content": content}
+
+
+@dataclass
+class FakeJira:
+    email: str = "sre@example.com"
+    token: str = "jira-api-token-xyz"
+    issues: list[dict] = field(default_factory=list)
+    comments: dict[str, list[dict]] = field(default_factory=dict)
+    page: int = 2  # issues per page, whatever maxResults asks (Jira may return fewer)
+    comments_in_search: int = 2
+    throttle: int = 0
+    queries: list[str] = field(default_factory=list)
+    requests: list[tuple[float, str]] = field(default_factory=list)
+
+    def install(self, httpserver) -> FakeJira:
+        httpserver.expect_request("/rest/api/3/search/jql", method="GET").respond_with_handler(self._search)
+        for key in self.comments:
+            httpserver.expect_request(f"/rest/api/3/issue/{key}/comment", method="GET").respond_with_handler(
+                self._comment_page(key)
+            )
+        return self
+
+    def _auth(self, request: Request) -> Response | None:
+        self.requests.append((time.monotonic(), request.path))
+        if _basic(request) != (self.email, self.token):
+            return _json({"errorMessages": ["Client must be authenticated to access this resource."]}, 401)
+        if self.throttle:
+            self.throttle -= 1
+            return _json({"errorMessages": ["Rate limit exceeded."]}, 429, {"Retry-After": "1"})
+        return None
+
+    def _search(self, request: Request) -> Response:
+        if (refused := self._auth(request)) is not None:
+            return refused
+        jql = request.args.get("jql", "")
+        if "updated >=" not in jql and "created >=" not in jql:
+            return _json({"errorMessages": ["Unbounded JQL queries are not allowed here."]}, 400)
+        self.queries.append(jql)
+        wanted = (request.args.get("fields") or "id").split(",")
+        start = int(request.args.get("nextPageToken") or 0)
+        matching = [i for i in self.issues if _in_jql_window(i["fields"]["updated"], jql)]
+        chunk = matching[start : start + self.page]
+        issues = []
+        for issue in chunk:
+            fields = {k: v for k, v in issue["fields"].items() if k in wanted}
+            if "comment" in wanted:
+                all_comments = self.comments.get(issue["key"], [])
+                fields["comment"] = {
+                    "comments": all_comments[: self.comments_in_search],
+                    "maxResults": self.comments_in_search,
+                    "total": len(all_comments),
+                    "startAt": 0,
+                }
+            issues.append(
+                {"id": issue["id"], "key": issue["key"], "self": "https://x/rest/api/3/issue/1", "fields": fields}
+            )
+        body: dict = {"issues": issues, "isLast": start + self.page >= len(matching)}
+        if not body["isLast"]:
+            body["nextPageToken"] = str(start + self.page)
+        return _json(body)
+
+    def _comment_page(self, key: str):
+        def handler(request: Request) -> Response:
+            if (refused := self._auth(request)) is not None:
+                return refused
+            start, size = int(request.args.get("startAt", 0)), min(int(request.args.get("maxResults", 50)), 2)
+            found = self.comments[key]
+            return _json(
+                {"startAt": start, "maxResults": size, "total": len(found), "comments": found[start : start + size]}
+            )
+
+        return handler
+
+
+def _in_jql_window(updated: str, jql: str) -> bool:
+    """The `updated >= "yyyy-MM-dd HH:mm"` / `updated < ...` bounds of a JQL query (read as UTC here)."""
+    stamp = datetime.fromisoformat(re.sub(r"([+-]\d{2})(\d{2})$", r"\1:\2", updated)).strftime("%Y-%m-%d %H:%M")
+    low = re.search(r'updated >= "([^"]+)"', jql)
+    high = re.search(r'updated < "([^"]+)"', jql)
+    return (low is None or stamp >= low[1]) and (high is None or stamp < high[1])
+
+
+def jira_issue(
+    n: int, summary: str, description: dict, *, resolved: str = "2025-05-01T10:30:00.000+0000", **more
+) -> dict:
+    return {
+        "id": str(10000 + n),
+        "key": f"OPS-{n}",
+        "fields": {
+            "summary": summary,
+            "description": description,
+            "status": {"name": "Resolved", "statusCategory": {"key": "done"}},
+            "priority": {"name": "High"},
+            "created": "2025-05-01T09:00:00.000+0000",
+            "resolutiondate": resolved,
+            "updated": resolved,
+            "components": [{"name": "checkout"}, {"name": "kubernetes"}],
+            "labels": ["sev2"],
+            "issuetype": {"name": "[System] Incident"},
+            **more,
+        },
+    }
+
+
+def jira_comment(n: int, created: str, *blocks) -> dict:
+    return {"id": str(n), "author": {"displayName": "On-call"}, "body": adf(*blocks), "created": created}
+
+
+@dataclass
+class FakeServiceNow:
+    user: str = "svc-oncall"
+    password: str = "sn-password-123"
+    rows: list[dict] = field(default_factory=list)
+    fail_once: bool = False
+    max_limit: int = 2  # rows per page, whatever sysparm_limit asks (an instance's own cap)
+    queries: list[str] = field(default_factory=list)
+
+    def install(self, httpserver) -> FakeServiceNow:
+        self._base = httpserver.url_for("/api/now/table/incident")
+        httpserver.expect_request("/api/now/table/incident", method="GET").respond_with_handler(self._table)
+        return self
+
+    def _table(self, request: Request) -> Response:
+        if _basic(request) != (self.user, self.password):
+            return _json(
+                {
+                    "error": {"message": "User Not Authenticated", "detail": "Required to provide Auth information"},
+                    "status": "failure",
+                },
+                401,
+            )
+        if self.fail_once:
+            self.fail_once = False
+            return Response("<html>Service Unavailable</html>", status=503, content_type="text/html")
+        query = request.args.get("sysparm_query", "")
+        self.queries.append(query)
+        limit = min(int(request.args.get("sysparm_limit", 10000)), self.max_limit)
+        offset = int(request.args.get("sysparm_offset", 0))
+        low = re.search(r"sys_updated_on>=([^^]+)", query)
+        high = re.search(r"sys_updated_on<([^^]+)", query)
+        matching = [
+            r
+            for r in self.rows
+            if (low is None or r["sys_updated_on"] >= low[1]) and (high is None or r["sys_updated_on"] < high[1])
+        ]
+        fields = request.args.get("sysparm_fields")
+        rows = [
+            {k: v for k, v in r.items() if fields is None or k in fields.split(",")}
+            for r in matching[offset : offset + limit]
+        ]
+        if request.args.get("sysparm_display_value") == "all":
+            rows = [
+                {k: (v if isinstance(v, dict) else {"value": v, "display_value": v}) for k, v in r.items()}
+                for r in rows
+            ]
+        args = dict(request.args)
+
+        def link(at: int, rel: str) -> str:
+            return f'<{self._base}?{urlencode({**args, "sysparm_offset": at})}>;rel="{rel}"'
+
+        links = [link(0, "first")]
+        if offset + limit < len(matching):
+            links.append(link(offset + limit, "next"))
+        links.append(link(max(0, len(matching) - limit), "last"))
+        return _json({"result": rows}, headers={"Link": ",".join(links), "X-Total-Count": str(len(matching))})
+
+
+@dataclass
+class FakeGitHub:
+    repo: str = "acme/ops"
+    token: str = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    issues: list[dict] = field(default_factory=list)
+    comments: dict[int, list[dict]] = field(default_factory=dict)
+    page: int = 2
+    rate_limited_once: bool = False
+    asked: list[dict] = field(default_factory=list)
+
+    def install(self, httpserver) -> FakeGitHub:
+        self._url = httpserver.url_for(f"/repos/{self.repo}/issues")
+        httpserver.expect_request(f"/repos/{self.repo}/issues", method="GET").respond_with_handler(self._issues)
+        for number in self.comments:
+            httpserver.expect_request(f"/repos/{self.repo}/issues/{number}/comments").respond_with_handler(
+                lambda request, n=number: _json(self.comments[n])
+            )
+        return self
+
+    def _issues(self, request: Request) -> Response:
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return _json({"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}, 401)
+        if self.rate_limited_once:
+            self.rate_limited_once = False
+            reset = str(int(time.time()) + 1)
+            return _json(
+                {"message": "API rate limit exceeded"}, 403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset}
+            )
+        self.asked.append(dict(request.args))
+        wanted = set(filter(None, request.args.get("labels", "").split(",")))
+        since = request.args.get("since")
+        found = [
+            i
+            for i in sorted(self.issues, key=lambda i: i["updated_at"])
+            if i["state"] == request.args.get("state", "open")
+            and wanted <= {label["name"] for label in i["labels"]}
+            and (since is None or i["updated_at"] >= since)
+        ]
+        page = int(request.args.get("page", 1))
+        size = min(int(request.args.get("per_page", 30)), self.page)
+        chunk = found[(page - 1) * size : page * size]
+        headers = {}
+        if page * size < len(found):
+            args = {**dict(request.args), "page": page + 1}
+            headers["Link"] = f'<{self._url}?{urlencode(args)}>; rel="next", <{self._url}?page=9>; rel="last"'
+        return _json(chunk, headers=headers)
+
+
+def gh_issue(number: int, title: str, body: str, *, updated: str, labels=("incident",), pull=False, **more) -> dict:
+    issue = {
+        "number": number,
+        "title": title,
+        "body": body,
+        "state": "closed",
+        "state_reason": "completed",
+        "labels": [{"name": name} for name in labels],
+        "created_at": "2025-04-01T08:00:00Z",
+        "closed_at": "2025-04-01T09:00:00Z",
+        "updated_at": updated,
+        "html_url": f"https://github.com/acme/ops/issues/{number}",
+        "comments": 0,
+        **more,
+    }
+    if pull:
+        issue["pull_request"] = {"url": "https://api.github.com/repos/acme/ops/pulls/1"}
+    return issue
