@@ -147,6 +147,18 @@ def test_jira_backfill_from_the_cli_is_idempotent_and_bounded_by_its_window(jira
     assert any('updated >= "2024-12-31 00:00" AND updated < "2025-07-01 00:00"' in q for q in jira.queries)
 
 
+def test_jira_backfill_stopped_by_an_outage_resumes_after_the_last_complete_slice(jira, capsys, slept, tmp_path):
+    jira.down_for = 'updated >= "2025-06-29'  # the second 180-day slice from 2025-01-01
+    code, _, err = run(capsys, "ingest", "--source", "jira", "--since", "2025-01-01", "--json")
+    assert code == 1 and "failed after 4 retries" in err
+    assert (tmp_path / "data" / "backfill-jira.json").exists()
+    jira.down_for, jira.queries[:] = None, []
+    code, out, _ = run(capsys, "ingest", "--source", "jira", "--since", "2025-01-01", "--json")
+    assert code == 0 and json.loads(out)["rejected"] == 0
+    assert jira.queries[0].count('updated >= "2025-06-29') == 1  # resumed at the slice that failed
+    assert not (tmp_path / "data" / "backfill-jira.json").exists()
+
+
 def test_jira_wrong_token_names_the_settings_to_fix(jira, capsys, monkeypatch):
     monkeypatch.setenv("ONCALL_MEMORY_JIRA_TOKEN", "wrong")
     code, _, err = run(capsys, "ingest", "--source", "jira")

@@ -68,6 +68,7 @@ class FakeJira:
     page: int = 2  # issues per page, whatever maxResults asks (Jira may return fewer)
     comments_in_search: int = 2
     throttle: int = 0
+    down_for: str | None = None  # answer 500 to searches whose JQL holds this (a slice that fails)
     queries: list[str] = field(default_factory=list)
     requests: list[tuple[float, str]] = field(default_factory=list)
 
@@ -95,6 +96,8 @@ class FakeJira:
         if "updated >=" not in jql and "created >=" not in jql:
             return _json({"errorMessages": ["Unbounded JQL queries are not allowed here."]}, 400)
         self.queries.append(jql)
+        if self.down_for and self.down_for in jql:
+            return _json({"errorMessages": ["Internal server error"]}, 500)
         wanted = (request.args.get("fields") or "id").split(",")
         start = int(request.args.get("nextPageToken") or 0)
         matching = [i for i in self.issues if _in_jql_window(i["fields"]["updated"], jql)]
