@@ -174,6 +174,17 @@ class GitHubSettings(_Group):
     backoff: float = 1.0
 
 
+class IncidentIoSettings(_Group):
+    """incident.io as a source (ONCALL_MEMORY_INCIDENT_IO_*): an API key that can view incidents."""
+
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_INCIDENT_IO_", extra="ignore")
+
+    token: SecretStr | None = None
+    url: str = "https://api.incident.io"
+    max_retries: int = 4
+    backoff: float = 1.0
+
+
 class SlackSettings(_Group):
     """Slack (ONCALL_MEMORY_SLACK_*): an incoming webhook, or the Slack app (slack-app-manifest.yml): its
     routes verify Slack's signature with the signing secret; with a bot token and a channel, webhook answers
@@ -208,7 +219,7 @@ class ScheduleSettings(_Group):
 
     # In-process schedule of the service (one owner of the embedded store): seconds between ingests, 0 = off.
     ingest_interval: float = 0.0
-    ingest_source: str = "jsonl"  # jsonl, pagerduty, jira, servicenow, github, or an installed plugin's name
+    ingest_source: str = "jsonl"  # jsonl, pagerduty, jira, servicenow, github, incident_io, or a plugin's name
     ingest_path: str | None = None
     ingest_window_days: float | None = None
     # `schedule` on one machine: the local Prefect server (API and UI) listens here; another port when taken.
@@ -223,6 +234,7 @@ GROUPS: dict[str, tuple[type[_Group], str]] = {
     "jira": (JiraSettings, "jira_"),
     "servicenow": (ServiceNowSettings, "servicenow_"),
     "github": (GitHubSettings, "github_"),
+    "incident_io": (IncidentIoSettings, "incident_io_"),
     "deliveries": (DeliverySettings, ""),
     "schedule": (ScheduleSettings, ""),
 }
@@ -303,6 +315,7 @@ class Settings(BaseSettings):
     jira: JiraSettings = Field(default_factory=lambda: JiraSettings())
     servicenow: ServiceNowSettings = Field(default_factory=lambda: ServiceNowSettings())
     github: GitHubSettings = Field(default_factory=lambda: GitHubSettings())
+    incident_io: IncidentIoSettings = Field(default_factory=lambda: IncidentIoSettings())
     deliveries: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings())
 

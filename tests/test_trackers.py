@@ -401,3 +401,46 @@ def test_a_source_installed_as_a_package_is_found_through_its_entry_point(tmp_pa
 def test_an_unknown_source_lists_the_ones_there_are(capsys):
     code, _, err = run(capsys, "ingest", "--source", "nope")
     assert code == 2 and "unknown source 'nope'" in err and "jira, servicenow, github" in err
+
+
+# -- incident.io --------------------------------------------------------------------------------------
+
+
+def test_incident_io_pages_by_cursor_reads_updates_and_waits_out_a_429(httpserver, monkeypatch, slept):
+    from datetime import datetime, timezone
+
+    from tracker_fakes import FakeIncidentIo, io_incident
+
+    fake = FakeIncidentIo(
+        incidents=[
+            io_incident(1, "Search latency through the roof", "## Root cause\nA cold index after the reindex job.\n"),
+            io_incident(2, "Login errors", "Alert: AuthErrorRateHigh on auth-api"),
+            io_incident(3, "Still open", "", category="live"),
+            io_incident(4, "Queue backlog", "backlog", created="2025-02-11T12:00:00Z"),
+        ],
+        updates={
+            "01HXYZ0001": [
+                {"message": "Warming the index by replaying yesterday's queries", "created_at": "2025-02-10T12:40:00Z"},
+                {
+                    "message": f"Latency back to normal after the warm-up; key was {SLACK_TOKEN}",
+                    "created_at": "2025-02-10T13:25:00Z",
+                },
+                {"message": "Post-incident review scheduled", "created_at": "2025-02-12T09:00:00Z"},
+            ]
+        },
+        throttle=1,
+    ).install(httpserver)
+    monkeypatch.setenv("ONCALL_MEMORY_INCIDENT_IO_URL", httpserver.url_for("").rstrip("/"))
+    monkeypatch.setenv("ONCALL_MEMORY_INCIDENT_IO_TOKEN", fake.key)
+    window = Window(datetime(2025, 2, 1, tzinfo=timezone.utc), datetime(2025, 2, 28, tzinfo=timezone.utc))
+    found = incidents(make_source(Settings(), "incident_io", None), window)
+    assert sorted(found) == ["INC-1", "INC-2", "INC-4"]  # closed ones, two a page, over two pages
+    assert slept == [2.0]
+    assert fake.asked[0]["created_at[gte]"] == "2025-02-01" and fake.asked[0]["status_category[one_of]"] == "closed"
+    first = found["INC-1"]
+    assert (first.service, first.severity, first.status) == ("search-api", "Major", "Closed")
+    assert first.root_cause == "A cold index after the reindex job."
+    assert first.resolved_at.isoformat() == "2025-02-10T13:30:00+00:00"
+    assert first.fixes_attempted[0].action.startswith("Latency back to normal after the warm-up")
+    assert SLACK_TOKEN not in first.model_dump_json() and "Warming the index" in first.oncall_note
+    assert found["INC-2"].error_signature == "AuthErrorRateHigh on auth-api"

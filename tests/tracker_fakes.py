@@ -293,3 +293,88 @@ def gh_issue(number: int, title: str, body: str, *, updated: str, labels=("incid
     if pull:
         issue["pull_request"] = {"url": "https://api.github.com/repos/acme/ops/pulls/1"}
     return issue
+
+
+@dataclass
+class FakeIncidentIo:
+    """incident.io's v2 API: Bearer key, `pagination_meta.after` cursors (left out of the last page),
+    `status_category[one_of]` and `created_at[gte|lte]` filters, incident updates per incident, 429 with
+    `Retry-After`."""
+
+    key: str = "inc-io-api-key-0123456789"
+    incidents: list[dict] = field(default_factory=list)
+    updates: dict[str, list[dict]] = field(default_factory=dict)
+    page: int = 2
+    throttle: int = 0
+    asked: list[dict] = field(default_factory=list)
+
+    def install(self, httpserver) -> FakeIncidentIo:
+        httpserver.expect_request("/v2/incidents", method="GET").respond_with_handler(self._incidents)
+        httpserver.expect_request("/v2/incident_updates", method="GET").respond_with_handler(self._updates)
+        return self
+
+    def _refused(self, request: Request) -> Response | None:
+        if request.headers.get("Authorization") != f"Bearer {self.key}":
+            return _json(
+                {
+                    "type": "authentication_error",
+                    "status": 401,
+                    "errors": [{"code": "unauthorized", "message": "Unauthorized"}],
+                },
+                401,
+            )
+        if self.throttle:
+            self.throttle -= 1
+            return _json({"type": "rate_limit", "status": 429}, 429, {"Retry-After": "2"})
+        return None
+
+    def _paged(self, request: Request, key: str, items: list[dict]) -> Response:
+        size = min(int(request.args.get("page_size", 25)), self.page)
+        start = int(request.args.get("after") or 0)
+        chunk = items[start : start + size]
+        meta: dict = {"page_size": size, "total_record_count": len(items)}
+        if start + size < len(items):
+            meta["after"] = str(start + size)
+        return _json({key: chunk, "pagination_meta": meta})
+
+    def _incidents(self, request: Request) -> Response:
+        if (refused := self._refused(request)) is not None:
+            return refused
+        self.asked.append(dict(request.args))
+        category = request.args.get("status_category[one_of]")
+        low, high = request.args.get("created_at[gte]"), request.args.get("created_at[lte]")
+        found = [
+            i
+            for i in self.incidents
+            if (category is None or i["incident_status"]["category"] == category)
+            and (low is None or i["created_at"][:10] >= low)
+            and (high is None or i["created_at"][:10] <= high)
+        ]
+        return self._paged(request, "incidents", found)
+
+    def _updates(self, request: Request) -> Response:
+        if (refused := self._refused(request)) is not None:
+            return refused
+        return self._paged(request, "incident_updates", self.updates.get(request.args.get("incident_id", ""), []))
+
+
+def io_incident(
+    n: int, name: str, summary: str, *, created: str = "2025-02-10T12:00:00Z", category: str = "closed"
+) -> dict:
+    return {
+        "id": f"01HXYZ{n:04d}",
+        "reference": f"INC-{n}",
+        "name": name,
+        "summary": summary,
+        "permalink": f"https://app.incident.io/acme/incidents/{n}",
+        "created_at": created,
+        "updated_at": created.replace("12:00", "15:00"),
+        "incident_status": {"category": category, "name": "Closed" if category == "closed" else "Investigating"},
+        "severity": {"name": "Major"},
+        "custom_field_entries": [
+            {"custom_field": {"name": "Affected services"}, "values": [{"value_catalog_entry": {"name": "search-api"}}]}
+        ],
+        "incident_timestamp_values": [
+            {"incident_timestamp": {"name": "Resolved at"}, "value": {"value": created.replace("12:00", "13:30")}}
+        ],
+    }

@@ -21,7 +21,7 @@ from . import Source
 from .jsonl import JsonlSource
 
 ENTRY_POINT_GROUP = "oncall_memory.integrations"
-BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github")
+BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github", "incident_io")
 
 
 def plugins() -> dict[str, EntryPoint]:
@@ -59,6 +59,10 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
         from .github import GitHubSource
 
         return GitHubSource.from_settings(settings)
+    if source == "incident_io":
+        from .incident_io import IncidentIoSource
+
+        return IncidentIoSource.from_settings(settings)
     plugin = plugins().get(source)
     if plugin is None:
         raise InvalidInput(f"unknown source {source!r}: use one of {', '.join(source_names())}")
