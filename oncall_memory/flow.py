@@ -11,7 +11,9 @@ deleted because a source returned fewer items.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 from functools import partial
+from pathlib import PurePath
 from typing import Any
 
 from prefect import flow, task
@@ -24,7 +26,7 @@ from .ingest import embed_texts
 from .job import IngestJob, Items
 from .memory import Memory
 from .settings import Settings
-from .sources import scheduled_window
+from .sources import default_window_days, scheduled_window
 
 
 # Objects (source, embedder) are never hashed or persisted as task inputs: no caching.
@@ -48,9 +50,21 @@ def embed_batch(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
 
 
 def _run_name() -> str:
-    params = flow_run.parameters
-    window = f"last {params.get('window_days')} days" if params.get("window_days") else "all time"
-    return f"ingest {params.get('source')} {window}"
+    """What a run read, told apart from its neighbours in the Prefect UI: "ingest pagerduty
+    2026-11-24..2026-12-01 (22:50Z)", "ingest incidents.jsonl, all of it (22:50Z)"."""
+    return run_name(flow_run.parameters, datetime.now(timezone.utc))
+
+
+def run_name(params: dict[str, Any], now: datetime) -> str:
+    source = str(params.get("source") or "jsonl")
+    what = source
+    if source == "jsonl":
+        what = PurePath(str(params.get("path") or "")).name or "files"
+    days = params.get("window_days")
+    if days is None:
+        days = default_window_days(source)
+    window = f"{now - timedelta(days=float(days)):%Y-%m-%d}..{now:%Y-%m-%d}" if days else "all of it"
+    return f"ingest {what}, {window} ({now:%H:%MZ})"
 
 
 @flow(name="ingest-incidents", flow_run_name=_run_name, validate_parameters=False)

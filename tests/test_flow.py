@@ -101,3 +101,18 @@ def test_a_pagerduty_outage_fails_the_run_and_leaves_memory_exactly_as_it_was(fl
     assert state.is_failed()
     assert "failed after 2 retries" in str(state.result(raise_on_failure=False))
     assert stored(flow_settings) == before
+
+
+def test_runs_are_named_by_what_they_read_and_when():
+    from datetime import datetime, timezone
+
+    from oncall_memory.flow import run_name
+
+    now = datetime(2026, 12, 1, 22, 50, tzinfo=timezone.utc)
+    assert run_name({"source": "jsonl", "path": "fixtures/incidents.jsonl"}, now) == (
+        "ingest incidents.jsonl, all of it (22:50Z)"
+    )
+    assert run_name({"source": "jsonl", "path": "/srv/history/", "window_days": 2}, now) == (
+        "ingest history, 2026-11-29..2026-12-01 (22:50Z)"
+    )
+    assert run_name({"source": "pagerduty"}, now) == "ingest pagerduty, 2026-11-24..2026-12-01 (22:50Z)"
