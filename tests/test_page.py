@@ -306,3 +306,22 @@ def test_a_configured_proxy_is_believed_about_who_the_client_is(tmp_path, monkey
         ]
     memory.close()
     assert rotated == [401] * 12  # twelve clients behind the proxy, one guess each
+
+
+def test_the_icon_and_the_page_assets_are_served_without_a_session_and_ship_in_the_package(client):
+    for path, kind in (
+        ("/favicon.ico", "image/svg+xml"),
+        ("/favicon.svg", "image/svg+xml"),
+        ("/static/page.js", "text/javascript"),
+    ):
+        response = client.get(path)
+        assert response.status_code == 200 and response.headers["content-type"].startswith(kind), path
+    assert client.get("/favicon.ico").content.startswith(b"<svg")
+    # a wheel carries what the routes read (page.js was missing from the package data)
+    import tomllib
+
+    from conftest import ROOT
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    for pattern in ("static/*.css", "static/*.js", "static/*.svg", "templates/*.html"):
+        assert pattern in data["oncall_memory.service"]

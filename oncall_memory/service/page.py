@@ -116,6 +116,14 @@ def script() -> Response:
     return _static("page.js", "text/javascript")
 
 
+@router.get("/favicon.ico", include_in_schema=False)
+@router.get("/favicon.svg", include_in_schema=False)
+def favicon() -> Response:
+    # Browsers ask for /favicon.ico whatever the page says; an SVG answers both (every current browser
+    # draws one), so there is one icon to keep.
+    return _static("favicon.svg", "image/svg+xml")
+
+
 # -- who may look ---------------------------------------------------------------------------------
 
 
