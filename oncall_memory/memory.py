@@ -95,6 +95,14 @@ class Memory:
 
     # -- lookups --------------------------------------------------------------------------------
 
+    def check_contract(self) -> None:
+        """Raise `NothingStored` before any ingest, `ContractMismatch` for another model's collection: said
+        at once, before any model work (loading the local model takes seconds). Checked once."""
+        with self._guard.lock:
+            if not self._contract_checked:
+                self._guard.check_contract(self.embedder)
+                self._contract_checked = True
+
     def similar(
         self,
         alert: Alert,
@@ -109,10 +117,7 @@ class Memory:
         limit outside 1..100, `NothingStored` before any ingest, `ContractMismatch` for another model's."""
         check_limit(limit)
         started = time.perf_counter()
-        with self._guard.lock:
-            if not self._contract_checked:
-                self._guard.check_contract(self.embedder)
-                self._contract_checked = True
+        self.check_contract()
         query = make_query(alert, TimedEmbedder(self.embedder, "lookup", self.observer), mode)  # outside the lock
         tallies = self.feedback.tallies(query.signature_key) if rank else {}
         with self._guard.lock:

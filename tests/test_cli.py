@@ -169,3 +169,17 @@ def test_dates_as_people_type_them(capsys):
     err = capsys.readouterr().err
     assert info.value.code == 2 and "'last tuesday' is not a date: give a date (2026-11-01)" in err
     assert "pydantic" not in err and "Input should be" not in err
+
+
+def test_nothing_stored_is_said_before_the_local_model_loads(capsys, monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    from oncall_memory.embedders.local import LocalEmbedder
+
+    def must_not_load(self):
+        raise AssertionError("the model was loaded for a lookup that cannot run")
+
+    monkeypatch.setattr(LocalEmbedder, "_load", must_not_load)
+    monkeypatch.setenv("ONCALL_MEMORY_EMBEDDER", "local")
+    code, out, err = run(capsys, "similar", "disk full on db-1")
+    assert code == 1 and out == ""
+    assert "run `oncall-memory ingest PATH` first" in err

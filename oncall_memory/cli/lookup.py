@@ -116,6 +116,7 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
     from ..memory import Memory
 
     with Memory.open(settings) as memory:
+        memory.check_contract()  # "nothing stored yet" at once, not after the model has loaded
         if args.mode != "lexical":
             memory.embedder.load()  # a local model loads lazily: keep that out of the lookup time
         started = time.perf_counter()
