@@ -34,6 +34,12 @@ def slept(monkeypatch):
     return waits
 
 
+def configure(monkeypatch, prefix: str, **values: str) -> None:
+    """A source's settings, as the environment gives them (ONCALL_MEMORY_<PREFIX>_<NAME>)."""
+    for name, value in values.items():
+        monkeypatch.setenv(f"ONCALL_MEMORY_{prefix}_{name.upper()}", value)
+
+
 def incidents(source, window=None) -> dict[str, Incident]:
     with source:
         items = list(source.incidents(window))
@@ -104,8 +110,7 @@ def jira(httpserver, monkeypatch):
             ]
         },
     ).install(httpserver)
-    for name, value in {"URL": httpserver.url_for("").rstrip("/"), "EMAIL": fake.email, "TOKEN": fake.token}.items():
-        monkeypatch.setenv(f"ONCALL_MEMORY_JIRA_{name}", value)
+    configure(monkeypatch, "JIRA", url=httpserver.url_for("").rstrip("/"), email=fake.email, token=fake.token)
     return fake
 
 
@@ -230,9 +235,7 @@ def servicenow(httpserver, monkeypatch):
             sn_row(4, "2025-09-01 09:00:00"),
         ]
     ).install(httpserver)
-    monkeypatch.setenv("ONCALL_MEMORY_SERVICENOW_URL", httpserver.url_for("").rstrip("/"))
-    monkeypatch.setenv("ONCALL_MEMORY_SERVICENOW_USER", fake.user)
-    monkeypatch.setenv("ONCALL_MEMORY_SERVICENOW_PASSWORD", fake.password)
+    configure(monkeypatch, "SERVICENOW", url=httpserver.url_for("").rstrip("/"), user=fake.user, password=fake.password)
     return fake
 
 
@@ -321,9 +324,7 @@ def github(httpserver, monkeypatch):
             ]
         },
     ).install(httpserver)
-    monkeypatch.setenv("ONCALL_MEMORY_GITHUB_URL", httpserver.url_for("").rstrip("/"))
-    monkeypatch.setenv("ONCALL_MEMORY_GITHUB_REPO", fake.repo)
-    monkeypatch.setenv("ONCALL_MEMORY_GITHUB_TOKEN", fake.token)
+    configure(monkeypatch, "GITHUB", url=httpserver.url_for("").rstrip("/"), repo=fake.repo, token=fake.token)
     return fake
 
 
@@ -430,8 +431,7 @@ def test_incident_io_pages_by_cursor_reads_updates_and_waits_out_a_429(httpserve
         },
         throttle=1,
     ).install(httpserver)
-    monkeypatch.setenv("ONCALL_MEMORY_INCIDENT_IO_URL", httpserver.url_for("").rstrip("/"))
-    monkeypatch.setenv("ONCALL_MEMORY_INCIDENT_IO_TOKEN", fake.key)
+    configure(monkeypatch, "INCIDENT_IO", url=httpserver.url_for("").rstrip("/"), token=fake.key)
     window = Window(datetime(2025, 2, 1, tzinfo=timezone.utc), datetime(2025, 2, 28, tzinfo=timezone.utc))
     found = incidents(make_source(Settings(), "incident_io", None), window)
     assert sorted(found) == ["INC-1", "INC-2", "INC-4"]  # closed ones, two a page, over two pages

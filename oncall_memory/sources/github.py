@@ -34,7 +34,7 @@ from ..incident import Incident
 from . import Source, Window
 from .comments import Comment, add_story, moment, read_comments
 from .postmortem import described
-from .vendor_api import VendorAPI, next_link
+from .vendor_api import VendorAPI, next_link, require
 
 PAGE = 100
 
@@ -81,8 +81,7 @@ class GitHubSource(Source):
     @classmethod
     def from_settings(cls, settings: Any) -> GitHubSource:
         gh = settings.github
-        if not gh.repo:
-            raise InvalidInput("the github source needs ONCALL_MEMORY_GITHUB_REPO (owner/name)")
+        require(gh, "github", "repo", why="owner/name")
         api = GitHubAPI(gh.url, gh.token, max_retries=gh.max_retries, backoff=gh.backoff)
         return cls(api, gh.repo, gh.labels)
 

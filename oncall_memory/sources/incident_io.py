@@ -28,12 +28,11 @@ from typing import Any
 from pydantic import SecretStr, ValidationError
 
 from ..backlog import Rejected, validation_message
-from ..errors import InvalidInput
 from ..incident import Incident
 from . import Source, Window
 from .comments import Comment, add_story, moment, read_comments
 from .postmortem import described
-from .vendor_api import VendorAPI
+from .vendor_api import VendorAPI, require
 
 PAGE = 100
 
@@ -72,8 +71,7 @@ class IncidentIoSource(Source):
     @classmethod
     def from_settings(cls, settings: Any) -> IncidentIoSource:
         io = settings.incident_io
-        if io.token is None:
-            raise InvalidInput("the incident_io source needs ONCALL_MEMORY_INCIDENT_IO_TOKEN (an API key)")
+        require(io, "incident_io", "token", why="an API key that can view incidents")
         return cls(IncidentIoAPI(io.url, io.token, max_retries=io.max_retries, backoff=io.backoff))
 
     def close(self) -> None:

@@ -30,13 +30,12 @@ from urllib.parse import quote
 from pydantic import SecretStr, ValidationError
 
 from ..backlog import Rejected, validation_message
-from ..errors import InvalidInput
 from ..incident import Incident
 from . import Source, Window
 from .adf import to_markdown
 from .comments import Comment, add_story, moment, read_comments
 from .postmortem import described
-from .vendor_api import VendorAPI
+from .vendor_api import VendorAPI, require
 
 FIELDS = "summary,description,status,priority,created,resolutiondate,updated,components,labels,comment,issuetype"
 # Jira Service Management's incident work type is "[System] Incident" on current sites; name yours with
@@ -101,11 +100,7 @@ class JiraSource(Source):
     @classmethod
     def from_settings(cls, settings: Any) -> JiraSource:
         jira = settings.jira
-        missing = [
-            f"ONCALL_MEMORY_JIRA_{name.upper()}" for name in ("url", "email", "token") if not getattr(jira, name)
-        ]
-        if missing:
-            raise InvalidInput(f"the jira source needs {', '.join(missing)} (an Atlassian account and its API token)")
+        require(jira, "jira", "url", "email", "token", why="an Atlassian account and its API token")
         api = JiraAPI(jira.url, jira.email, jira.token, max_retries=jira.max_retries, backoff=jira.backoff)
         return cls(api, jira.jql)
 

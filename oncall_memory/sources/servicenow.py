@@ -29,12 +29,11 @@ from urllib.parse import quote
 from pydantic import SecretStr, ValidationError
 
 from ..backlog import Rejected, validation_message
-from ..errors import InvalidInput
 from ..incident import Incident
 from . import Source, Window
 from .comments import Comment, add_story, moment, read_comments
 from .postmortem import described
-from .vendor_api import VendorAPI, next_link
+from .vendor_api import VendorAPI, next_link, require
 
 FIELDS = (
     "sys_id,number,short_description,description,close_notes,business_service,cmdb_ci,priority,"
@@ -88,11 +87,7 @@ class ServiceNowSource(Source):
     @classmethod
     def from_settings(cls, settings: Any) -> ServiceNowSource:
         sn = settings.servicenow
-        missing = [
-            f"ONCALL_MEMORY_SERVICENOW_{name.upper()}" for name in ("url", "user", "password") if not getattr(sn, name)
-        ]
-        if missing:
-            raise InvalidInput(f"the servicenow source needs {', '.join(missing)}")
+        require(sn, "servicenow", "url", "user", "password", why="a user who can read the incident table")
         return cls(
             ServiceNowAPI(sn.url, sn.user, sn.password, max_retries=sn.max_retries, backoff=sn.backoff), sn.query
         )

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import SourceFailed
+from ..errors import InvalidInput, SourceFailed
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,14 @@ class VendorAPI:
         if (reset := _seconds(headers.get("x-ratelimit-reset"))) is not None:  # GitHub: an epoch time
             return min(self._max_wait, max(1.0, reset - time.time()))
         return min(self._max_wait, self._backoff * 8)
+
+
+def require(settings_group: Any, source: str, *fields: str, why: str = "") -> None:
+    """Raise `InvalidInput` naming every variable of `fields` the group leaves unset (ONCALL_MEMORY_<SOURCE>_...)."""
+    prefix = settings_group.model_config["env_prefix"]
+    missing = [f"{prefix}{name}".upper() for name in fields if not getattr(settings_group, name)]
+    if missing:
+        raise InvalidInput(f"the {source} source needs {', '.join(missing)}{f' ({why})' if why else ''}")
 
 
 def _seconds(value: str | None) -> float | None:
