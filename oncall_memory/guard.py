@@ -49,6 +49,7 @@ class GuardedStore:
         self._gate = threading.Lock()
         self.writing = _Both(self._gate, self.lock)
         self._building = threading.Lock()  # one index build at a time
+        self._contract_checked = False  # once per store: a lookup should not ask the engine every time
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -85,6 +86,17 @@ class GuardedStore:
         if not self.store.exists():
             raise NothingStored(no_collection(self.store.collection, self.store.location))
         self.store.check_contract(embedder.model, embedder.dimension)
+
+    def ensure_contract(self, embedder: Embedder) -> None:
+        """`check_contract`, once: until `forget_contract` (after an ingest dropped an empty collection, or a
+        reindex) it is not asked again."""
+        with self.lock:
+            if not self._contract_checked:
+                self.check_contract(embedder)
+                self._contract_checked = True
+
+    def forget_contract(self) -> None:
+        self._contract_checked = False
 
     def count_written(self, new: int) -> None:
         """After an ingest: the count the engine must now hold (`verify` compares it)."""

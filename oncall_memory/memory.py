@@ -64,7 +64,6 @@ class Memory:
         self._retriever = Retriever(
             store, weights=settings.weights, candidates=settings.candidates, calibration=self.calibration
         )
-        self._contract_checked = False
         self._known: dict[str, set[str]] | None = None
         self._embedder_probe = EmbedderProbe(embedder)
         self._batch = settings.embed_batch_size or embedder.ingest_batch  # texts per embedding call
@@ -96,12 +95,8 @@ class Memory:
     # -- lookups --------------------------------------------------------------------------------
 
     def check_contract(self) -> None:
-        """Raise `NothingStored` before any ingest, `ContractMismatch` for another model's collection: said
-        at once, before any model work (loading the local model takes seconds). Checked once."""
-        with self._guard.lock:
-            if not self._contract_checked:
-                self._guard.check_contract(self.embedder)
-                self._contract_checked = True
+        """`NothingStored` / `ContractMismatch` at once, before any model work (a local model loads in seconds)."""
+        self._guard.ensure_contract(self.embedder)
 
     def similar(
         self,
@@ -218,7 +213,7 @@ class Memory:
             # A first ingest that stored nothing leaves no collection: an empty one would stay bound to the
             # embedding model it was created for, and a switch of model would ask for a reindex of nothing.
             if first and self._guard.drop_if_empty():
-                self._contract_checked = False
+                self._guard.forget_contract()
             if isinstance(exc, IngestStopped):
                 self._ingested(exc.report, stopped=True)
             raise
@@ -282,7 +277,7 @@ class Memory:
     def reindex(self) -> IngestReport:
         """Rebuild the collection with this memory's embedder, beside the old one (see `maintenance.reindex`)."""
         report = M.reindex(self._guard, self.embedder, batch_size=self._batch)
-        self._contract_checked = False
+        self._guard.forget_contract()
         return report
 
     def verify(self, source: Iterable[Incident] | None = None) -> Verification:
