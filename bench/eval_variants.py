@@ -19,10 +19,12 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
-from oncall_memory import Alert, Memory, Settings, distill, pagers, payload, retrieve, wording
+from oncall_memory import Alert, Memory, Settings, distill, label_facts, payload, retrieve, wording
 from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.local import LocalEmbedder
 from oncall_memory.evaluate import BASELINE, CONFIGURATIONS, evaluate, read_labels
+from oncall_memory.integrations.opsgenie import webhook as opsgenie
+from oncall_memory.integrations.pagerduty import webhook as pagerduty
 from oncall_memory.settings import RankingWeights
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,10 +47,10 @@ def old_facts():
         return Alert(text=" - ".join(p for p in (a.message, a.description) if p), component_tags=a.tags)
 
     return [
-        mock.patch.object(pagers, "_value_for", lambda fact, label, value: value.strip() or None),
+        mock.patch.object(label_facts, "_value_for", lambda fact, label, value: value.strip() or None),
         mock.patch.object(Memory, "known_values", lambda self: {}),
-        mock.patch.object(pagers, "pagerduty_alert", pd),
-        mock.patch.object(pagers, "opsgenie_alert", og),
+        mock.patch.object(pagerduty, "pagerduty_alert", pd),
+        mock.patch.object(opsgenie, "opsgenie_alert", og),
     ]
 
 

@@ -10,21 +10,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from .datadir import write_atomic
 from .ingest import IngestReport
 from .job import IngestJob
 from .memory import Memory
-from .pagerduty import MAX_RANGE
 from .sources import Window
+
+# A slice: PagerDuty's own range limit (180 days), and for every source the span one checkpoint covers.
+SLICE = timedelta(days=180)
 
 
 def slices(since: datetime, until: datetime) -> list[Window]:
     out, start = [], since
     while start < until:
-        out.append(Window(start, min(until, start + MAX_RANGE)))
+        out.append(Window(start, min(until, start + SLICE)))
         start = out[-1].until
     return out
 

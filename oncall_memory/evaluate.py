@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from . import pagers
 from . import payload as P
 from .alert import Alert, Filters
 from .backlog import validation_message
@@ -57,24 +56,29 @@ class PagerQuery(Redacted):
     relevant: list[str]
 
     def alert(self, memory: Memory, *, with_facts: bool = True) -> Alert:
-        """The alert the service would look up for this payload (the first firing alert of a group)."""
+        """The alert the service would look up for this payload (the first firing alert of a group), read by
+        the pager's own integration (loaded here, as the service loads it)."""
+        from .integrations.alertmanager import webhook as alertmanager
+        from .integrations.opsgenie import webhook as opsgenie
+        from .integrations.pagerduty import webhook as pagerduty
+
         if self.pager == "alertmanager":
-            hook = pagers.AlertmanagerWebhook.model_validate(self.payload)
+            hook = alertmanager.AlertmanagerWebhook.model_validate(self.payload)
             alert = next(
                 a
                 for a in (
-                    pagers.alertmanager_alert(x, memory.settings.service.label_facts, memory.known_values())
+                    alertmanager.alertmanager_alert(x, memory.settings.service.label_facts, memory.known_values())
                     for x in hook.alerts
                     if x.status == "firing"
                 )
                 if a
             )
         elif self.pager == "pagerduty":
-            incident = pagers.PDIncident.model_validate(pagers.PagerDutyWebhook.model_validate(self.payload).event.data)
-            alert = pagers.pagerduty_alert(incident, memory.known_values())
+            event = pagerduty.PagerDutyWebhook.model_validate(self.payload).event
+            alert = pagerduty.pagerduty_alert(pagerduty.PDIncident.model_validate(event.data), memory.known_values())
         else:
-            alert = pagers.opsgenie_alert(
-                pagers.OpsgenieWebhook.model_validate(self.payload).alert,
+            alert = opsgenie.opsgenie_alert(
+                opsgenie.OpsgenieWebhook.model_validate(self.payload).alert,
                 memory.settings.service.label_facts,
                 memory.known_values(),
             )

@@ -1,7 +1,18 @@
-"""Which labels of an alert give which of its facts, by default: data, shared by the settings (which let
-ONCALL_MEMORY_LABEL_FACTS override it) and `pagers.py` (which reads labels with it)."""
+"""Which labels of an alert give which of its facts (service, env, flavor, component tags), and reading them:
+the default mapping (ONCALL_MEMORY_LABEL_FACTS overrides it) and `facts_from_labels`, shared by every pager
+whose alerts carry labels (Alertmanager's labels, Opsgenie's details).
+
+Facts found this way are soft preferences, never filters, and each keeps where it was found ("the
+container label"), so a reason can say so.
+"""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .noise import strip_noise
 
 # The default label -> fact mapping (ONCALL_MEMORY_LABEL_FACTS overrides it). "pod" means the workload
 # behind the pod's name (its replicaset hash and random suffix stripped); "node" gives the flavor.
@@ -22,3 +33,102 @@ LABEL_FACTS: dict[str, list[str]] = {
     "flavor": ["flavor", "platform", "node"],
     "component_tags": ["component", "namespace"],
 }
+
+
+# Exporters whose name shows up in `job` and `service` labels of alerts about other things (with
+# kube-prometheus, KubePodCrashLooping carries job="kube-state-metrics"): never the service at fault.
+EXPORTERS = frozenset(
+    {
+        "kube-state-metrics",
+        "node-exporter",
+        "kubelet",
+        "cadvisor",
+        "apiserver",
+        "kube-apiserver",
+        "kube-proxy",
+        "kube-scheduler",
+        "kube-controller-manager",
+        "prometheus",
+        "prometheus-k8s",
+        "alertmanager",
+        "alertmanager-main",
+        "blackbox-exporter",
+        "blackbox",
+        "prometheus-operator",
+        "pushgateway",
+        "kubernetes-pods",
+        "kubernetes-nodes",
+        "coredns",
+        "kube-dns",
+        "cert-manager",
+        "kafka-exporter",
+        "postgres-exporter",
+        "mysqld-exporter",
+        "redis-exporter",
+        "elasticsearch-exporter",
+        "rabbitmq-exporter",
+    }
+)
+_ENV_LIKE = re.compile(r"(?:^|[-_.])(?:prod|production|staging|stage|stg|dev|development|qa|test|uat|sandbox)$", re.I)
+# The node name's shape tells the managed Kubernetes flavor (the same shapes `noise.py` strips).
+_NODE_FLAVORS = (
+    (re.compile(r"^aks-", re.I), "aks"),
+    (re.compile(r"^gke-", re.I), "gke"),
+    (re.compile(r"^ip-\d+-\d+-\d+-\d+\.|\.compute\.internal$", re.I), "eks"),
+)
+
+
+def _exporter(value: str) -> bool:
+    """An exporter's name, or one of its pods' (the name, a dash and the pod's suffixes)."""
+    name = value.lower()
+    return name in EXPORTERS or any(name.startswith(f"{e}-") for e in EXPORTERS)
+
+
+def _value_for(fact: str, label: str, value: str) -> str | None:
+    """The fact a label's value gives, or None when it gives none (an exporter's name, a namespace that
+    is not an env, a node name of no known flavor)."""
+    value = value.strip()
+    if not value:
+        return None
+    if fact == "service":
+        # An exporter's own pod (node-exporter-7xk2p) is named before its suffix is stripped: stripped first,
+        # it read as "node".
+        if _exporter(value):
+            return None
+        if label == "pod":
+            value = strip_noise(value)  # checkout-6c9d7f-abcde -> checkout
+        return None if _exporter(value) else value
+    if fact == "env" and label == "namespace":
+        return value if _ENV_LIKE.search(value) else None
+    if fact == "flavor" and label == "node":
+        return next((flavor for pattern, flavor in _NODE_FLAVORS if pattern.search(value)), None)
+    return value
+
+
+def facts_from_labels(
+    labels: Mapping[str, Any],
+    mapping: Mapping[str, list[str]] | None = None,
+    known: Mapping[str, Iterable[str]] | None = None,
+) -> dict[str, Any]:
+    """The alert facts (service, env, flavor, component_tags) the labels give, with `fact_sources` saying
+    which label each came from. Of the labels that give a fact, the first whose value the memory knows
+    (`known`: a container "worker" in namespace "notifications") wins, else the first."""
+    facts: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for fact, names in (mapping or LABEL_FACTS).items():
+        found = [
+            (name, v)
+            for name in names
+            if isinstance(labels.get(name), str) and (v := _value_for(fact, name, labels[name]))
+        ]
+        if not found:
+            continue
+        if fact == "component_tags":
+            facts[fact] = list(dict.fromkeys(v for _, v in found))
+        else:
+            familiar = set((known or {}).get(fact, ()))
+            name, value = next(((n, v) for n, v in found if v in familiar), found[0])
+            facts[fact], sources[fact] = value, f"{name} label"
+    if sources:
+        facts["fact_sources"] = sources
+    return facts

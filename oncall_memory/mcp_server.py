@@ -22,9 +22,9 @@ from pydantic import BaseModel, Field
 
 from .alert import Alert, Filters
 from .errors import InvalidInput, OncallMemoryError
+from .integrations.pagerduty import PagerDutyAPI
+from .integrations.pagerduty.webhook import PAGERDUTY_ID, rest_incident_alert
 from .memory import Memory
-from .pagerduty import PagerDutyAPI
-from .pagers import PAGERDUTY_ID
 from .ranking import Neighbour
 from .redact import redact
 from .render import NOTHING_CLOSE
@@ -179,15 +179,11 @@ def build_server(memory: Memory, *, pagerduty: PagerDutyAPI | None = None) -> MC
             return _answer(_ask(lambda: memory.neighbours_of(record, limit=limit)))
         if pagerduty is None or not PAGERDUTY_ID_RE.fullmatch(incident_id):
             raise ToolError(f"no incident {_shown(incident_id)} in the memory (and no PagerDuty to ask)")
-        from .pagers import PDIncident, pagerduty_alert
-
         try:
             raw = pagerduty.incident(incident_id)
         except OncallMemoryError as exc:
             raise ToolError(f"PagerDuty could not give incident {incident_id}: {exc}") from exc
-        alert = pagerduty_alert(
-            PDIncident.model_validate({**raw, "title": raw.get("title") or incident_id}), memory.known_values()
-        )
+        alert = rest_incident_alert({"id": incident_id, **raw}, memory.known_values())
         return _answer(_ask(lambda: memory.similar(alert, limit=limit)))
 
     @server.tool(annotations=READ_ONLY)
@@ -251,9 +247,7 @@ def build_server(memory: Memory, *, pagerduty: PagerDutyAPI | None = None) -> MC
         ) -> NotePosted:
             """Post a note on a live PagerDuty incident (a finding, the past incident that matches). Redacted
             before it is sent."""
-            response = pagerduty.send(
-                "POST", f"/incidents/{incident_id}/notes", json={"note": {"content": redact(note)}}
-            )
+            response = pagerduty.post_note(incident_id, redact(note))
             if response.status_code >= 300:
                 raise ToolError(f"PagerDuty refused the note on {incident_id} (HTTP {response.status_code})")
             return NotePosted(incident=incident_id, posted=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 import re2
 
-from .pagers import facts_from_labels
+from .label_facts import facts_from_labels
 
 MAX_TEXT = 20_000
 FACTS = ("service", "env", "flavor")

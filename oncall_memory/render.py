@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .links import web_link
 from .ranking import AGE, CHANGED, FIX_KINDS, FIXED, NO_EFFECT, WORSE, Neighbour
 from .redact import neutralise
 from .retrieve import Lookup
@@ -204,8 +205,6 @@ def _job_note(title: str, answers: list[Answer], *, limit: int) -> str:
 
 # -- Slack (Block Kit, mrkdwn) ----------------------------------------------------------------------
 
-_SAFE_URL = re.compile(r"https?://[^\s<>|]+\Z")
-
 
 def escape(text: str) -> str:
     """Slack's three control characters, so no input becomes a mention, a link or a channel ping."""
@@ -213,8 +212,8 @@ def escape(text: str) -> str:
 
 
 def _link(url: str | None, label: str) -> str:
-    if url and _SAFE_URL.match(url):
-        return f"<{escape(url)}|{escape(label)}>"
+    if safe := web_link(url):
+        return f"<{escape(safe)}|{escape(label)}>"
     return escape(label)  # a URL Slack could misread is left out of the link
 
 

@@ -115,7 +115,7 @@ class ServiceSettings(_Group):
     # Below this much free space under the data dir /readyz says not ready (webhooks would soon be refused).
     min_free_mb: float = 64.0
     # Alertmanager label (and Opsgenie detail) -> alert fact, first label giving one wins; exporters'
-    # names are skipped, "pod" means the workload behind the pod, "node" gives the flavor (see pagers.py).
+    # names are skipped, "pod" means the workload behind the pod, "node" gives the flavor (see label_facts.py).
     label_facts: dict[str, list[str]] = Field(default_factory=lambda: {k: list(v) for k, v in LABEL_FACTS.items()})
 
 

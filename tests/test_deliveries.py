@@ -14,8 +14,8 @@ from pydantic import SecretStr
 
 from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.http_answers import error_message
 from oncall_memory.memory import Memory
-from oncall_memory.pagerduty import error_message
 from oncall_memory.service import create_app
 from oncall_memory.service.outbox import Outbox
 from oncall_memory.service.worker import RetryPolicy
@@ -90,7 +90,7 @@ def test_pagerduty_error_message_reads_any_body():
 
 
 def test_an_unexpected_exception_in_a_target_is_retried_with_its_reason(settings, memory, httpserver, monkeypatch):
-    from oncall_memory.service import notify
+    from oncall_memory.integrations.pagerduty import notes as notify
 
     pagerduty = FakePagerDuty(incidents=[pd_incident(0, id="PGR0VU2")]).install(httpserver)
     real_send, calls = notify.PagerDutyNotes.send, []
@@ -112,7 +112,7 @@ def test_an_unexpected_exception_in_a_target_is_retried_with_its_reason(settings
 
 
 def test_an_unexpected_exception_past_the_deadline_fails_with_the_reason(settings, memory, httpserver, monkeypatch):
-    from oncall_memory.service import notify
+    from oncall_memory.integrations.pagerduty import notes as notify
 
     FakePagerDuty(incidents=[pd_incident(0, id="PGR0VU2")]).install(httpserver)
     monkeypatch.setattr(notify.PagerDutyNotes, "send", lambda self, job, body: 1 / 0)
@@ -155,7 +155,7 @@ def test_backoff_doubles_up_to_its_cap():
 
 def test_the_outbox_forgets_old_deliveries_and_their_claims_but_not_recent_ones(tmp_path):
     from oncall_memory.alert import Alert
-    from oncall_memory.service.inbound import Job
+    from oncall_memory.jobs import Job
 
     with Outbox(tmp_path / "outbox.sqlite3") as box:
         old, new = (Job.single(f"opsgenie:{n}", Alert(text=f"disk full {n}"), "disk full") for n in ("old", "new"))

@@ -22,8 +22,8 @@ from pydantic import SecretStr
 
 from bench.synth import synthetic_rows  # noqa: I001
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.integrations.pagerduty.source import PagerDutySource
 from oncall_memory.memory import Memory
-from oncall_memory.pagerduty.source import PagerDutySource
 from oncall_memory.schedule import free_port
 from oncall_memory.settings import Settings
 from oncall_memory.sources import Window
@@ -140,7 +140,7 @@ def test_a_429_storm_from_pagerduty_is_waited_out(httpserver):
     fake = FakePagerDuty(incidents=[pd_incident(i) for i in range(3)], throttle=25, throttle_reset="0").install(
         httpserver
     )
-    from oncall_memory.pagerduty import PagerDutyAPI
+    from oncall_memory.integrations.pagerduty import PagerDutyAPI
 
     source = PagerDutySource(
         PagerDutyAPI(SecretStr(TOKEN), base_url=httpserver.url_for(""), backoff=0.01, max_retries=2)

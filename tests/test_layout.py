@@ -22,14 +22,19 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def module_level_imports(name: str) -> set[str]:
-    """The package's modules `name` imports when it is imported: top-level statements, not those under
-    `if TYPE_CHECKING:` or inside functions (those load lazily, on purpose)."""
+def module_level_imports(name: str, *, type_only: bool = False) -> set[str]:
+    """The package's modules `name` imports when it is imported: top-level statements, not those inside
+    functions (those load lazily, on purpose); with `type_only`, also those under `if TYPE_CHECKING:`."""
     path = MODULES[name]
     tree = ast.parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in tree.body:
+    body = list(tree.body)
+    if type_only:
+        for node in tree.body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                body += node.body
+    for node in body:
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -53,8 +58,9 @@ def test_the_pipeline_never_imports_an_entry_point():
         assert not upward, f"{name} imports {sorted(upward)}: the pipeline must not know its entry points"
 
 
-def test_no_import_cycles():
-    graph = {name: module_level_imports(name) for name in MODULES}
+@pytest.mark.parametrize("type_only", [False, True], ids=["at-import", "type-only-included"])
+def test_no_import_cycles(type_only):
+    graph = {name: module_level_imports(name, type_only=type_only) for name in MODULES}
     state: dict[str, int] = {}  # 1 on the current path, 2 done
 
     def visit(name: str, path: list[str]) -> None:
@@ -70,6 +76,42 @@ def test_no_import_cycles():
     for name in graph:
         if name not in state:
             visit(name, [])
+
+
+INTEGRATIONS = "oncall_memory.integrations"
+# Where answers leave for people and agents: they wire integrations in (the MCP server offers PagerDuty's tools).
+SURFACES = (*ENTRY_POINTS, "oncall_memory.mcp_server")
+
+
+def integration_of(name: str) -> str | None:
+    """`oncall_memory.integrations.pagerduty.notes` -> "pagerduty"; None outside a vendor's package."""
+    parts = name.split(".")
+    return parts[2] if name.startswith(INTEGRATIONS + ".") and len(parts) > 2 else None
+
+
+def test_each_integration_keeps_to_itself_and_the_core():
+    """A vendor's package imports the core (and `integrations` itself), never another vendor's package,
+    the service or the CLI; the core names no vendor at import time (the source factory and the service
+    load them by name, inside functions)."""
+    for name in MODULES:
+        imports = module_level_imports(name, type_only=True)
+        vendor = integration_of(name)
+        if vendor is not None:
+            others = {m for m in imports if integration_of(m) not in (None, vendor)}
+            assert not others, f"{name} imports another integration: {sorted(others)}"
+            assert not {m for m in imports if m.startswith(ENTRY_POINTS)}, f"{name} imports an entry point"
+        elif not name.startswith(SURFACES) and name not in ("oncall_memory", "oncall_memory.__main__"):
+            vendors = {m for m in imports if integration_of(m) is not None}
+            assert not vendors, f"core module {name} imports a vendor's package: {sorted(vendors)}"
+
+
+def test_there_is_one_web_link_rule():
+    """Every place a link from outside is shown or posted uses links.web_link (there were three rules, one of
+    them not stripping white space)."""
+    for name, path in MODULES.items():
+        text = path.read_text()
+        if name != "oncall_memory.links":
+            assert 'startswith(("https://", "http://"))' not in text and "_SAFE_URL" not in text, name
 
 
 def environment_reads(tree: ast.AST) -> list[str]:

@@ -53,7 +53,7 @@ def fixture_memory(local_embedder, tmp_path_factory):
 
 
 def test_a_crash_looping_pod_alert_finds_the_same_service_crash_loop_first(fixture_memory):
-    from oncall_memory.pagers import AMAlert, alertmanager_alert
+    from oncall_memory.integrations.alertmanager.webhook import AMAlert, alertmanager_alert
 
     labels = {
         "alertname": "KubePodCrashLooping",

@@ -9,9 +9,9 @@ from pydantic import SecretStr
 
 from oncall_memory.backlog import Rejected
 from oncall_memory.errors import SourceFailed
-from oncall_memory.pagerduty import api as pd
-from oncall_memory.pagerduty.api import PagerDutyAPI, RateLimiter, limiter_for
-from oncall_memory.pagerduty.source import PagerDutySource
+from oncall_memory.integrations.pagerduty import api as pd
+from oncall_memory.integrations.pagerduty.api import PagerDutyAPI, RateLimiter, limiter_for
+from oncall_memory.integrations.pagerduty.source import PagerDutySource
 from oncall_memory.sources import Window
 
 NOV = Window(datetime(2026, 11, 1, tzinfo=timezone.utc), datetime(2026, 12, 1, tzinfo=timezone.utc))

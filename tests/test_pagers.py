@@ -9,17 +9,12 @@ from conftest import FIXTURES, ROOT, make_incident
 from oncall_memory.alert import Alert
 from oncall_memory.distill import distill_alert
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.integrations.alertmanager.webhook import AMAlert, alertmanager_alert
+from oncall_memory.integrations.opsgenie.webhook import OGAlert, opsgenie_alert
+from oncall_memory.integrations.pagerduty.webhook import PDIncident, pagerduty_alert
+from oncall_memory.label_facts import facts_from_labels
 from oncall_memory.memory import Memory
 from oncall_memory.noise import strip_ceremony
-from oncall_memory.pagers import (
-    AMAlert,
-    OGAlert,
-    PDIncident,
-    alertmanager_alert,
-    facts_from_labels,
-    opsgenie_alert,
-    pagerduty_alert,
-)
 from oncall_memory.settings import Settings
 from oncall_memory.stores import open_store
 from oncall_memory.vocabulary import symptoms

@@ -230,7 +230,7 @@ def test_a_thousand_alert_group_is_claimed_fast_and_posted_as_one_message(client
 
 
 def test_alertmanager_labels_become_facts():
-    from oncall_memory.service.inbound import AlertmanagerWebhook, alertmanager_jobs
+    from oncall_memory.integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
 
     hook = AlertmanagerWebhook.model_validate_json(body_of("alertmanager-group.json"))
     (job,), ignored = alertmanager_jobs(hook, Settings().service.label_facts)

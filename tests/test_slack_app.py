@@ -23,12 +23,13 @@ from werkzeug import Request, Response
 from oncall_memory.alert import Alert
 from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.integrations.slack.app import SlackApp, signature
+from oncall_memory.integrations.slack.targets import SlackBot
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
-from oncall_memory.service.notify import DeliveryError, SlackBot
-from oncall_memory.service.slack import SlackApp, signature
 from oncall_memory.settings import Settings
 from oncall_memory.stores import open_store
+from oncall_memory.targets import DeliveryError
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 BOT_TOKEN = "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy"
@@ -400,8 +401,8 @@ def test_chat_post_message_errors_are_final_or_retried_as_slack_means_them(setti
 
 
 def test_without_an_app_the_incoming_webhook_is_used(tmp_path, httpserver):
+    from oncall_memory.integrations.slack.targets import SlackWebhook
     from oncall_memory.service.app import make_targets
-    from oncall_memory.service.notify import SlackWebhook
 
     hook = Settings(data_dir=tmp_path, slack_webhook_url=SecretStr(httpserver.url_for("/hook")))
     assert [type(t) for t in make_targets(hook)] == [SlackWebhook]

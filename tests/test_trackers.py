@@ -12,9 +12,9 @@ from oncall_memory.backlog import Rejected
 from oncall_memory.cli import main
 from oncall_memory.errors import InvalidInput, SourceFailed
 from oncall_memory.incident import Incident
+from oncall_memory.integrations.jira.adf import to_markdown
 from oncall_memory.settings import Settings
 from oncall_memory.sources import Window
-from oncall_memory.sources.adf import to_markdown
 from oncall_memory.sources.factory import make_source
 
 SLACK_TOKEN = "xoxb-" + "1234567890-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx"

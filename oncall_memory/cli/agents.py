@@ -61,9 +61,9 @@ def _feedback_remote(args: argparse.Namespace, settings: Settings, alert: Alert,
 
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    from ..integrations.pagerduty import PagerDutyAPI
     from ..mcp_server import build_server
     from ..memory import Memory
-    from ..pagerduty import PagerDutyAPI
 
     notes = (
         PagerDutyAPI.from_settings(settings, with_from=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
 from ..ingest import IngestReport, IngestStopped
-from ..pagerduty import FIRST_YEAR
+from ..integrations.pagerduty.api import FIRST_YEAR
 from ..settings import Settings
 from ..sources import Window
 from .common import EXIT_FAILED, EXIT_REJECTED, err

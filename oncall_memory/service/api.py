@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..alert import Alert, Filters
-from ..pagers import PAGERDUTY_ID
+from ..integrations.pagerduty.webhook import PAGERDUTY_ID
 from ..readiness import Readiness
 from ..redact import redact
 from ..retrieve import Lookup

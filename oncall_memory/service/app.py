@@ -24,24 +24,26 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ..datadir import write_atomic
 from ..errors import DiskFull, InvalidInput, OncallMemoryError
+from ..integrations.pagerduty import PagerDutyAPI
+from ..integrations.pagerduty.learner import Learner
+from ..integrations.pagerduty.notes import PagerDutyNotes
+from ..integrations.slack.app import SlackApp
+from ..integrations.slack.targets import SlackBot, SlackWebhook
 from ..logs import redacted_logs
 from ..memory import Memory
-from ..pagerduty import PagerDutyAPI
 from ..render import Extra
 from ..settings import Settings
+from ..targets import Target
 from . import api, mcp_http, page, slack, webhooks
 from .auth import api_token
 from .indexer import Indexer
 from .ingest_timer import IngestTimer
-from .learn import Learner
 from .ledger import migrate_ledger
 from .mcp_http import McpEndpoint, mcp_app
 from .metrics import HttpMetrics, Metrics
-from .notify import PagerDutyNotes, SlackBot, SlackWebhook, Target
 from .outbox import Outbox
 from .room import RETRY_AFTER, Room, cannot_write
 from .sessions import Attempts, Sessions
-from .slack import SlackApp
 from .startup import summary
 from .worker import Dispatcher, RetryPolicy
 

@@ -14,29 +14,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
 import ipaddress
 
 from fastapi import HTTPException, Request
 from pydantic import SecretStr
 
+from ..integrations.opsgenie.webhook import HEADER as OPSGENIE_HEADER
 from ..settings import Settings
+from ..signatures import same_secret
 from .deps import settings_of
-
-OPSGENIE_HEADER = "x-oncall-memory-token"  # what to name the custom header in Opsgenie's webhook integration
-
-
-def same_secret(given: str, expected: str) -> bool:
-    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode("utf-8", "surrogateescape"))
-
-
-def verify_pagerduty_signature(secret: str, body: bytes, header: str | None) -> bool:
-    """PagerDuty v3: `v1=<hex HMAC-SHA256 of the raw body>`, comma-separated during secret rotation."""
-    if not header:
-        return False
-    expected = "v1=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    return any(same_secret(candidate.strip(), expected) for candidate in header.split(","))
 
 
 def _bearer(request: Request) -> str:

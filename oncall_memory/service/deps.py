@@ -11,10 +11,10 @@ from ..memory import Memory
 from ..settings import Settings
 
 if TYPE_CHECKING:
+    from ..integrations.slack.app import SlackApp
     from .outbox import Outbox
     from .room import Room
     from .sessions import Attempts, Sessions
-    from .slack import SlackApp
     from .worker import Dispatcher
 
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..alert import Alert
+from ..jobs import Job
 from ..redact import already_redacted
-from .inbound import Job
 from .outbox import Outbox
 
 log = logging.getLogger(__name__)

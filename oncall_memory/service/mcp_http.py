@@ -14,10 +14,10 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
+from ..integrations.pagerduty import PagerDutyAPI
 from ..memory import Memory
-from ..pagerduty import PagerDutyAPI
 from ..settings import Settings
-from .auth import same_secret
+from ..signatures import same_secret
 
 PATH = "/mcp"
 SSE_PATH = "/mcp/sse"

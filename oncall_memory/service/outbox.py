@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..jobs import Job
 from ..redact import already_redacted
 from ..sqlite_file import open_db
-from .inbound import Job
 
 NEW, PENDING, SENDING, DONE, FAILED = "new", "pending", "sending", "done", "failed"
 

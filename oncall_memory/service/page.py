@@ -35,13 +35,15 @@ from ..alert import Alert, Filters
 from ..backlog import validation_message
 from ..errors import InvalidInput, OncallMemoryError
 from ..incident import worked
+from ..links import web_link
 from ..memory import Memory
 from ..pasted import pasted_facts
 from ..ranking import AGE, FIX_KINDS, Neighbour
 from ..redact import already_redacted, redact, redact_all
 from ..render import NOTHING_CLOSE, WEAK_FIX
 from ..retrieve import Lookup
-from .auth import _bearer, same_secret
+from ..signatures import same_secret
+from .auth import _bearer
 from .deps import attempts_of, memory_of, outbox_of, page_secret_of, sessions_of, settings_of
 from .outbox import FAILED, NEW, PENDING, SENDING
 from .sessions import Session
@@ -76,11 +78,6 @@ def templates() -> Environment:
     env.filters["incident_path"] = lambda incident_id: "/incidents/" + quote(incident_id, safe="")
     env.filters["when"] = when
     return env
-
-
-def web_link(url: Any) -> str | None:
-    """Only http(s) links are links: a stored `javascript:` URL must never become clickable."""
-    return url if isinstance(url, str) and url.lower().startswith(("https://", "http://")) else None
 
 
 def when(value: Any) -> dict[str, str] | None:

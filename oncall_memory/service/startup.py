@@ -4,9 +4,11 @@ will do with a webhook before the first one arrives."""
 
 from __future__ import annotations
 
+from ..integrations.pagerduty.notes import PagerDutyNotes
+from ..integrations.slack.targets import SlackBot, SlackWebhook
 from ..memory import Memory
 from ..settings import Settings
-from .notify import NO_TARGET_HINT, PagerDutyNotes, SlackBot, SlackWebhook, Target
+from ..targets import NO_TARGET_HINT, Target
 
 
 def summary(settings: Settings, targets: list[Target], memory: Memory) -> list[str]:

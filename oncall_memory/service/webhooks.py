@@ -11,26 +11,25 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 
-from ..redact import already_redacted, redact_all
-from .auth import alertmanager_token, opsgenie_token, verify_pagerduty_signature
-from .body import documented_body, parse, parse_json, raw_json_body
-from .deps import DispatcherDep, LearningDep, MemoryDep, SettingsDep
-from .inbound import (
-    AlertmanagerWebhook,
+from ..integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
+from ..integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_job
+from ..integrations.pagerduty.webhook import (
+    LEARN_EVENTS,
     IncidentRef,
-    Job,
-    OpsgenieWebhook,
     PagerDutyWebhook,
     PDIncident,
-    alertmanager_jobs,
     learn_job,
-    opsgenie_job,
     pagerduty_job,
+    verify_signature,
 )
+from ..jobs import Job
+from ..redact import already_redacted, redact_all
+from .auth import alertmanager_token, opsgenie_token
+from .body import documented_body, parse, parse_json, raw_json_body
+from .deps import DispatcherDep, LearningDep, MemoryDep, SettingsDep
 from .worker import Dispatcher
 
 router = APIRouter(prefix="/webhooks", tags=["webhooks"])
-LEARN_EVENTS = ("incident.resolved", "incident.annotated")
 
 
 def accept(dispatcher: Dispatcher, jobs: list[Job], ignored: int = 0) -> dict[str, Any]:
@@ -52,7 +51,7 @@ def pagerduty(
 ) -> dict:
     if settings.pagerduty.webhook_secret is not None:
         secret = settings.pagerduty.webhook_secret.get_secret_value()
-        if not verify_pagerduty_signature(secret, raw, request.headers.get("x-pagerduty-signature")):
+        if not verify_signature(secret, raw, request.headers.get("x-pagerduty-signature")):
             raise HTTPException(401, "missing or wrong X-PagerDuty-Signature")
     hook = parse(PagerDutyWebhook, redact_all(parse_json(raw)))
     event = hook.event

@@ -17,10 +17,10 @@ from functools import partial
 
 from ..alert import Alert
 from ..distill import distill_alert
+from ..jobs import Job
 from ..render import Answer
 from ..retrieve import Lookup
-from .inbound import Job
-from .notify import NO_TARGET_HINT, DeliveryError, Target
+from ..targets import NO_TARGET_HINT, DeliveryError, Target
 from .outbox import Delivery, Outbox
 from .room import Room, cannot_write
 

@@ -10,23 +10,22 @@ finds its plugins): its name is the source's name, its object a callable `(setti
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 from ..errors import InvalidInput
-from ..pagerduty import PagerDutyAPI
-from ..pagerduty.source import PagerDutySource
+from ..integrations import ENTRY_POINT_GROUP
+from ..integrations import plugins as installed
 from ..settings import Settings
 from . import Source
 from .jsonl import JsonlSource
 
-ENTRY_POINT_GROUP = "oncall_memory.integrations"
 BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github", "incident_io")
 
 
 def plugins() -> dict[str, EntryPoint]:
     """The sources installed packages add, by name (a built-in name cannot be taken over)."""
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in BUILT_IN}
+    return installed(taken=BUILT_IN)
 
 
 def source_names() -> list[str]:
@@ -41,6 +40,9 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
             raise InvalidInput("the jsonl source needs --path (a JSONL file, a post-mortem, or a folder of them)")
         return JsonlSource(Path(path))
     if source == "pagerduty":
+        from ..integrations.pagerduty import PagerDutyAPI
+        from ..integrations.pagerduty.source import PagerDutySource
+
         if settings.pagerduty.token is None:
             raise InvalidInput("the pagerduty source needs ONCALL_MEMORY_PAGERDUTY_TOKEN (a REST API key)")
         state = settings.dir.pagerduty_open if follow_open else None
@@ -48,19 +50,19 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
             PagerDutyAPI.from_settings(settings), service_ids=settings.pagerduty.service_ids, state_file=state
         )
     if source == "jira":
-        from .jira import JiraSource
+        from ..integrations.jira.source import JiraSource
 
         return JiraSource.from_settings(settings)
     if source == "servicenow":
-        from .servicenow import ServiceNowSource
+        from ..integrations.servicenow.source import ServiceNowSource
 
         return ServiceNowSource.from_settings(settings)
     if source == "github":
-        from .github import GitHubSource
+        from ..integrations.github.source import GitHubSource
 
         return GitHubSource.from_settings(settings)
     if source == "incident_io":
-        from .incident_io import IncidentIoSource
+        from ..integrations.incident_io.source import IncidentIoSource
 
         return IncidentIoSource.from_settings(settings)
     plugin = plugins().get(source)

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import InvalidInput, SourceFailed
+from ..http_answers import error_message
 
 log = logging.getLogger(__name__)
 
@@ -110,13 +111,13 @@ class VendorAPI:
                     continue
                 if response.status_code in (401, 403):
                     raise SourceFailed(
-                        f"{self.vendor} GET {shown} answered {response.status_code} ({error_text(response)}): "
+                        f"{self.vendor} GET {shown} answered {response.status_code} ({error_message(response)}): "
                         f"check {self._hint} and the account's permissions",
                         permanent=True,
                     )
                 if response.status_code < 500 and response.status_code not in (408, 409):
                     raise SourceFailed(
-                        f"{self.vendor} refused GET {shown} ({response.status_code}): {error_text(response)}",
+                        f"{self.vendor} refused GET {shown} ({response.status_code}): {error_message(response)}",
                         permanent=True,
                     )
             if attempt >= self._max_retries:
@@ -154,32 +155,6 @@ def _seconds(value: str | None) -> float | None:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
         return None
-
-
-def error_text(response: httpx.Response) -> str:
-    """The vendor's own words for a refusal, whatever its shape: Jira's errorMessages/errors, ServiceNow's
-    error.message/detail, GitHub's message, or the start of a proxy's page."""
-    try:
-        body = response.json()
-    except ValueError:
-        return " ".join(response.text.split())[:200] or response.reason_phrase
-    parts: list[str] = []
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict):
-            parts += [str(error.get("message") or ""), str(error.get("detail") or "")]
-        elif error:
-            parts.append(str(error))
-        messages = body.get("errorMessages")
-        if isinstance(messages, list):
-            parts += [str(m) for m in messages]
-        errors = body.get("errors")
-        if isinstance(errors, dict):
-            parts += [f"{k}: {v}" for k, v in errors.items()]
-        if body.get("message"):
-            parts.append(str(body["message"]))
-    text = "; ".join(p for p in parts if p) or str(body)
-    return text[:500]
 
 
 def next_link(response: httpx.Response) -> str | None:

@@ -28,12 +28,12 @@ from urllib.parse import quote
 
 from pydantic import SecretStr, ValidationError
 
-from ..backlog import Rejected, validation_message
-from ..incident import Incident
-from . import Source, Window
-from .comments import Comment, add_story, moment, read_comments
-from .postmortem import described
-from .vendor_api import VendorAPI, next_link, require
+from ...backlog import Rejected, validation_message
+from ...incident import Incident
+from ...sources import Source, Window
+from ...sources.comments import Comment, add_story, moment, read_comments
+from ...sources.postmortem import described
+from ...sources.vendor_api import VendorAPI, next_link, require
 
 FIELDS = (
     "sys_id,number,short_description,description,close_notes,business_service,cmdb_ci,priority,"

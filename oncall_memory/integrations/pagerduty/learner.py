@@ -11,14 +11,14 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from ..errors import OncallMemoryError, SourceFailed
-from ..memory import Memory
-from ..pagerduty import PagerDutyAPI
-from ..pagerduty.source import to_incident, verdicts
-from ..pagers import PDIncident, pagerduty_alert
-from ..render import Answer
-from .inbound import Job
-from .notify import DeliveryError, Target
+from ...errors import OncallMemoryError, SourceFailed
+from ...jobs import Job
+from ...memory import Memory
+from ...render import Answer
+from ...targets import DeliveryError, Target
+from .api import PagerDutyAPI
+from .source import to_incident, verdicts
+from .webhook import rest_incident_alert
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class Learner(Target):
             raise DeliveryError(f"reading PagerDuty incident {incident_id}: {exc}", retry=not exc.permanent) from exc
         except OncallMemoryError as exc:
             raise DeliveryError(f"reading PagerDuty incident {incident_id}: {exc}", retry=True) from exc
-        alert = pagerduty_alert(PDIncident.model_validate({**raw, "title": raw.get("title") or incident_id}))
+        alert = rest_incident_alert({"id": incident_id, **raw})
         for v in verdicts(notes):
             self._memory.record_feedback(
                 alert,

@@ -31,8 +31,9 @@ from urllib.parse import quote
 import httpx
 from pydantic import SecretStr
 
-from ..errors import InvalidInput, SourceFailed
-from ..settings import Settings
+from ...errors import InvalidInput, SourceFailed
+from ...http_answers import error_message, wait_hint
+from ...settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -86,35 +87,6 @@ class Throttled(Exception):
     def __init__(self, wait: float):
         super().__init__(f"rate limited (HTTP 429), asked to wait {wait:.0f}s")
         self.wait = wait
-
-
-def wait_hint(response: httpx.Response, *, cap: float) -> float | None:
-    """Seconds the server asked us to wait (`ratelimit-reset`, else `Retry-After`), at most `cap`."""
-    for header in ("ratelimit-reset", "retry-after"):
-        value = response.headers.get(header)
-        if value is not None:
-            try:
-                return min(cap, max(0.0, float(value)))
-            except ValueError:
-                continue
-    return None
-
-
-def error_message(response: httpx.Response) -> str:
-    """PagerDuty's own words for a refused request (`error.message` and its `errors` list), or whatever
-    the body says when it is not in PagerDuty's shape: a proxy's page, `{"error": "down"}`, nothing."""
-    try:
-        body = response.json()
-    except ValueError:
-        return " ".join(response.text.split())[:200]
-    error = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(error, dict):
-        return str(error if error is not None else body)[:200]
-    errors = error.get("errors")
-    parts = [str(error.get("message") or "")] + [
-        str(e) for e in (errors if isinstance(errors, list) else [errors or ""])
-    ]
-    return ": ".join(p for p in parts if p)[:500] or response.text[:200]
 
 
 class PagerDutyAPI:
@@ -263,6 +235,12 @@ class PagerDutyAPI:
 
     def incident(self, incident_id: str) -> dict[str, Any]:
         return self.get(f"/incidents/{quote(incident_id, safe='')}").get("incident", {})
+
+    def post_note(self, incident_id: str, content: str) -> httpx.Response:
+        """Post one note on an incident (with the From: header the client was built with): the response,
+        whatever its status. Raises `httpx.TransportError`."""
+        path = f"/incidents/{quote(incident_id, safe='')}/notes"
+        return self.send("POST", path, json={"note": {"content": content}})
 
     def notes(self, incident_id: str) -> list[dict[str, Any]]:
         return self.get(f"/incidents/{quote(incident_id, safe='')}/notes").get("notes", [])

@@ -27,12 +27,12 @@ from typing import Any
 
 from pydantic import SecretStr, ValidationError
 
-from ..backlog import Rejected, validation_message
-from ..incident import Incident
-from . import Source, Window
-from .comments import Comment, add_story, moment, read_comments
-from .postmortem import described
-from .vendor_api import VendorAPI, require
+from ...backlog import Rejected, validation_message
+from ...incident import Incident
+from ...sources import Source, Window
+from ...sources.comments import Comment, add_story, moment, read_comments
+from ...sources.postmortem import described
+from ...sources.vendor_api import VendorAPI, require
 
 PAGE = 100
 

@@ -29,13 +29,13 @@ from urllib.parse import quote
 
 from pydantic import SecretStr, ValidationError
 
-from ..backlog import Rejected, validation_message
-from ..incident import Incident
-from . import Source, Window
+from ...backlog import Rejected, validation_message
+from ...incident import Incident
+from ...sources import Source, Window
+from ...sources.comments import Comment, add_story, moment, read_comments
+from ...sources.postmortem import described
+from ...sources.vendor_api import VendorAPI, require
 from .adf import to_markdown
-from .comments import Comment, add_story, moment, read_comments
-from .postmortem import described
-from .vendor_api import VendorAPI, require
 
 FIELDS = "summary,description,status,priority,created,resolutiondate,updated,components,labels,comment,issuetype"
 # Jira Service Management's incident work type is "[System] Incident" on current sites; name yours with

@@ -1,4 +1,4 @@
-"""PagerDuty REST API v2 as an incident source (the client, its limits and slicing: `oncall_memory/pagerduty.py`).
+"""PagerDuty REST API v2 as an incident source (the client, its limits and slicing: `api.py`).
 
 Field mapping (PagerDuty -> Incident):
     id                       <- incident.id            (source "pagerduty": point id uuid5("pagerduty:<id>"))
@@ -26,10 +26,10 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from ..backlog import Rejected, validation_message
-from ..datadir import write_atomic
-from ..incident import Incident, Outcome
-from ..sources import Source, Window
+from ...backlog import Rejected, validation_message
+from ...datadir import write_atomic
+from ...incident import Incident, Outcome
+from ...sources import Source, Window
 from .api import FIRST_YEAR, PagerDutyAPI
 
 _FIX = re.compile(r"^fix:\s*(?P<action>.+?)\s*=>\s*(?P<outcome>[\w-]+)\s*$", re.I)

@@ -1,0 +1,1 @@
+"""Alertmanager: its webhook (`webhook.py`)."""

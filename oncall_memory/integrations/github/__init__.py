@@ -1,0 +1,1 @@
+"""GitHub issues labelled as incidents as an incident source (`source.py`)."""

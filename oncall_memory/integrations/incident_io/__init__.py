@@ -1,0 +1,1 @@
+"""incident.io as an incident source (`source.py`)."""

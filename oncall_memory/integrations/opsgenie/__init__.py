@@ -1,0 +1,1 @@
+"""Opsgenie: its webhook integration (`webhook.py`)."""

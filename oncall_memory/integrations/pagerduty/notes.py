@@ -1,0 +1,49 @@
+"""The answer as a note on the PagerDuty incident the alert opened: exactly once, by the marker each note
+carries (read back after an ambiguous attempt, see `targets`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from ...jobs import Job
+from ...render import PAGERDUTY_NOTE_LIMIT, Answer, job_note
+from ...targets import DeliveryError, Target, check, marker, transport_failure
+from .api import PagerDutyAPI
+
+
+class PagerDutyNotes(Target):
+    name = "pagerduty-note"
+
+    def __init__(self, api: PagerDutyAPI):
+        self._api = api
+
+    def accepts(self, job: Job) -> bool:
+        return job.kind == "lookup" and job.pagerduty_incident is not None
+
+    def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
+        mark = f"\n\n({marker(job)})"
+        return {"note": {"content": job_note(job.title, answers, limit=PAGERDUTY_NOTE_LIMIT - len(mark)) + mark}}
+
+    def send(self, job: Job, body: dict[str, Any]) -> None:
+        what = f"PagerDuty note on {job.pagerduty_incident}"
+        try:
+            response = self._api.post_note(job.pagerduty_incident or "", body["note"]["content"])
+        except httpx.TransportError as exc:
+            raise transport_failure(exc, what) from exc
+        check(response, what, wait_cap=self._api.max_wait)
+
+    def already_delivered(self, job: Job) -> bool:
+        """Is a note with this job's marker on the incident? Read back after an ambiguous attempt."""
+        mark = marker(job)
+        try:
+            notes = self._api.notes(job.pagerduty_incident or "")
+        except Exception as exc:  # SourceFailed after its own retries: try the whole delivery again later
+            raise DeliveryError(
+                f"reading back the notes of {job.pagerduty_incident}: {exc}", retry=True, ambiguous=True
+            ) from exc
+        return any(mark in (n.get("content") or "") for n in notes)
+
+    def close(self) -> None:
+        self._api.close()

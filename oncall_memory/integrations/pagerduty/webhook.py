@@ -1,0 +1,112 @@
+"""PagerDuty's Webhooks v3 in: the payload as it really arrives, its signature, the alert in an incident, and
+the jobs an event becomes (`incident.triggered`: look it up and post a note; `incident.resolved` and
+`incident.annotated`: remember it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import Field
+
+from ...alert import Alert
+from ...jobs import Item, Job
+from ...noise import strip_ceremony
+from ...signatures import same_secret
+from .. import Loose
+
+LEARN_EVENTS = ("incident.resolved", "incident.annotated")
+
+# PagerDuty object ids: upper-case letters and digits ("PGR0VU2", "Q0RIJJZL24RC6W"). Checked because the
+# id goes into a REST path carrying the API token.
+PAGERDUTY_ID = r"^[A-Z0-9]{1,32}$"
+
+
+class PDService(Loose):
+    summary: str | None = None
+
+
+class PDIncident(Loose):
+    id: str = Field(pattern=PAGERDUTY_ID)
+    title: str = Field(min_length=1)
+    html_url: str | None = None
+    service: PDService | None = None
+    incident_key: str | None = None
+
+
+class IncidentRef(Loose):
+    id: str = Field(pattern=PAGERDUTY_ID)
+
+
+class PDEvent(Loose):
+    id: str | None = None
+    event_type: str
+    resource_type: str | None = None
+    data: dict[str, Any]
+
+
+class PagerDutyWebhook(Loose):
+    event: PDEvent
+
+
+# "[FIRING:2] KubePodCrashLooping (checkout shop-prod critical)": Alertmanager's default subject, which its
+# PagerDuty receiver uses as the incident title. The parenthesised part is label values, no names.
+_SUBJECT = re.compile(
+    r"^\s*\[(?:FIRING(?::\d+)?|RESOLVED)\]\s*(?P<names>[^()]*?)\s*(?:\((?P<values>[^()]*)\))?\s*$", re.I
+)
+
+
+def pagerduty_alert(incident: PDIncident, known: Mapping[str, Iterable[str]] | None = None) -> Alert:
+    """The alert in a PagerDuty incident: its title without Alertmanager's subject ceremony, the PagerDuty
+    service as the service, `incident_key` as the signature (an Alertmanager group's dedup key, the
+    same key its PagerDuty history carries). Label values listed in an Alertmanager subject become facts
+    when the memory knows them as a service or env (`known`)."""
+    facts: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    if incident.service and incident.service.summary:
+        facts["service"], sources["service"] = incident.service.summary, "PagerDuty service"
+    subject = _SUBJECT.match(incident.title)
+    if subject and subject["values"] and known:
+        for value in subject["values"].split():
+            for fact in ("service", "env", "flavor"):
+                if value in set(known.get(fact, ())) and sources.get(fact, "PagerDuty service") == "PagerDuty service":
+                    facts[fact], sources[fact] = value, "alert's labels in the title"
+    if sources:
+        facts["fact_sources"] = sources
+    return Alert(text=strip_ceremony(incident.title) or incident.title, signature=incident.incident_key, **facts)
+
+
+def rest_incident_alert(raw: dict[str, Any], known: Mapping[str, Iterable[str]] | None = None) -> Alert:
+    """The alert in an incident as the REST API gives it (`GET /incidents/{id}`): the same reading as a
+    webhook's, an incident without a title named by its id."""
+    return pagerduty_alert(PDIncident.model_validate({**raw, "title": raw.get("title") or raw.get("id")}), known)
+
+
+def verify_signature(secret: str, body: bytes, header: str | None) -> bool:
+    """PagerDuty v3: `v1=<hex HMAC-SHA256 of the raw body>`, comma-separated during secret rotation."""
+    if not header:
+        return False
+    expected = "v1=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return any(same_secret(candidate.strip(), expected) for candidate in header.split(","))
+
+
+def pagerduty_job(incident: PDIncident, known: Mapping[str, Iterable[str]] | None = None) -> Job:
+    return Job.single(
+        f"pagerduty:{incident.id}", pagerduty_alert(incident, known), incident.title, pagerduty_incident=incident.id
+    )
+
+
+def learn_job(incident_id: str, event_id: str | None, event_type: str) -> Job:
+    """Remember this incident now (resolved) or again (annotated). Keyed by PagerDuty's event id: each
+    event once."""
+    key = f"pagerduty-learn:{incident_id}:{event_id or event_type}"
+    return Job(
+        key=key,
+        kind="learn",
+        items=[Item(key=key, alert=Alert(text=event_type), title=event_type)],
+        pagerduty_incident=incident_id,
+    )

@@ -1,0 +1,1 @@
+"""ServiceNow's incident table as an incident source (`source.py`)."""
