@@ -27,7 +27,8 @@ class Job(Redacted):
     items: list[Item]
     kind: Literal["lookup", "learn"] = "lookup"  # learn: a resolved or annotated incident to remember
     group: str | None = None  # a group's name (Alertmanager's alertname group label)
-    pagerduty_incident: str | None = None  # post a note on this incident
+    pagerduty_incident: str | None = None  # post a note on this incident (lookup), or remember it (learn)
+    jira_issue: str | None = None  # learn: remember this Jira issue
 
     @classmethod
     def single(cls, key: str, alert: Alert, title: str, pagerduty_incident: str | None = None) -> Job:

@@ -144,6 +144,7 @@ class JiraSettings(_Group):
     email: str | None = None
     token: SecretStr | None = None
     jql: str | None = None  # which issues are incidents (default: resolved "[System] Incident" work items)
+    webhook_secret: SecretStr | None = None  # the admin webhook's secret: /webhooks/jira is off without it
     max_retries: int = 4
     backoff: float = 1.0
 

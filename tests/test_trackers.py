@@ -164,6 +164,68 @@ def test_jira_backfill_stopped_by_an_outage_resumes_after_the_last_complete_slic
     assert not (tmp_path / "data" / "backfill-jira.json").exists()
 
 
+def jira_signed(body: dict, secret: str) -> tuple[bytes, dict]:
+    import hashlib
+    import hmac
+
+    raw = json.dumps(body).encode()
+    signature = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+    return raw, {"Content-Type": "application/json", "X-Hub-Signature": signature}
+
+
+def test_a_resolved_jira_issue_is_learnt_from_its_signed_webhook(jira, httpserver, monkeypatch, tmp_path):
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from oncall_memory.service import create_app
+
+    secret = "jira-webhook-secret-1"
+    monkeypatch.setenv("ONCALL_MEMORY_JIRA_WEBHOOK_SECRET", secret)
+    issue = jira.issues[0]
+    resolved = {
+        "webhookEvent": "jira:issue_updated",
+        "timestamp": 1,
+        "issue": issue,
+        "changelog": {"items": [{"field": "resolution", "to": "10000", "toString": "Done"}]},
+    }
+    with TestClient(create_app(Settings())) as client:
+        raw, headers = jira_signed(resolved, secret)
+        assert (
+            client.post("/webhooks/jira", content=raw, headers={**headers, "X-Hub-Signature": "sha256=0"}).status_code
+            == 401
+        )
+        answer = client.post(
+            "/webhooks/jira", content=raw, headers={**headers, "X-Atlassian-Webhook-Identifier": "d-1"}
+        )
+        assert answer.status_code == 202 and answer.json()["accepted"] == 1
+        found, started = [], time.monotonic()
+        while not found and time.monotonic() - started < 20:
+            answer = client.get("/similar", params={"text": "checkout pods crash looping configmap"})
+            if answer.status_code == 200:  # before the first incident is learnt, nothing is stored
+                found = [n for n in answer.json() if n["id"] == "OPS-1"]
+            time.sleep(0.05)
+        assert found and found[0]["root_cause"].startswith("The release reads PAYMENT_GATEWAY_URL")
+        assert found[0]["fixes_worked"] == ["Added the key to the configmap and rolled the deployment."]
+        # the same delivery again is a duplicate; an edit of an open issue is acknowledged and ignored
+        again = client.post("/webhooks/jira", content=raw, headers={**headers, "X-Atlassian-Webhook-Identifier": "d-1"})
+        assert again.json()["duplicates"] == 1
+        open_issue = {**issue, "fields": {**issue["fields"], "resolution": None}}
+        raw, headers = jira_signed({"webhookEvent": "jira:issue_updated", "issue": open_issue}, secret)
+        assert client.post("/webhooks/jira", content=raw, headers=headers).json()["ignored"] == "jira:issue_updated"
+
+
+def test_the_jira_webhook_is_off_without_its_secret(jira):
+    from fastapi.testclient import TestClient
+
+    from oncall_memory.service import create_app
+
+    with TestClient(create_app(Settings())) as client:
+        raw, headers = jira_signed({"webhookEvent": "jira:issue_updated"}, "anything")
+        response = client.post("/webhooks/jira", content=raw, headers=headers)
+    assert response.status_code == 404 and "ONCALL_MEMORY_JIRA_WEBHOOK_SECRET" in response.text
+
+
 def test_jira_wrong_token_names_the_settings_to_fix(jira, capsys, monkeypatch):
     monkeypatch.setenv("ONCALL_MEMORY_JIRA_TOKEN", "wrong")
     code, _, err = run(capsys, "ingest", "--source", "jira")

@@ -74,6 +74,10 @@ class FakeJira:
 
     def install(self, httpserver) -> FakeJira:
         httpserver.expect_request("/rest/api/3/search/jql", method="GET").respond_with_handler(self._search)
+        for issue in self.issues:
+            httpserver.expect_request(f"/rest/api/3/issue/{issue['key']}", method="GET").respond_with_handler(
+                lambda request, key=issue["key"]: self._issue(request, key)
+            )
         for key in self.comments:
             httpserver.expect_request(f"/rest/api/3/issue/{key}/comment", method="GET").respond_with_handler(
                 self._comment_page(key)
@@ -121,6 +125,24 @@ class FakeJira:
             body["nextPageToken"] = str(start + self.page)
         return _json(body)
 
+    def _shown(self, issue: dict, wanted: list[str]) -> dict:
+        fields = {k: v for k, v in issue["fields"].items() if k in wanted}
+        if "comment" in wanted:
+            found = self.comments.get(issue["key"], [])
+            fields["comment"] = {
+                "comments": found[: self.comments_in_search],
+                "maxResults": self.comments_in_search,
+                "total": len(found),
+                "startAt": 0,
+            }
+        return {"id": issue["id"], "key": issue["key"], "self": "https://x/rest/api/3/issue/1", "fields": fields}
+
+    def _issue(self, request: Request, key: str) -> Response:
+        if (refused := self._auth(request)) is not None:
+            return refused
+        (issue,) = [i for i in self.issues if i["key"] == key]
+        return _json(self._shown(issue, (request.args.get("fields") or "*all").split(",")))
+
     def _comment_page(self, key: str):
         def handler(request: Request) -> Response:
             if (refused := self._auth(request)) is not None:
@@ -152,6 +174,7 @@ def jira_issue(
             "summary": summary,
             "description": description,
             "status": {"name": "Resolved", "statusCategory": {"key": "done"}},
+            "resolution": {"id": "10000", "name": "Done"},
             "priority": {"name": "High"},
             "created": "2025-05-01T09:00:00.000+0000",
             "resolutiondate": resolved,

@@ -24,6 +24,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ..datadir import write_atomic
 from ..errors import DiskFull, InvalidInput, OncallMemoryError
+from ..integrations.jira.learner import JiraLearner
+from ..integrations.jira.source import JiraAPI
 from ..integrations.pagerduty import PagerDutyAPI
 from ..integrations.pagerduty.learner import Learner
 from ..integrations.pagerduty.notes import PagerDutyNotes
@@ -59,6 +61,12 @@ def openapi_schema(app: FastAPI) -> dict[str, Any]:
             for operation in path.values():
                 components.update(operation.pop("x-components", {}))
     return app.openapi_schema or {}
+
+
+def jira_learns(settings: Settings) -> bool:
+    """Jira issues are learnt as they resolve with a webhook secret and the API to read them back."""
+    jira = settings.jira
+    return bool(jira.webhook_secret and jira.url and jira.email and jira.token)
 
 
 def make_targets(settings: Settings, buttons: Extra | None = None) -> list[Target]:
@@ -145,9 +153,14 @@ def create_app(
                 stack.callback(slack_app.close)
             app.state.slack = slack_app
             targets = make_targets(settings, slack_app.buttons() if slack_app else None)
+            learning = set()
             if settings.pagerduty.token:  # reading resolved incidents needs the REST API
                 targets.append(Learner(PagerDutyAPI.from_settings(settings), mem))
-            app.state.learning = bool(settings.pagerduty.token)
+                learning.add("pagerduty")
+            if jira_learns(settings):
+                targets.append(JiraLearner(JiraAPI.from_settings(settings), mem))
+                learning.add("jira")
+            app.state.learning = frozenset(learning)
             for target in targets:
                 stack.callback(target.close)
             mem.observer = metrics

@@ -39,9 +39,9 @@ def dispatcher_of(request: Request) -> Dispatcher:
     return request.app.state.dispatcher
 
 
-def learning_of(request: Request) -> bool:
-    """Are resolved and annotated incidents learnt (PagerDuty's REST API is configured)?"""
-    return bool(request.app.state.learning)
+def learning_of(request: Request) -> frozenset[str]:
+    """Whose closed incidents are learnt as they close: "pagerduty", "jira" (each needs its REST API)."""
+    return frozenset(request.app.state.learning)
 
 
 def sessions_of(request: Request) -> Sessions:
@@ -73,5 +73,5 @@ MemoryDep = Annotated[Memory, Depends(memory_of)]
 OutboxDep = Annotated["Outbox", Depends(outbox_of)]
 DispatcherDep = Annotated["Dispatcher", Depends(dispatcher_of)]
 RoomDep = Annotated["Room", Depends(room_of)]
-LearningDep = Annotated[bool, Depends(learning_of)]
+LearningDep = Annotated[frozenset[str], Depends(learning_of)]
 SlackDep = Annotated["SlackApp", Depends(slack_of)]

@@ -16,7 +16,15 @@ def summary(settings: Settings, targets: list[Target], memory: Memory) -> list[s
     lines += [f"answers go to: {_target(t, settings)}" for t in targets if t.name != "memory"]
     if not any(t.name != "memory" for t in targets):
         lines.append(f"answers go nowhere: webhooks are acknowledged and nothing is posted ({NO_TARGET_HINT})")
-    learning = "on (resolved and annotated PagerDuty incidents)" if settings.pagerduty.token else "off"
+    sources = [
+        name
+        for name, on in (
+            ("resolved and annotated PagerDuty incidents", settings.pagerduty.token),
+            ("resolved Jira issues, by /webhooks/jira", settings.jira.webhook_secret and settings.jira.token),
+        )
+        if on
+    ]
+    learning = f"on ({'; '.join(sources)})" if sources else "off"
     lines.append(f"learning as incidents close: {learning}")
     lines += [f"route {route}: {how}" for route, how in routes(settings)]
     return lines

@@ -1,4 +1,4 @@
-"""Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie. Each answers 202 as soon as
+"""Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie; and Jira's (signed), to learn. Each answers 202 as soon as
 its jobs are claimed; the worker looks up and posts.
 
 The body is redacted as a whole as soon as it is parsed (its labels and annotations before any fact is
@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 
 from ..integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
+from ..integrations.jira import webhook as jira_webhook
 from ..integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_job
 from ..integrations.pagerduty.webhook import (
     LEARN_EVENTS,
@@ -59,7 +60,7 @@ def pagerduty(
         known = memory.known_values()
         with already_redacted():
             return accept(dispatcher, [pagerduty_job(parse(PDIncident, event.data), known)])
-    if event.event_type in LEARN_EVENTS and learning:
+    if event.event_type in LEARN_EVENTS and "pagerduty" in learning:
         # incident.resolved carries the incident; incident.annotated an incident_note, whose incident it is.
         data = event.data.get("incident") if event.event_type == "incident.annotated" else event.data
         incident = parse(IncidentRef, data if isinstance(data, dict) else {})
@@ -96,3 +97,28 @@ def opsgenie(
     with already_redacted():
         job = opsgenie_job(hook, settings.service.label_facts, known)
     return accept(dispatcher, [job])
+
+
+@router.post("/jira", status_code=202, openapi_extra=documented_body(jira_webhook.JiraWebhook))
+def jira(
+    request: Request,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    learning: LearningDep,
+    raw: bytes = Depends(raw_json_body),
+) -> dict:
+    """A Jira admin webhook: a resolved issue is read back and remembered (learning); nothing is posted."""
+    secret = settings.jira.webhook_secret
+    if secret is None or "jira" not in learning:
+        raise HTTPException(
+            404,
+            "learning from Jira is off: set ONCALL_MEMORY_JIRA_WEBHOOK_SECRET (the webhook's secret) and "
+            "ONCALL_MEMORY_JIRA_URL, _EMAIL and _TOKEN (to read the issue back)",
+        )
+    if not jira_webhook.verify_signature(secret.get_secret_value(), raw, request.headers.get("x-hub-signature")):
+        raise HTTPException(401, "missing or wrong X-Hub-Signature")
+    hook = parse(jira_webhook.JiraWebhook, redact_all(parse_json(raw)))
+    if hook.webhookEvent not in jira_webhook.LEARN_EVENTS or not jira_webhook.resolved(hook):
+        return {"accepted": 0, "duplicates": 0, "ignored": hook.webhookEvent}
+    delivery = request.headers.get("x-atlassian-webhook-identifier")
+    return accept(dispatcher, [jira_webhook.learn_job(hook, delivery[:100] if delivery else None)])

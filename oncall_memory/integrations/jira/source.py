@@ -37,7 +37,7 @@ from ...sources.postmortem import described
 from ...sources.vendor_api import VendorAPI, require
 from .adf import to_markdown
 
-FIELDS = "summary,description,status,priority,created,resolutiondate,updated,components,labels,comment,issuetype"
+FIELDS = "summary,description,status,priority,created,resolution,resolutiondate,updated,components,labels,comment,issuetype"
 # Jira Service Management's incident work type is "[System] Incident" on current sites; name yours with
 # ONCALL_MEMORY_JIRA_JQL when it differs. Resolved ones only: an open incident has no fix to tell.
 DEFAULT_JQL = 'issuetype = "[System] Incident" AND resolution IS NOT EMPTY'
@@ -50,6 +50,12 @@ TZ_SLACK = dt.timedelta(days=1)
 
 class JiraAPI(VendorAPI):
     """Jira Cloud with an Atlassian account's email and API token (basic auth, as Atlassian documents)."""
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> JiraAPI:
+        jira = settings.jira
+        require(jira, "jira", "url", "email", "token", why="an Atlassian account and its API token")
+        return cls(jira.url, jira.email, jira.token, max_retries=jira.max_retries, backoff=jira.backoff)
 
     def __init__(self, url: str, email: str, token: SecretStr, **kwargs: Any):
         super().__init__(
@@ -73,6 +79,11 @@ class JiraAPI(VendorAPI):
             if page.get("isLast", token is None) or not token or not issues:
                 return
             params = {**params, "nextPageToken": token}
+
+    def issue(self, key: str) -> dict[str, Any]:
+        """One issue with the fields a source reads (its first comments among them)."""
+        body = self.get(f"/rest/api/3/issue/{quote(key, safe='')}", {"fields": FIELDS}).json()
+        return body if isinstance(body, dict) else {}
 
     def comments(self, key: str, start: int) -> Iterator[dict[str, Any]]:
         """An issue's comments from `start` on (the search returns only the first ones)."""
@@ -99,10 +110,7 @@ class JiraSource(Source):
 
     @classmethod
     def from_settings(cls, settings: Any) -> JiraSource:
-        jira = settings.jira
-        require(jira, "jira", "url", "email", "token", why="an Atlassian account and its API token")
-        api = JiraAPI(jira.url, jira.email, jira.token, max_retries=jira.max_retries, backoff=jira.backoff)
-        return cls(api, jira.jql)
+        return cls(JiraAPI.from_settings(settings), settings.jira.jql)
 
     def close(self) -> None:
         self._api.close()
@@ -117,19 +125,21 @@ class JiraSource(Source):
     def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
         for issue in self._api.search(self.query(window)):
             key = str(issue.get("key") or issue.get("id") or "?")
-            comments = _comments(issue)
-            total = ((issue.get("fields") or {}).get("comment") or {}).get("total")
-            if isinstance(total, int) and total > len(comments):
-                comments += list(self._api.comments(key, len(comments)))
             try:
-                yield to_incident(issue, comments, self._api.base_url)
+                yield to_incident(issue, all_comments(self._api, issue), self._api.base_url)
             except ValidationError as exc:
                 yield Rejected(f"jira issue {key}", validation_message(exc))
 
 
-def _comments(issue: dict[str, Any]) -> list[dict[str, Any]]:
-    found = ((issue.get("fields") or {}).get("comment") or {}).get("comments")
-    return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+def all_comments(api: JiraAPI, issue: dict[str, Any]) -> list[dict[str, Any]]:
+    """An issue's comments: the first ones it came with, then the rest from the comment endpoint."""
+    field = (issue.get("fields") or {}).get("comment") or {}
+    found = field.get("comments")
+    comments = [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+    total = field.get("total")
+    if isinstance(total, int) and total > len(comments):
+        comments += list(api.comments(str(issue.get("key") or ""), len(comments)))
+    return comments
 
 
 def to_incident(issue: dict[str, Any], comments: list[dict[str, Any]], base_url: str) -> Incident:

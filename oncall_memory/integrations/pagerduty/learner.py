@@ -31,7 +31,7 @@ class Learner(Target):
         self._memory = memory
 
     def accepts(self, job: Job) -> bool:
-        return job.kind == "learn"
+        return job.kind == "learn" and job.pagerduty_incident is not None
 
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
         return {"incident": job.pagerduty_incident}

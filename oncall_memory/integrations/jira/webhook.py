@@ -1,0 +1,68 @@
+"""Jira's webhooks in, so the memory learns as an issue is resolved (as it does from PagerDuty): an admin
+webhook (System > WebHooks) with a secret signs each body, `X-Hub-Signature: sha256=<hex HMAC-SHA256 of
+the raw body>`. An issue event (`jira:issue_updated`, `jira:issue_created`) or a comment event
+(`comment_created`, `comment_updated`) about an issue that has a resolution becomes a job to read the
+issue and remember it; anything else is acknowledged and ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+from pydantic import Field
+
+from ...alert import Alert
+from ...jobs import Item, Job
+from ...signatures import same_secret
+from .. import Loose
+
+LEARN_EVENTS = ("jira:issue_created", "jira:issue_updated", "comment_created", "comment_updated")
+ISSUE_KEY = r"^[A-Z][A-Z0-9_]{0,49}-[0-9]{1,12}$"  # PROJECT-123: it goes into a REST path
+
+
+class JiraIssueRef(Loose):
+    key: str = Field(pattern=ISSUE_KEY)
+    fields: dict[str, Any] = {}
+
+
+class JiraWebhook(Loose):
+    webhookEvent: str
+    timestamp: int | None = None
+    issue: JiraIssueRef | None = None
+    changelog: dict[str, Any] | None = None
+
+
+def verify_signature(secret: str, body: bytes, header: str | None) -> bool:
+    """WebSub's `sha256=<hex>`, as Jira sends it in `X-Hub-Signature`."""
+    if not header:
+        return False
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return same_secret(header.strip(), expected)
+
+
+def resolved(hook: JiraWebhook) -> bool:
+    """Does the event say the issue has a resolution (set now, by its changelog, or already)?"""
+    if hook.issue is None:
+        return False
+    if hook.issue.fields.get("resolution"):
+        return True
+    items = (hook.changelog or {}).get("items")
+    return any(
+        isinstance(i, dict) and i.get("field") == "resolution" and i.get("to") not in (None, "")
+        for i in (items if isinstance(items, list) else [])
+    )
+
+
+def learn_job(hook: JiraWebhook, delivery: str | None) -> Job:
+    """Read the issue and remember it. Keyed by Jira's delivery id (`X-Atlassian-Webhook-Identifier`) or the
+    event's time: each delivery once, a later edit learnt again."""
+    assert hook.issue is not None
+    key = f"jira-learn:{hook.issue.key}:{delivery or hook.timestamp or hook.webhookEvent}"
+    return Job(
+        key=key,
+        kind="learn",
+        items=[Item(key=key, alert=Alert(text=hook.webhookEvent), title=hook.webhookEvent)],
+        jira_issue=hook.issue.key,
+    )
