@@ -174,22 +174,38 @@ def test_odd_bytes_in_a_credential_are_a_401_not_a_500(memory, header):
             assert response.status_code == 401, (path, response.text)
 
 
-def test_serve_refuses_a_public_address_while_a_route_is_open(capsys, monkeypatch):
+def test_serve_refuses_a_public_address_without_the_api_token_and_nothing_else(capsys):
     assert main(["serve", "--host", "0.0.0.0", "--port", "1"]) == 2
     err = capsys.readouterr().err
     assert "refusing to serve on 0.0.0.0" in err
-    for route, variable in (
-        ("/similar", "ONCALL_MEMORY_API_TOKEN"),
-        ("/webhooks/opsgenie", "ONCALL_MEMORY_OPSGENIE_TOKEN"),
-        ("/webhooks/pagerduty", "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
-        ("/webhooks/alertmanager", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
-    ):
-        assert route in err and variable in err
-    assert "ONCALL_MEMORY_ALLOW_UNAUTHENTICATED" in err
-    for name in ("API_TOKEN", "OPSGENIE_TOKEN", "PAGERDUTY_WEBHOOK_SECRET"):
-        monkeypatch.setenv(f"ONCALL_MEMORY_{name}", "x")
-    assert main(["serve", "--host", "0.0.0.0", "--port", "1"]) == 2
-    assert capsys.readouterr().err.count("(set ") == 1  # only the Alertmanager route is still open
+    assert "/similar" in err and "ONCALL_MEMORY_API_TOKEN" in err and "ONCALL_MEMORY_ALLOW_UNAUTHENTICATED" in err
+    assert "/webhooks/" not in err  # a pager the team does not use is off, not a reason to refuse
+
+
+def test_facing_the_network_a_pager_route_is_on_only_with_its_secret(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from oncall_memory.service import create_app
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        embedder="fake",
+        host="0.0.0.0",
+        api_token=SecretStr("api"),
+        alertmanager_token=SecretStr("am-secret"),
+    )
+    with TestClient(create_app(settings)) as client:
+        for route, variable in (
+            ("/webhooks/pagerduty", "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
+            ("/webhooks/opsgenie", "ONCALL_MEMORY_OPSGENIE_TOKEN"),
+        ):
+            off = client.post(route, content=b"{}", headers=JSON)
+            assert off.status_code == 404 and variable in off.text, (route, off.text)
+        assert (
+            client.post("/webhooks/alertmanager", content=b"{}", headers=JSON).status_code == 401
+        )  # on: needs its token
+    with TestClient(create_app(settings.replace(host="127.0.0.1"))) as client:  # on one machine: open, as before
+        assert client.post("/webhooks/opsgenie", content=b"{}", headers=JSON).status_code == 422
 
 
 # -- no input makes a 500 --------------------------------------------------------------------------
@@ -308,10 +324,12 @@ def test_no_generated_request_gets_a_5xx(case, fuzz_client):
 def test_a_blank_secret_is_no_secret(monkeypatch):
     # docker-compose's `${VAR:-}` sets VAR to "": that must read as unset, not as the token "" that an empty
     # Authorization header would match.
-    from oncall_memory.service.auth import exposure
+    from oncall_memory.service.auth import exposure, pagers_off
 
     monkeypatch.setenv("ONCALL_MEMORY_ALERTMANAGER_TOKEN", "")
     monkeypatch.setenv("ONCALL_MEMORY_SLACK_SIGNING_SECRET", "  ")
+    monkeypatch.setenv("ONCALL_MEMORY_API_TOKEN", " ")
     settings = Settings(host="0.0.0.0")
     assert settings.service.alertmanager_token is None and settings.slack.signing_secret is None
-    assert any("/webhooks/alertmanager" in line for line in exposure(settings))
+    assert ("/webhooks/alertmanager", "ONCALL_MEMORY_ALERTMANAGER_TOKEN") in pagers_off(settings)
+    assert any("ONCALL_MEMORY_API_TOKEN" in line for line in exposure(settings))

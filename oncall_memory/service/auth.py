@@ -6,8 +6,13 @@ carry anything (Starlette decodes them as latin-1).
 | /webhooks/pagerduty | `X-PagerDuty-Signature` (HMAC of the body with ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET) |
 | /webhooks/alertmanager | `Authorization: Bearer ONCALL_MEMORY_ALERTMANAGER_TOKEN` |
 | /webhooks/opsgenie | ONCALL_MEMORY_OPSGENIE_TOKEN as a custom header, a bearer token or a basic-auth password |
+| /webhooks/jira | `X-Hub-Signature` (HMAC of the body with ONCALL_MEMORY_JIRA_WEBHOOK_SECRET); off without it |
 | /similar, /feedback, /stats, /metrics, /mcp, /docs, /redoc, /openapi.json | `Authorization: Bearer ONCALL_MEMORY_API_TOKEN` |
 | / and /incidents/{id} (the search page) | the same token as a bearer token, or the session cookie `/login` sets (`page.py`) |
+
+A pager's route is on when its secret is set. Without it the route is open on a loopback address (trying it
+out on one machine) and **off** (404, naming the variable) on any other: a team that uses one pager sets
+that pager's secret and nothing else. The API token is the one credential `serve` insists on.
 """
 
 from __future__ import annotations
@@ -41,9 +46,35 @@ def _basic_password(request: Request) -> str:
     return decoded.partition(":")[2]
 
 
+def faces_the_network(settings: Settings) -> bool:
+    return not (is_loopback(settings.service.host) or settings.service.allow_unauthenticated)
+
+
+# Each pager's route, the setting that turns it on, and its variable.
+PAGER_ROUTES = (
+    ("/webhooks/pagerduty", lambda s: s.pagerduty.webhook_secret, "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
+    ("/webhooks/alertmanager", lambda s: s.service.alertmanager_token, "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
+    ("/webhooks/opsgenie", lambda s: s.service.opsgenie_token, "ONCALL_MEMORY_OPSGENIE_TOKEN"),
+)
+
+
+def pagers_off(settings: Settings) -> list[tuple[str, str]]:
+    """The pager routes that are off, with the variable that turns each on (none on a loopback address)."""
+    if not faces_the_network(settings):
+        return []
+    return [(route, variable) for route, secret, variable in PAGER_ROUTES if secret(settings) is None]
+
+
+def pager_on(settings: Settings, route: str) -> None:
+    """Raise 404 for a pager route that is off (see the module doc)."""
+    for off, variable in pagers_off(settings):
+        if off == route:
+            raise HTTPException(404, f"{route} is off: set {variable} to turn it on")
+
+
 def _check(token: SecretStr | None, offered: list[str], what: str) -> None:
     if token is None:
-        return  # not configured: open (serve refuses this on a non-loopback address, see `exposure`)
+        return  # not configured: open on loopback; elsewhere the route is off before this (`pager_on`)
     expected = token.get_secret_value()
     # Every offered credential is compared, so the time taken does not say which one was tried.
     if not sum(same_secret(o, expected) for o in offered):
@@ -57,15 +88,17 @@ def api_token(request: Request) -> None:
 
 def alertmanager_token(request: Request) -> None:
     """Alertmanager's `http_config.authorization` (Bearer by default), checked before the body is read."""
-    _check(settings_of(request).service.alertmanager_token, [_bearer(request)], "bearer token")
+    settings = settings_of(request)
+    pager_on(settings, "/webhooks/alertmanager")
+    _check(settings.service.alertmanager_token, [_bearer(request)], "bearer token")
 
 
 def opsgenie_token(request: Request) -> None:
     """Opsgenie's webhook integration sends custom headers, or basic auth: any one carrying the secret."""
+    settings = settings_of(request)
+    pager_on(settings, "/webhooks/opsgenie")
     offered = [request.headers.get(OPSGENIE_HEADER, ""), _bearer(request), _basic_password(request)]
-    _check(
-        settings_of(request).service.opsgenie_token, offered, f"{OPSGENIE_HEADER} header, bearer token or basic auth"
-    )
+    _check(settings.service.opsgenie_token, offered, f"{OPSGENIE_HEADER} header, bearer token or basic auth")
 
 
 def is_loopback(host: str) -> bool:
@@ -78,17 +111,9 @@ def is_loopback(host: str) -> bool:
 
 
 def exposure(settings: Settings) -> list[str]:
-    """What would face the network unauthenticated: one line per route, naming the variable that closes it."""
-    if is_loopback(settings.service.host) or settings.service.allow_unauthenticated:
+    """What would face the network unauthenticated: the API's routes without the API token (a pager's route
+    without its secret is off there, not open)."""
+    if not faces_the_network(settings) or settings.service.api_token is not None:
         return []
-    open_routes = [
-        (
-            settings.service.api_token,
-            "/ (search page), /similar, /feedback, /stats, /metrics, /mcp, /docs, /redoc, /openapi.json",
-            "ONCALL_MEMORY_API_TOKEN",
-        ),
-        (settings.pagerduty.webhook_secret, "/webhooks/pagerduty", "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
-        (settings.service.alertmanager_token, "/webhooks/alertmanager", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
-        (settings.service.opsgenie_token, "/webhooks/opsgenie", "ONCALL_MEMORY_OPSGENIE_TOKEN"),
-    ]
-    return [f"{routes} (set {variable})" for secret, routes, variable in open_routes if secret is None]
+    routes = "/ (search page), /similar, /feedback, /stats, /metrics, /mcp, /docs, /redoc, /openapi.json"
+    return [f"{routes} (set ONCALL_MEMORY_API_TOKEN)"]

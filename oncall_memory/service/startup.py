@@ -9,6 +9,7 @@ from ..integrations.slack.targets import SlackBot, SlackWebhook
 from ..memory import Memory
 from ..settings import Settings
 from ..targets import NO_TARGET_HINT, Target
+from .auth import PAGER_ROUTES, pagers_off
 
 
 def summary(settings: Settings, targets: list[Target], memory: Memory) -> list[str]:
@@ -31,30 +32,33 @@ def summary(settings: Settings, targets: list[Target], memory: Memory) -> list[s
 
 
 def routes(settings: Settings) -> list[tuple[str, str]]:
-    def by(secret: object, how: str, variable: str) -> str:
-        return how if secret is not None else f"OPEN (set {variable})"
+    off = dict(pagers_off(settings))  # a pager route without its secret, facing the network
 
-    api = by(settings.service.api_token, "bearer token", "ONCALL_MEMORY_API_TOKEN")
+    def by(route: str, secret: object, how: str, variable: str) -> str:
+        if secret is not None:
+            return how
+        return f"off (set {variable} to turn it on)" if route in off else f"OPEN (set {variable})"
+
+    api = by("/similar", settings.service.api_token, "bearer token", "ONCALL_MEMORY_API_TOKEN")
     slack = (
         "Slack's request signature" if settings.slack.signing_secret else "off (set ONCALL_MEMORY_SLACK_SIGNING_SECRET)"
     )
+    jira = (
+        "signed (X-Hub-Signature), learning"
+        if settings.jira.webhook_secret
+        else "off (set ONCALL_MEMORY_JIRA_WEBHOOK_SECRET)"
+    )
+    pagers = {
+        "/webhooks/pagerduty": "signed (X-PagerDuty-Signature)",
+        "/webhooks/alertmanager": "bearer token",
+        "/webhooks/opsgenie": "shared token",
+    }
     return [
-        (
-            "POST /webhooks/pagerduty",
-            by(
-                settings.pagerduty.webhook_secret,
-                "signed (X-PagerDuty-Signature)",
-                "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET",
-            ),
+        *(
+            (f"POST {route}", by(route, secret(settings), pagers[route], variable))
+            for route, secret, variable in PAGER_ROUTES
         ),
-        (
-            "POST /webhooks/alertmanager",
-            by(settings.service.alertmanager_token, "bearer token", "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
-        ),
-        (
-            "POST /webhooks/opsgenie",
-            by(settings.service.opsgenie_token, "shared token", "ONCALL_MEMORY_OPSGENIE_TOKEN"),
-        ),
+        ("POST /webhooks/jira", jira),
         ("/similar, /feedback, /stats, /metrics, /docs", api),
         ("/mcp, /mcp/sse (MCP for agents)", api),
         ("/ (search page)", api if settings.service.api_token is None else "bearer token or a login session"),

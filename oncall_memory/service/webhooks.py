@@ -25,7 +25,7 @@ from ..integrations.pagerduty.webhook import (
 )
 from ..jobs import Job
 from ..redact import already_redacted, redact_all
-from .auth import alertmanager_token, opsgenie_token
+from .auth import alertmanager_token, opsgenie_token, pager_on
 from .body import documented_body, parse, parse_json, raw_json_body
 from .deps import DispatcherDep, LearningDep, MemoryDep, SettingsDep
 from .worker import Dispatcher
@@ -50,6 +50,7 @@ def pagerduty(
     learning: LearningDep,
     raw: bytes = Depends(raw_json_body),
 ) -> dict:
+    pager_on(settings, "/webhooks/pagerduty")
     if settings.pagerduty.webhook_secret is not None:
         secret = settings.pagerduty.webhook_secret.get_secret_value()
         if not verify_signature(secret, raw, request.headers.get("x-pagerduty-signature")):

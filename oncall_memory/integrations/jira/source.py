@@ -37,7 +37,9 @@ from ...sources.postmortem import described
 from ...sources.vendor_api import VendorAPI, require
 from .adf import to_markdown
 
-FIELDS = "summary,description,status,priority,created,resolution,resolutiondate,updated,components,labels,comment,issuetype"
+FIELDS = (
+    "summary,description,status,priority,created,resolution,resolutiondate,updated,components,labels,comment,issuetype"
+)
 # Jira Service Management's incident work type is "[System] Incident" on current sites; name yours with
 # ONCALL_MEMORY_JIRA_JQL when it differs. Resolved ones only: an open incident has no fix to tell.
 DEFAULT_JQL = 'issuetype = "[System] Incident" AND resolution IS NOT EMPTY'
