@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from .alert import Alert, Filters
 from .errors import InvalidInput, OncallMemoryError
@@ -346,7 +346,9 @@ def _suggestions(lookup: Lookup) -> Suggestions:
 
 
 def _refuse_unknown_arguments(server: MCPServer) -> None:
-    """An argument the tool does not take is refused, not silently dropped: an agent learns of its typo."""
+    """An argument the tool does not take is refused, not silently dropped: an agent learns of its typo. And
+    every refused argument is told in plain words: which argument, what is wrong, what the tool takes (not
+    pydantic's report with its links and model names)."""
     for tool in server._tool_manager.list_tools():
         model = tool.fn_metadata.arg_model
         model.model_config["extra"] = "forbid"
@@ -354,3 +356,30 @@ def _refuse_unknown_arguments(server: MCPServer) -> None:
         model.model_config["hide_input_in_errors"] = True
         model.model_rebuild(force=True)
         tool.parameters = model.model_json_schema(by_alias=True)
+        object.__setattr__(tool, "run", _in_plain_words(tool.run, tool.name, sorted(model.model_fields)))
+
+
+def _in_plain_words(run: Any, name: str, takes: list[str]) -> Any:
+    async def plain(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await run(*args, **kwargs)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"{name}: {argument_problems(exc.__cause__, takes)}") from None
+            raise
+
+    return plain
+
+
+def argument_problems(exc: ValidationError, takes: list[str]) -> str:
+    """`limit: Input should be less than or equal to 20; lmit is not an argument (it takes: limit, text)`."""
+    problems = []
+    for error in exc.errors(include_input=False, include_url=False):
+        field = ".".join(str(p) for p in error["loc"]) or "arguments"
+        if error["type"] == "missing":
+            problems.append(f"{field} is required")
+        elif error["type"] == "extra_forbidden":
+            problems.append(f"{field} is not an argument (it takes: {', '.join(takes)})")
+        else:
+            problems.append(f"{field}: {error['msg']}")
+    return "; ".join(problems)
