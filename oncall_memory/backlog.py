@@ -24,8 +24,8 @@ class Rejected:
         return f"{self.where}: {self.reason}"
 
 
-def validation_message(exc: ValidationError) -> str:
-    """A pydantic error in words that say which field to fix and how."""
+def validation_message(exc: ValidationError, *, known: str = "see the README for the incident format") -> str:
+    """A pydantic error in words that say which field to fix and how (`known`: where the fields are listed)."""
     parts = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"])
@@ -36,7 +36,7 @@ def validation_message(exc: ValidationError) -> str:
         if err["type"] == "missing":
             msg = "is required"
         elif err["type"] == "extra_forbidden":
-            msg = "is not a known field (see the README for the incident format)"
+            msg = f"is not a known field ({known})"
         parts.append(f"{field} {msg}" if err["type"] in ("missing", "extra_forbidden") else f"{field}: {msg}")
     return "; ".join(parts)
 

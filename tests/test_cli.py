@@ -183,3 +183,12 @@ def test_nothing_stored_is_said_before_the_local_model_loads(capsys, monkeypatch
     code, out, err = run(capsys, "similar", "disk full on db-1")
     assert code == 1 and out == ""
     assert "run `oncall-memory ingest PATH` first" in err
+
+
+def test_an_alert_file_with_an_unknown_field_says_which_fields_an_alert_has(capsys, tmp_path):
+    run(capsys, "ingest", str(FIXTURES / "incidents.jsonl"))
+    alert = tmp_path / "alert.json"
+    alert.write_text('{"text": "disk full", "sevrity": "high"}')
+    code, _, err = run(capsys, "similar", "--alert", str(alert))
+    assert code == 2 and "sevrity is not a known field (an alert has " in err and "component_tags" in err
+    assert "incident format" not in err

@@ -88,7 +88,8 @@ def alert_from_args(args: argparse.Namespace) -> Alert:
     try:
         return Alert.model_validate(data)
     except ValidationError as exc:
-        raise InvalidInput(f"alert: {validation_message(exc)}") from exc
+        fields = ", ".join(f for f in Alert.model_fields if f != "fact_sources")
+        raise InvalidInput(f"alert: {validation_message(exc, known=f'an alert has {fields}')}") from exc
 
 
 def filters_from_args(args: argparse.Namespace) -> Filters:
