@@ -322,3 +322,31 @@ def test_the_mcp_server_over_http_and_sse_under_the_service_needs_the_token(tmp_
             for transport in (streamable, sse):
                 got = anyio.run(transport)
                 assert len(got["incidents"]) == 2 and "ipsec" in got["incidents"][0]["title"].lower(), transport
+
+
+def test_mcp_on_stdio_relays_to_a_running_service_that_holds_the_memory(tmp_path):
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake", api_token=SecretStr("agent-token"))
+    with Memory.open(settings, embedder=FakeEmbedder()) as memory:
+        memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+        with serving(create_app(settings, memory=memory)) as base:
+            env = {
+                **os.environ,
+                "ONCALL_MEMORY_DATA_DIR": str(tmp_path / "data"),  # held by the service: not openable here
+                "ONCALL_MEMORY_EMBEDDER": "fake",
+                "ONCALL_MEMORY_URL": base,
+                "ONCALL_MEMORY_API_TOKEN": "agent-token",
+            }
+            params = StdioServerParameters(
+                command=sys.executable, args=["-m", "oncall_memory.cli", "mcp"], env=env, cwd=str(ROOT)
+            )
+
+            async def calls(client):
+                names = {t.name for t in (await client.list_tools()).tools}
+                got = await answer(client, "similar_incidents", {"text": ALERT, "limit": 2})
+                refused = await refusal(client, "similar_incidents", {"text": ALERT, "lmit": 2})
+                return names, got, refused
+
+            names, got, refused = ask(params, calls)
+    assert {"similar_incidents", "get_incident", "record_feedback"} <= names
+    assert len(got["incidents"]) == 2 and "ipsec" in got["incidents"][0]["title"].lower()
+    assert "lmit is not an argument" in refused

@@ -21,7 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--who", default="cli", help="who says so (default: cli)")
     p.set_defaults(func=cmd_feedback)
 
-    p = sub.add_parser("mcp", help="serve the memory to AI agents over MCP on stdio")
+    p = sub.add_parser(
+        "mcp", help="serve the memory to AI agents over MCP on stdio (relayed to a running service's /mcp)"
+    )
     p.set_defaults(func=cmd_mcp)
 
 
@@ -61,6 +63,18 @@ def _feedback_remote(args: argparse.Namespace, settings: Settings, alert: Alert,
 
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    url = remote.service_url(settings)
+    if url:
+        try:
+            remote.get(settings, url, "/healthz")
+        except remote.Unreachable as exc:
+            err(f"the service at {url} did not answer ({exc}); serving the memory here instead")
+        else:
+            from .. import mcp_proxy
+
+            err(f"relaying MCP to the service at {url}/mcp (it holds the memory)")
+            mcp_proxy.run(url, settings.service.api_token)
+            return 0
     from ..integrations.pagerduty import PagerDutyAPI
     from ..mcp_server import build_server
     from ..memory import Memory
