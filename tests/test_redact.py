@@ -336,3 +336,11 @@ def test_detection_unfolds_every_character_that_posting_strips():
         if token[12:30] in neutralise(redact(f"rotated {split} today")):
             let_through.append(f"U+{ord(c):04X}")
     assert let_through == []
+
+
+def test_the_invisible_characters_read_from_a_few_planes_are_all_of_them():
+    import sys
+
+    from oncall_memory.redact.invisible import INVISIBLE, _invisible
+
+    assert INVISIBLE == _invisible((range(sys.maxunicode + 1),))  # this Python's Unicode, every code point

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
 from ..ingest import IngestReport, IngestStopped
-from ..integrations.pagerduty.api import FIRST_YEAR
 from ..settings import Settings
-from ..sources import Window
+from ..sources import FIRST_YEAR, Window
 from .common import EXIT_FAILED, EXIT_REJECTED, err
 from .when import moment
 

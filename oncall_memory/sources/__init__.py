@@ -13,6 +13,9 @@ from datetime import datetime, timedelta, timezone
 from ..backlog import Rejected
 from ..incident import Incident
 
+# Where "all history" begins for a source that needs a start (PagerDuty's own first year).
+FIRST_YEAR = datetime(2009, 1, 1, tzinfo=timezone.utc)
+
 
 @dataclass(frozen=True)
 class Window:

@@ -2,6 +2,6 @@
 incident source (`source.py`), its Webhooks v3 (`webhook.py`), the answer as a note (`notes.py`) and the
 memory learning as incidents resolve (`learner.py`)."""
 
-from .api import FIRST_YEAR, MAX_RANGE, PagerDutyAPI
+from .api import MAX_RANGE, PagerDutyAPI
 
-__all__ = ["FIRST_YEAR", "MAX_RANGE", "PagerDutyAPI"]
+__all__ = ["MAX_RANGE", "PagerDutyAPI"]

@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -41,7 +41,6 @@ ACCEPT = "application/vnd.pagerduty+json;version=2"
 MAX_RANGE = timedelta(days=180)  # since/until may span 6 months at most
 OFFSET_LIMIT = 10_000  # offset + limit may not go past this
 PAGE = 100
-FIRST_YEAR = datetime(2009, 1, 1, tzinfo=timezone.utc)  # PagerDuty's own start: "all history" begins here
 
 
 class RateLimiter:

@@ -29,8 +29,8 @@ from pydantic import ValidationError
 from ...backlog import Rejected, validation_message
 from ...datadir import write_atomic
 from ...incident import Incident, Outcome
-from ...sources import Source, Window
-from .api import FIRST_YEAR, PagerDutyAPI
+from ...sources import FIRST_YEAR, Source, Window
+from .api import PagerDutyAPI
 
 _FIX = re.compile(r"^fix:\s*(?P<action>.+?)\s*=>\s*(?P<outcome>[\w-]+)\s*$", re.I)
 _OUTCOMES = {o.value for o in Outcome}  # a "Fix:" line with another outcome stays free text, not lost
