@@ -46,3 +46,45 @@ def test_the_variable_tables_name_only_settings():
     known = set().union(*settings_variables()) | NOT_SETTINGS
     unknown = sorted(n for n in documented() if not n.endswith("*") and n not in known)
     assert not unknown, f"docs/operations.md documents variables nothing reads: {unknown}"
+
+
+def test_the_figures_the_readme_and_the_evaluation_page_give_are_what_eval_prints(tmp_path, monkeypatch, capsys):
+    """On a fresh data dir with the default local model: ingest the sample incidents, run `eval`, and find
+    every figure of docs/evaluation.md's shipped-sets table and the README's sentence in what it printed."""
+    import json
+
+    import pytest
+
+    pytest.importorskip("sentence_transformers")
+    from oncall_memory.cli import main
+
+    monkeypatch.setenv("ONCALL_MEMORY_EMBEDDER", "local")
+    assert main(["ingest", str(ROOT / "fixtures" / "incidents.jsonl")]) == 0
+    capsys.readouterr()
+    assert main(["eval", "--json"]) == 0
+    printed = {path.rsplit("/", 1)[-1]: sets for path, sets in json.loads(capsys.readouterr().out).items()}
+
+    def figures(set_file: str, configuration: str) -> list[str]:
+        m = printed[set_file][configuration]
+        return [f"{m[k]:.3f}" for k in ("recall_at_3", "recall_at_5", "hit_at_1", "mrr")]
+
+    page = (ROOT / "docs" / "evaluation.md").read_text()
+    table = page[page.index("| set | configuration | recall@3 | recall@5 | hit@1 | MRR |") :].split("\n\n")[0]
+    rows, current = 0, None
+    for line in table.splitlines()[2:]:
+        cells = [c.strip().strip("*") for c in line.strip("|").split("|")]
+        current = {"alerts as they arrive": "alerts.jsonl", "written-out alerts": "labels.jsonl"}.get(cells[0], current)
+        assert current is not None, line
+        if (current, cells[1]) == ("alerts.jsonl", "hybrid"):
+            # Unranked hybrid on this set varies with the ingest (0.80-0.84 MRR, hit@1 0.71-0.73): the
+            # engine orders equal word-search scores differently from one build to the next, and the fused
+            # ranks follow. The page says so; the ranked default and every other row are exact.
+            got = figures(current, cells[1])
+            assert all(abs(float(a) - float(b)) <= 0.05 for a, b in zip(cells[2:], got, strict=True)), (line, got)
+        else:
+            assert cells[2:] == figures(current, cells[1]), (current, line)
+        rows += 1
+    assert rows == 10
+    readme = (ROOT / "README.md").read_text()
+    pager, written = figures("alerts.jsonl", "hybrid+ranking")[3], figures("labels.jsonl", "hybrid+ranking")[3]
+    assert f"gives {pager} and {written} on the two shipped sets" in readme
