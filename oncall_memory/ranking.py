@@ -147,9 +147,16 @@ class Neighbour(BaseModel):
 
 
 def human_age(days: float) -> str:
+    """How long ago, as people say it: the one rule for every age shown (answers, the page, the incident
+    page, the last ingest), so one incident is never "20 months" in a list and "1 year" on its page."""
+    if days < 0:
+        return "in the future"
     if days < 1:
-        hours = int(days * 24)
-        return "under an hour ago" if hours < 1 else f"{hours} hour{'s' * (hours != 1)} ago"
+        minutes = int(days * 24 * 60)
+        if minutes < 60:
+            return "just now" if minutes < 1 else f"{minutes} minute{'s' * (minutes != 1)} ago"
+        hours = minutes // 60
+        return f"{hours} hour{'s' * (hours != 1)} ago"
     for limit, unit, size in ((14, "day", 1), (60, "week", 7), (730, "month", 30.44), (float("inf"), "year", 365.25)):
         if days < limit:
             n = int(days // size)

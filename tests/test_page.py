@@ -1,6 +1,7 @@
 """The search page over HTTP (the browser test drives it for real; these check the edges): who may
 see it, what a hostile stored incident or query can and cannot do, and that no input makes a 500."""
 
+import re
 from urllib.parse import quote_plus
 
 import pytest
@@ -325,3 +326,16 @@ def test_the_icon_and_the_page_assets_are_served_without_a_session_and_ship_in_t
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     for pattern in ("static/*.css", "static/*.js", "static/*.svg", "templates/*.html"):
         assert pattern in data["oncall_memory.service"]
+
+
+def test_a_search_with_nothing_close_is_headed_as_such_and_ages_agree_with_the_incident_page(client):
+    log_in(client)
+    weak = client.get("/?q=" + quote_plus("quantum flux capacitor misaligned on the starship bridge"))
+    assert weak.status_code == 200
+    assert "Nothing like this on record: the 5 nearest" in weak.text and "5 past incidents like this" not in weak.text
+    assert "hybrid search" not in weak.text and "ranked by facts" not in weak.text  # plain words
+    sure = client.get("/?q=" + quote_plus("checkout pods CrashLoopBackOff after release, PAYMENT_GATEWAY_URL missing"))
+    assert "past incidents like this" in sure.text
+    listed = re.search(r'<a[^>]+href="/incidents/INC-1001"[^>]*>.*?<span class="age">([^<]+)</span>', sure.text, re.S)
+    page = client.get("/incidents/INC-1001").text
+    assert listed is not None and listed.group(1) in page  # the same words on both

@@ -38,7 +38,7 @@ from ..incident import worked
 from ..links import web_link
 from ..memory import Memory
 from ..pasted import pasted_facts
-from ..ranking import AGE, FIX_KINDS, Neighbour
+from ..ranking import AGE, FIX_KINDS, Neighbour, human_age
 from ..redact import already_redacted, redact, redact_all
 from ..render import NOTHING_CLOSE, WEAK_FIX
 from ..retrieve import Lookup
@@ -393,14 +393,8 @@ def panel(request: Request, memory: Memory) -> dict[str, Any]:
 
 
 def ago(at: datetime) -> str:
-    seconds = (datetime.now(UTC) - at).total_seconds()
-    if seconds < 0:
-        return "in the future"
-    for size, unit in ((365 * 86400, "year"), (30 * 86400, "month"), (86400, "day"), (3600, "hour"), (60, "minute")):
-        if seconds >= size:
-            n = int(seconds // size)
-            return f"{n} {unit}{'s' * (n != 1)} ago"
-    return "just now"
+    """`ranking.human_age`, the one rule for ages, of a moment."""
+    return human_age((datetime.now(UTC) - at).total_seconds() / 86400)
 
 
 # -- feedback from the page -----------------------------------------------------------------------
