@@ -65,7 +65,7 @@ def test_the_wrong_token_is_refused_and_the_right_one_gives_a_strict_httponly_se
     assert client.get("/").status_code == 303
 
 
-def test_the_cookie_opens_the_pages_only_never_the_api(client):
+def test_the_cookie_opens_the_pages_and_the_docs_never_the_api(client):
     log_in(client)
     assert client.get("/").status_code == 200
     for method, path in (
@@ -73,9 +73,15 @@ def test_the_cookie_opens_the_pages_only_never_the_api(client):
         ("GET", "/stats"),
         ("GET", "/metrics"),
         ("POST", "/feedback"),
-        ("GET", "/openapi.json"),
     ):
         assert client.request(method, path).status_code == 401, path
+    # the API's documentation is read by a logged-in person too, with its own assets (no CDN)
+    docs = client.get("/docs")
+    assert docs.status_code == 200 and "/docs/assets/swagger-ui-bundle.js" in docs.text and "cdn." not in docs.text
+    assert client.get("/openapi.json").json()["paths"]
+    assert client.get("/docs/assets/swagger-ui-bundle.js").headers["content-type"].startswith("text/javascript")
+    assert client.get("/docs/assets/swagger-ui.css").status_code == 200
+    assert client.get("/docs/assets/..%2F..%2Fsettings.py").status_code == 404
     # a bearer token opens the page too (a script, a screen reader's fetch)
     client.cookies.clear()
     assert client.get("/", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200

@@ -16,6 +16,7 @@ import sqlite3
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+import swagger_ui_bundle
 from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -67,6 +68,10 @@ def jira_learns(settings: Settings) -> bool:
     """Jira issues are learnt as they resolve with a webhook secret and the API to read them back."""
     jira = settings.jira
     return bool(jira.webhook_secret and jira.url and jira.email and jira.token)
+
+
+DOCS_ASSETS = "/docs/assets"
+DOCS_ASSET_TYPES = {"swagger-ui-bundle.js": "text/javascript", "swagger-ui.css": "text/css"}  # nothing else is served
 
 
 def make_targets(settings: Settings, buttons: Extra | None = None) -> list[Target]:
@@ -227,13 +232,30 @@ def create_app(
     app.router.routes.append(Route(mcp_http.MESSAGES_PATH, endpoint=mcp, methods=["POST"]))
     guarded = [Depends(api_token)]
 
-    @app.get("/openapi.json", dependencies=guarded, include_in_schema=False)
+    readers = [Depends(page.bearer_or_session)]
+
+    @app.get("/openapi.json", dependencies=readers, include_in_schema=False)
     def openapi() -> JSONResponse:
         return JSONResponse(openapi_schema(app))
 
-    @app.get("/docs", dependencies=guarded, include_in_schema=False)
+    @app.get("/docs", dependencies=readers, include_in_schema=False)
     def swagger() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title="oncall-memory")
+        # Swagger UI from its PyPI package, served here: no CDN (an air-gapped network, a strict CSP).
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="oncall-memory",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url="/favicon.svg",
+        )
+
+    @app.get(DOCS_ASSETS + "/{name}", include_in_schema=False)
+    def swagger_asset(name: str) -> Response:
+        kind = DOCS_ASSET_TYPES.get(name)
+        if kind is None:
+            return Response(status_code=404)
+        body = (swagger_ui_bundle.swagger_ui_path / name).read_bytes()
+        return Response(body, media_type=kind, headers={"Cache-Control": "max-age=86400"})
 
     @app.get("/redoc", dependencies=guarded, include_in_schema=False)
     def redoc() -> HTMLResponse:

@@ -145,6 +145,17 @@ def page_user(request: Request) -> Session | None:
     return session
 
 
+def bearer_or_session(request: Request) -> None:
+    """The API's documentation is for a logged-in person too: the bearer token or a page session opens it
+    (reading it changes nothing; the API itself stays bearer-only)."""
+    try:
+        page_user(request)
+    except LoginRequired:
+        raise HTTPException(
+            401, "log in at /login, or send the API token as a bearer token", headers={"WWW-Authenticate": "Bearer"}
+        ) from None
+
+
 def csrf_token(request: Request, session: Session | None) -> str:
     """What a form that changes something must carry: the session's own token, or without a session (no
     API token, loopback) a MAC under a secret of this process."""
