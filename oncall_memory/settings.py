@@ -112,6 +112,9 @@ class ServiceSettings(_Group):
     # Addresses of the reverse proxies whose X-Forwarded-For / -Proto are believed (comma-separated IPs or
     # networks, "*" for any). Empty: the connecting address is the client, as Uvicorn's own default should be.
     forwarded_allow_ips: str = ""
+    # The header a trusted authenticating proxy (oauth2-proxy's X-Auth-Request-Email, Grafana-style auth
+    # proxies) sets to the person it logged in: believed only on requests from FORWARDED_ALLOW_IPS.
+    auth_proxy_header: str | None = None
     # Below this much free space under the data dir /readyz says not ready (webhooks would soon be refused).
     min_free_mb: float = 64.0
     # Alertmanager label (and Opsgenie detail) -> alert fact, first label giving one wins; exporters'

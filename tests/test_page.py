@@ -345,3 +345,38 @@ def test_a_search_with_nothing_close_is_headed_as_such_and_ages_agree_with_the_i
     listed = re.search(r'<a[^>]+href="/incidents/INC-1001"[^>]*>.*?<span class="age">([^<]+)</span>', sure.text, re.S)
     page = client.get("/incidents/INC-1001").text
     assert listed is not None and listed.group(1) in page  # the same words on both
+
+
+def test_a_trusted_auth_proxy_logs_people_in_by_name_and_their_feedback_is_theirs(tmp_path):
+    from oncall_memory.alert import Alert
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        embedder="fake",
+        api_token=SecretStr(TOKEN),
+        auth_proxy_header="X-Auth-Request-Email",
+        forwarded_allow_ips="testclient",  # the test client's own address: it plays the proxy
+    )
+    memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
+    memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    alert = "IPsec tunnel to card processor down"
+    suggested = memory.similar(Alert(text=alert)).neighbours[0].id
+    ana = {"X-Auth-Request-Email": "ana@acme.example"}
+    with TestClient(create_app(settings, memory=memory), follow_redirects=False) as c:
+        page = c.get("/", params={"q": alert}, headers=ana)
+        assert page.status_code == 200  # no login form: the proxy logged her in
+        csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        form = {"csrf": csrf, "q": alert, "env": "", "back": "/", "suggested": suggested, "verdict": "helped"}
+        body = "&".join(f"{k}={quote_plus(v)}" for k, v in form.items())
+        assert c.post("/page/feedback", content=body, headers={**FORM, **ana}).status_code == 303
+        # her form token is hers: the same post in someone else's name is refused
+        bob = {"X-Auth-Request-Email": "bob@acme.example"}
+        assert c.post("/page/feedback", content=body, headers={**FORM, **bob}).status_code == 403
+        assert c.get("/similar", params={"text": alert}, headers=ana).status_code == 401  # the API stays bearer-only
+    (row,) = memory.feedback.all()
+    assert row["who"] == "user:ana@acme.example"
+    # from anywhere but the trusted proxy, the header is only a header
+    direct = settings.replace(forwarded_allow_ips="10.0.0.1")
+    with TestClient(create_app(direct, memory=memory), follow_redirects=False) as c:
+        assert c.get("/", headers=ana).status_code == 303
+    memory.close()

@@ -38,7 +38,7 @@ from ..render import Extra
 from ..settings import Settings
 from ..targets import Target
 from . import api, mcp_http, page, slack, webhooks
-from .auth import api_token
+from .auth import RecordPeer, api_token
 from .indexer import Indexer
 from .ingest_timer import IngestTimer
 from .ledger import migrate_ledger
@@ -220,6 +220,7 @@ def create_app(
         # Only a configured proxy may say who the client is: the login throttle and the Secure cookie read
         # `request.client` and its scheme, and anyone else could rotate X-Forwarded-For to dodge the first.
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=trusted)
+    app.add_middleware(RecordPeer)  # outermost: the connection's own address, before any proxy rewrites it
     app.include_router(webhooks.router)
     app.include_router(api.router)
     app.include_router(api.probes)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
+from typing import Any
 
 from fastapi import HTTPException, Request
 from pydantic import SecretStr
@@ -99,6 +100,43 @@ def opsgenie_token(request: Request) -> None:
     pager_on(settings, "/webhooks/opsgenie")
     offered = [request.headers.get(OPSGENIE_HEADER, ""), _bearer(request), _basic_password(request)]
     _check(settings.service.opsgenie_token, offered, f"{OPSGENIE_HEADER} header, bearer token or basic auth")
+
+
+PEER = "oncall_memory.peer"  # the connection's own address, in the ASGI scope
+
+
+class RecordPeer:
+    """Keeps the connection's own address before a proxy-headers middleware replaces the client with the one
+    a proxy names: whether a header came from a trusted proxy is a question about the connection."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scope[PEER] = (scope.get("client") or ("", 0))[0]
+        await self.app(scope, receive, send)
+
+
+def trusted_peer(request: Request, trusted: str) -> bool:
+    """Did the request come straight from one of `trusted` (comma-separated addresses or networks, "*")?"""
+    peer = str(request.scope.get(PEER) or (request.client.host if request.client else ""))
+    entries = [t.strip() for t in trusted.split(",") if t.strip()]
+    if not peer or not entries:
+        return False
+    if "*" in entries:
+        return True
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return peer in entries  # a test client's or a unix socket's name
+    for entry in entries:
+        try:
+            if address in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def is_loopback(host: str) -> bool:

@@ -43,10 +43,10 @@ from ..redact import already_redacted, redact, redact_all
 from ..render import NOTHING_CLOSE, WEAK_FIX
 from ..retrieve import Lookup
 from ..signatures import same_secret
-from .auth import _bearer
+from .auth import _bearer, trusted_peer
 from .deps import attempts_of, memory_of, outbox_of, page_secret_of, sessions_of, settings_of
 from .outbox import FAILED, NEW, PENDING, SENDING
-from .sessions import Session
+from .sessions import Person, Session
 
 router = APIRouter(include_in_schema=False)
 
@@ -129,9 +129,11 @@ class LoginRequired(Exception):
         self.next_path = next_path
 
 
-def page_user(request: Request) -> Session | None:
-    """The session (None for a bearer token, or when no token is configured: the service then refuses to
-    listen beyond loopback, see `auth.exposure`)."""
+def page_user(request: Request) -> Session | Person | None:
+    """Who is looking: the person a trusted proxy vouches for, else the session (None for a bearer token, or
+    when no token is configured: the service then refuses to listen beyond loopback, see `auth.exposure`)."""
+    if (person := proxy_person(request)) is not None:
+        return person
     token = settings_of(request).service.api_token
     if token is None:
         return None
@@ -156,7 +158,24 @@ def bearer_or_session(request: Request) -> None:
         ) from None
 
 
-def csrf_token(request: Request, session: Session | None) -> str:
+MAX_PERSON = 200  # characters of a proxy's name for someone (an email address)
+
+
+def proxy_person(request: Request) -> Person | None:
+    """The person the configured auth-proxy header names, on a request that came through a trusted proxy
+    (its direct peer is in ONCALL_MEMORY_FORWARDED_ALLOW_IPS): anyone else could send the header too."""
+    settings = settings_of(request)
+    header = settings.service.auth_proxy_header
+    if not header or not trusted_peer(request, settings.service.forwarded_allow_ips):
+        return None
+    name = " ".join(request.headers.get(header, "").split())[:MAX_PERSON]
+    if not name:
+        return None
+    csrf = hmac.new(page_secret_of(request), b"proxy person " + name.encode(), hashlib.sha256).hexdigest()
+    return Person(who=f"user:{name}", csrf=csrf)
+
+
+def csrf_token(request: Request, session: Session | Person | None) -> str:
     """What a form that changes something must carry: the session's own token, or without a session (no
     API token, loopback) a MAC under a secret of this process."""
     if session is not None:
@@ -251,7 +270,7 @@ def search(
     limit: int = 5,
     since: str = "",
     said: str = "",
-    session: Session | None = Depends(page_user),
+    session: Session | Person | None = Depends(page_user),
     memory: Memory = Depends(memory_of),
 ) -> Response:
     typed = {"q": q, "service": service.strip(), "env": env.strip(), "flavor": flavor.strip(), "tags": tags.strip()}
@@ -415,7 +434,7 @@ def ago(at: datetime) -> str:
 def page_feedback(
     request: Request,
     form: dict[str, str] = Depends(feedback_form),
-    session: Session | None = Depends(page_user),
+    session: Session | Person | None = Depends(page_user),
     memory: Memory = Depends(memory_of),
 ) -> Response:
     """A result's "helped" / "not related" button: recorded as `POST /feedback` records it, signed by the

@@ -33,6 +33,14 @@ CREATE TABLE IF NOT EXISTS sessions (
 
 
 @dataclass(frozen=True)
+class Person:
+    """Someone a trusted authenticating proxy vouches for (see `page.proxy_person`): feedback is theirs."""
+
+    who: str
+    csrf: str
+
+
+@dataclass(frozen=True)
 class Session:
     id: str
     csrf: str
