@@ -195,6 +195,32 @@ def test_on_a_phone_the_first_answer_is_on_the_first_screen_and_nothing_scrolls_
         context.close()
 
 
+@pytest.mark.parametrize("size", [(390, 844), (1440, 900)], ids=["phone", "laptop"])
+def test_nothing_close_is_headed_as_such_and_an_age_reads_the_same_on_the_incident_page(browser, service, size):
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=width < 500)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        log_in(page, service)
+        page.get_by_label("Alert text").fill("quantum flux capacitor misaligned on the starship bridge")
+        page.get_by_label("Alert text").press("Enter")
+        page.wait_for_selector("ol.results")
+        heading = page.locator("#results-heading").inner_text()
+        assert heading.startswith("Nothing like this on record"), heading
+        no_sideways_scroll(page)
+        shot(page, f"nothing-close-{width}", full_page=False)
+        page.goto(service + "/?q=" + "checkout pods CrashLoopBackOff after release".replace(" ", "+"))
+        page.wait_for_selector("ol.results")
+        item = page.locator("ol.results > li", has=page.locator('a[href="/incidents/INC-1001"]')).first
+        listed = item.locator(".age").inner_text()
+        page.goto(service + "/incidents/INC-1001")
+        assert listed in page.locator("main").inner_text(), listed  # one age rule for both
+        no_sideways_scroll(page)
+    finally:
+        context.close()
+
+
 def test_a_wide_screen_shows_results_side_by_side(browser, service):
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     page = context.new_page()
