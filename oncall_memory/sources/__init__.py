@@ -6,6 +6,7 @@ a `Rejected` for a record it cannot map, so one bad record never stops the rest.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -50,6 +51,18 @@ def scheduled_window(source: str, days: float | None, refresh_days: float) -> Wi
     if days is None or not days:
         return None
     return Window.last(max(days, refresh_days) if source == "pagerduty" else days)
+
+
+def moment(value: object) -> datetime | None:
+    """A vendor's timestamp (ISO 8601, Jira's "+0000" offsets included) as an aware datetime, or None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    fixed = re.sub(r"([+-]\d{2})(\d{2})$", r"\1:\2", value.strip()).replace("Z", "+00:00")
+    try:
+        parsed = datetime.fromisoformat(fixed)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 class Source:

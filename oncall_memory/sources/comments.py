@@ -77,15 +77,3 @@ def _resolving(ordered: list[Comment], resolved_at: dt.datetime | None) -> Comme
         before = [c for c in ordered if c.at is not None and c.at <= resolved_at + AFTER_RESOLUTION]
         return before[-1] if before else None
     return ordered[-1]
-
-
-def moment(value: object) -> dt.datetime | None:
-    """A vendor's timestamp (ISO 8601, Jira's "+0000" offsets included) as an aware datetime, or None."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    fixed = re.sub(r"([+-]\d{2})(\d{2})$", r"\1:\2", value.strip()).replace("Z", "+00:00")
-    try:
-        parsed = dt.datetime.fromisoformat(fixed)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)

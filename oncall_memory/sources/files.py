@@ -21,12 +21,12 @@ def read_backlog(path: Path | str) -> Iterator[Incident | Rejected]:
     `Rejected` in place of each line or document that could not be read."""
     path = Path(path)
     if path.is_dir():
-        jsonl = sorted(p for p in path.glob("*.jsonl") if p.is_file())
         markdown = list(documents(path))
-        if not jsonl and not markdown:
-            raise InvalidInput(f"no *.jsonl or *.md files under {path}")
-        for file in jsonl:
-            yield from read_jsonl(file)
+        try:
+            yield from read_jsonl(path)  # the folder's *.jsonl, as a JSONL backlog is read
+        except InvalidInput:  # none: a folder of post-mortems alone is a backlog too
+            if not markdown:
+                raise InvalidInput(f"no *.jsonl or *.md files under {path}") from None
         yield from _postmortems(path, markdown)
     elif path.suffix.lower() in (".md", ".markdown") and path.is_file():
         yield from _postmortems(path.parent, [path])

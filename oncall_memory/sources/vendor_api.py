@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import InvalidInput, SourceFailed
-from ..http_answers import error_message
+from ..http_answers import error_message, wait_hint
 
 log = logging.getLogger(__name__)
 
@@ -134,9 +134,8 @@ class VendorAPI:
         )
         if not limited:
             return None
-        for name in ("retry-after", "ratelimit-reset"):
-            if (value := _seconds(headers.get(name))) is not None:
-                return min(self._max_wait, value)
+        if (wait := wait_hint(response, cap=self._max_wait)) is not None:
+            return wait
         if (reset := _seconds(headers.get("x-ratelimit-reset"))) is not None:  # GitHub: an epoch time
             return min(self._max_wait, max(1.0, reset - time.time()))
         return min(self._max_wait, self._backoff * 8)

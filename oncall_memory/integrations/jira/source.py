@@ -31,8 +31,8 @@ from pydantic import SecretStr, ValidationError
 
 from ...backlog import Rejected, validation_message
 from ...incident import Incident
-from ...sources import Source, Window
-from ...sources.comments import Comment, add_story, moment, read_comments
+from ...sources import Source, Window, moment
+from ...sources.comments import Comment, add_story, read_comments
 from ...sources.postmortem import described
 from ...sources.vendor_api import VendorAPI, require
 from .adf import to_markdown
