@@ -108,8 +108,12 @@ def test_a_document_that_is_not_a_postmortem_is_reported_and_the_rest_is_ingeste
     (tmp_path / "pm" / "bad-date.md").write_text("---\ntitle: x\ndate: the week of the launch\n---\n## Root cause\ny\n")
     (tmp_path / "pm" / "broken-yaml.md").write_text("---\ntitle: [unclosed\n---\n## Root cause\ny\n")
     (tmp_path / "pm" / "binary.md").write_bytes(b"\x00\x01\x02 not text")
+    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]  # YAML aliases: 10^9 items if ever written out
+    bomb += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    (tmp_path / "pm" / "alias-bomb.md").write_text("---\n" + "\n".join(bomb) + "\ntitle: *a8\n---\n## Root cause\ny\n")
     code, out, err = run(capsys, "ingest", str(tmp_path / "pm"), "--json")
-    assert code == 3 and json.loads(out)["new"] == 4 and json.loads(out)["rejected"] == 4
+    assert code == 3 and json.loads(out)["new"] == 4 and json.loads(out)["rejected"] == 5
+    assert "alias-bomb.md: front matter title: give a plain value" in err
     assert "notes.md: no post-mortem section found" in err
     assert "bad-date.md" in err and "is not a date (use 2025-03-14)" in err
     assert "broken-yaml.md:1: front matter is not valid YAML" in err

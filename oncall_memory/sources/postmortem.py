@@ -38,6 +38,7 @@ from pydantic import ValidationError
 
 from ..backlog import Rejected, not_text, validation_message
 from ..incident import Incident, Outcome
+from . import moment
 
 MAX_BYTES = 1 << 20  # a post-mortem is a few pages; a bigger file is an export or an attachment
 # Each signal line is clipped so one long section cannot crowd the others out of the model's window.
@@ -265,9 +266,13 @@ def _fields(
     """The incident's fields; a front-matter value that cannot be used is an error that names it."""
     meta: dict[str, Any] = dict(reading.meta)
     for raw_key, value in front.items():
-        key = META.get(_label(str(raw_key)))
-        if key is not None and value not in (None, "", []):
-            meta[key] = value  # front matter says it on purpose: it wins over running text
+        key = META.get(_label(raw_key)) if isinstance(raw_key, str) else None
+        if key is None or value in (None, "", []):
+            continue
+        if not _plain_value(value):
+            # YAML aliases can nest a structure whose text is billions of items long: never turned into text.
+            return {}, f"front matter {raw_key}: give a plain value (text, a number, a date, or a list of them)"
+        meta[key] = value  # front matter says it on purpose: it wins over running text
     for key in ("opened_at", "resolved_at"):
         if key in meta:
             when = _moment(meta[key])
@@ -303,6 +308,16 @@ def _fields(
         if meta.get(key) not in (None, ""):
             fields[key] = meta[key] if key.endswith("_at") else str(meta[key])
     return fields, None
+
+
+_SCALARS = (str, int, float, dt.date)
+
+
+def _plain_value(value: Any) -> bool:
+    """A scalar, or a short list of scalars: what a front-matter field of a post-mortem holds."""
+    if isinstance(value, list):
+        return len(value) <= 50 and all(isinstance(v, _SCALARS) for v in value)
+    return isinstance(value, _SCALARS)
 
 
 def signal_lines(reading: _Reading) -> dict[str, Any]:
@@ -341,11 +356,7 @@ def _moment(value: Any) -> dt.datetime | None:
         return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
-    try:
-        parsed = dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+    return moment(str(value))
 
 
 def _clean_title(title: str) -> str:
