@@ -42,6 +42,9 @@ class Params:
     # `gate` of the best candidate's: a same-service incident of another problem is not a recurrence.
     gate: float = math.inf
     gate_symptom: bool = True  # ... or that tell of a symptom the alert tells of
+    # "symptom": when some candidate tells of a symptom the alert tells of, where it happened counts only
+    # for those (the meaning gate only where no candidate shares one); "meaning": the gate alone, as above.
+    where: str = "meaning"
 
     def weight(self, kind: str) -> float:
         return dict(self.weights)[kind]
@@ -51,7 +54,7 @@ class Params:
 
     def text(self) -> str:
         ws = " ".join(f"{k} {v:g}" for k, v in self.weights)
-        return f"words {self.lexical_share:g} ({self.share}); {ws}; recency {self.recency:g}; gate {self.gate:g}"
+        return f"words {self.lexical_share:g} ({self.share}); {ws}; recency {self.recency:g}; gate {self.gate:g} ({self.where})"
 
 
 SHIPPED = Params()
@@ -71,6 +74,7 @@ GRID: dict[str, Sequence[object]] = {
     "fixed": (0.0, 0.015, 0.03, 0.06),
     "recency": (0.0, 0.015, 0.03, 0.06),
     "gate": (math.inf, 0.3, 0.2, 0.15, 0.1, 0.05),
+    "where": ("meaning", "symptom"),
 }
 
 
@@ -82,8 +86,11 @@ def scores(x: np.ndarray, p: Params) -> np.ndarray:
     sim = x[:, C["sim"]]
     s = (1 - p.lexical_share) * sim + p.lexical_share * share
     near = sim >= sim.max() - p.gate if len(sim) and math.isfinite(p.gate) else np.ones(len(sim), bool)
-    if p.gate_symptom:
-        near = near | (x[:, C["symptom"]] > 0)
+    told = x[:, C["symptom"]] > 0
+    if p.where == "symptom" and told.any():
+        near = told
+    elif p.gate_symptom:
+        near = near | told
     for kind, w in p.weights:
         if w:
             s = s + w * x[:, C[kind]] * (near if kind in WHERE else 1.0)
@@ -141,13 +148,13 @@ def measures(fs: SetFeatures) -> list[str]:
 
 
 def _set(p: Params, name: str, value: object) -> Params:
-    if name in ("lexical_share", "share", "recency", "gate"):
+    if name in ("lexical_share", "share", "recency", "gate", "where"):
         return replace(p, **{name: value})
     return p.with_weight(name, float(value))  # type: ignore[arg-type]
 
 
 def _get(p: Params, name: str) -> object:
-    return getattr(p, name) if name in ("lexical_share", "share", "recency", "gate") else p.weight(name)
+    return getattr(p, name) if name in ("lexical_share", "share", "recency", "gate", "where") else p.weight(name)
 
 
 @dataclass

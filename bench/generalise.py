@@ -58,12 +58,13 @@ def params_of(w: RankingWeights) -> F.Params:
         recency=w.recency,
         half_life=w.recency_half_life_days,
         gate=w.facts_gate,
+        where=w.facts_where,
     )
 
 
 # The procedure: the tunables the product has, from the shipped defaults. Recency is left out: no set
 # carries the ages a team's history has, so none can judge it.
-GRID = {k: v for k, v in F.GRID.items() if k != "recency"} | {"share": tuple(WORDS.values())}
+GRID = {k: v for k, v in F.GRID.items() if k not in ("recency", "where")} | {"share": tuple(WORDS.values())}
 START = params_of(RankingWeights())
 
 
@@ -95,6 +96,11 @@ VARIANTS = (
         "where it happened counts whatever the meaning",
         replace(START, gate=math.inf),
         {k: v for k, v in GRID.items() if k != "gate"},
+    ),
+    Procedure(
+        "where it happened needs near meaning, not the shared symptom",
+        replace(START, where="meaning"),
+        GRID | {"where": ("meaning",)},
     ),
     Procedure("the ranking before, not fitted", BEFORE, {}),
 )

@@ -209,6 +209,7 @@ def boosts(
     explain: bool = True,
     rarity: Mapping[int, float] | None = None,
     best_meaning: float | None = None,
+    symptom_elsewhere: bool = False,
 ) -> list[Boost]:
     """Every fact that moves (or explains) this candidate, in reading order. `term_ids`: the candidate's
     words as the search read them (else from its payload's `terms`, else its text is tokenised). Without
@@ -216,7 +217,8 @@ def boosts(
     `rarity`: how the search weighed each of the alert's words (term id to weight), the rarest named first.
     `best_meaning`: the best similarity among the candidates; where it happened (flavor, env, service) weighs
     only for a candidate within `weights.facts_gate` of it or that tells of a symptom the alert tells of
-    (it is still named either way)."""
+    (it is still named either way). `symptom_elsewhere`: some candidate tells of one of the alert's symptoms
+    (and `weights.facts_where` is "symptom"); then where it happened counts only for those that do."""
     out: list[Boost] = []
     wording = wording or Wording()
     if is_signature_match(payload, signature_key):
@@ -234,7 +236,12 @@ def boosts(
         out.append(Boost(WORDS, 0.0, common))  # counted in relevance already; named here
     if both := shared_symptoms(payload, symptoms):
         out.append(Boost(SYMPTOM, weights.same_symptom * len(both), both))
-    near = bool(both) or similarity is None or best_meaning is None or similarity >= best_meaning - weights.facts_gate
+    if both:
+        near = True
+    elif symptom_elsewhere:
+        near = False  # another candidate tells of the alert's symptom: this one is not the same problem
+    else:
+        near = similarity is None or best_meaning is None or similarity >= best_meaning - weights.facts_gate
     for kind, field, mine, weight in (
         (FLAVOR, P.FLAVOR, facts.flavor, weights.same_flavor),
         (ENV, P.ENV, facts.env, weights.same_env),
@@ -328,10 +335,17 @@ def rank(
             explain=explain,
             rarity=rarity,
             best_meaning=best,
+            symptom_elsewhere=symptom_elsewhere,
         )
 
     candidates = list(candidates)
+    symptoms = tuple(symptoms)
     best = max((c.similarity for c in candidates if c.similarity is not None), default=None)
+    # Where it happened is evidence of a recurrence only beside evidence of the same problem: when some
+    # candidate tells of the alert's symptom, a same-service incident that does not is another problem there.
+    symptom_elsewhere = weights.facts_where == "symptom" and any(
+        shared_symptoms(c.payload, symptoms) for c in candidates
+    )
     pin = by_facts and weights.signature_pin
     explain = shown is None
     ranked = []

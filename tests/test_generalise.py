@@ -1,6 +1,8 @@
 """The generalisation protocol (bench.generalise): its scoring reproduces the product's order, a fit finds a
 weight that helps, intervals are bootstrap intervals, and the whole protocol runs on the shipped sets."""
 
+from dataclasses import replace
+
 import numpy as np
 
 from bench import features as FE  # noqa: I001  (the repository root is on sys.path under pytest)
@@ -41,6 +43,20 @@ def test_the_gate_keeps_a_far_same_service_incident_below_a_near_one():
     p = F.Params(share="plain", lexical_share=0.5).with_weight("service", 0.2)
     assert F.order(q, p)[0] == "FAR"  # without a gate the service outweighs a far meaning
     assert F.order(q, F.Params(share="plain", lexical_share=0.5, gate=0.2).with_weight("service", 0.2))[0] == "NEAR"
+
+
+def test_where_it_happened_counts_only_beside_the_alerts_symptom_when_some_candidate_tells_of_it():
+    # Checkout's proxy outage, near by meaning, on the alert's service; search's crash loop tells of the
+    # alert's crash loop. As the product ranks (`ranking.rank`, facts_where "symptom"): the crash loop first.
+    rows = [{"sim": 0.60, "lex": 0.5, "service": 1, "env": 1}, {"sim": 0.56, "lex": 0.5, "symptom": 1}]
+    q = query(rows, ["SAME_SERVICE", "SAME_SYMPTOM"], ["SAME_SYMPTOM"])
+    p = G.START
+    assert p.where == "symptom"
+    assert F.order(q, p)[0] == "SAME_SYMPTOM"
+    assert F.order(q, replace(p, where="meaning"))[0] == "SAME_SERVICE"  # the gate alone: both are near
+    # With no candidate telling of a symptom, the meaning gate decides as before.
+    q = query([rows[0], {**rows[1], "symptom": 0}], ["SAME_SERVICE", "OTHER"], ["SAME_SERVICE"])
+    assert F.order(q, p)[0] == "SAME_SERVICE"
 
 
 def test_intervals_are_bootstrap_intervals_of_the_mean():

@@ -49,6 +49,14 @@ SCENARIOS = {
         {"service": "checkout"},
         {"sims": (0.80, 0.56), "overlaps": (0.05, 1.0)},
     ),
+    # The alert tells of a crash loop. The same service's incident, nearer in meaning, tells of none; another
+    # service's tells of the crash loop: where it happened does not make the first a recurrence.
+    "facts_where": (
+        {"service": "checkout", "env": "shop-prod"},
+        {"service": "search", "env": "search-prod", "symptoms": ["crash_loop"]},
+        {"service": "checkout", "env": "shop-prod"},
+        {"sims": (0.80, 0.85), "told": ["crash_loop"]},
+    ),
     "same_symptom": ({}, {"symptoms": ["oom_kill"]}, {"symptoms": ["crash_loop"]}, {"told": ["oom_kill"]}),
     "feedback_helped": ({}, {}, {}, {"feedback": {"WINNER": Tally(helped=1)}}),
     "feedback_not_related": ({}, {}, {}, {"feedback": {"RUNNER_UP": Tally(not_related=1)}}),
@@ -87,9 +95,14 @@ SCENARIOS = {
 }
 # What "switched off" means for each weight: 0, False, or (for the half-life, which must stay positive) 100 years;
 # for the gate, no gate at all.
-OFF = {"signature_pin": False, "recency_half_life_days": 36525.0, "facts_gate": float("inf")}
+OFF = {
+    "signature_pin": False,
+    "recency_half_life_days": 36525.0,
+    "facts_gate": float("inf"),
+    "facts_where": "meaning",
+}
 # Weights the generalisation protocol fitted to 0 (docs/evaluation.md): switched on, their fact decides.
-ON = {"same_flavor": 0.06}
+ON: dict[str, float] = {}
 
 
 def order(name: str, weights: RankingWeights) -> list[str]:
