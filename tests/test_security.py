@@ -489,3 +489,24 @@ def test_a_logged_traceback_is_whole_and_redacted():
     assert last.startswith("ValueError: upstream said:") and last.endswith("(password=[REDACTED])")
     assert "characters]" in last and len(last) < 5000
     assert leaks(text) == [] and LONG_TOKEN[8:20] not in text and LONG_PASSWORD not in text
+
+
+def test_the_access_logs_repeated_arguments_are_scanned_once_and_redacted_every_time(monkeypatch):
+    # The access log's short arguments repeat on every request and are remembered; a remembered one must
+    # come out redacted exactly as the first time, and a stranger's many distinct paths must not grow it.
+    from oncall_memory import logs
+
+    scans = []
+    real = logs.RedactingFilter._redacted
+    monkeypatch.setattr(logs.RedactingFilter, "_redacted", lambda self, text: scans.append(text) or real(self, text))
+    f = logs.RedactingFilter()
+    path = f"/similar?text=boom&token={LONG_TOKEN[:40]}"
+    assert len(path) <= logs.SEEN_MAX_CHARS
+    first = [f.scrub(a) for a in ("127.0.0.1:50000", "POST", path, "1.1")]
+    again = [f.scrub(a) for a in ("127.0.0.1:50000", "POST", path, "1.1")]
+    assert first == again and LONG_TOKEN[:40] not in first[2] and first[1] == "POST"
+    assert len(scans) == 4  # the second request's arguments were not scanned again
+    for n in range(3 * logs.SEEN_MAX):
+        f.scrub(f"/similar?n={n}")
+    assert len(f._seen) <= logs.SEEN_MAX
+    assert LONG_TOKEN[:40] not in f.scrub(path)

@@ -82,19 +82,19 @@ def _check(token: SecretStr | None, offered: list[str], what: str) -> None:
         raise HTTPException(401, f"missing or wrong {what}", headers={"WWW-Authenticate": "Bearer"})
 
 
-def api_token(request: Request) -> None:
-    """Dependency of the lookup API and the docs."""
+async def api_token(request: Request) -> None:
+    """Dependency of the lookup API and the docs (async: run on the event loop, no thread-pool hop)."""
     _check(settings_of(request).service.api_token, [_bearer(request)], "bearer token (ONCALL_MEMORY_API_TOKEN)")
 
 
-def alertmanager_token(request: Request) -> None:
+async def alertmanager_token(request: Request) -> None:
     """Alertmanager's `http_config.authorization` (Bearer by default), checked before the body is read."""
     settings = settings_of(request)
     pager_on(settings, "/webhooks/alertmanager")
     _check(settings.service.alertmanager_token, [_bearer(request)], "bearer token")
 
 
-def opsgenie_token(request: Request) -> None:
+async def opsgenie_token(request: Request) -> None:
     """Opsgenie's webhook integration sends custom headers, or basic auth: any one carrying the secret."""
     settings = settings_of(request)
     pager_on(settings, "/webhooks/opsgenie")

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 from fastapi import Depends, HTTPException, Request
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from .room import Room
     from .sessions import Attempts, Sessions
     from .worker import Dispatcher
+
+T = TypeVar("T")
 
 
 def settings_of(request: Request) -> Settings:
@@ -68,10 +71,22 @@ def slack_of(request: Request) -> SlackApp:
     return app
 
 
-SettingsDep = Annotated[Settings, Depends(settings_of)]
-MemoryDep = Annotated[Memory, Depends(memory_of)]
-OutboxDep = Annotated["Outbox", Depends(outbox_of)]
-DispatcherDep = Annotated["Dispatcher", Depends(dispatcher_of)]
-RoomDep = Annotated["Room", Depends(room_of)]
-LearningDep = Annotated[frozenset[str], Depends(learning_of)]
-SlackDep = Annotated["SlackApp", Depends(slack_of)]
+def provider(read: Callable[[Request], T]) -> Callable[[Request], Awaitable[T]]:
+    """`read` as a dependency run on the event loop. FastAPI runs a plain `def` dependency on its thread
+    pool: a hop each, per request, for what is an attribute read (measured: 0.9 ms of a lookup's 3.5 ms
+    of service path went to resolving two such dependencies)."""
+
+    async def provide(request: Request) -> T:
+        return read(request)
+
+    provide.__name__ = provide.__qualname__ = read.__name__
+    return provide
+
+
+SettingsDep = Annotated[Settings, Depends(provider(settings_of))]
+MemoryDep = Annotated[Memory, Depends(provider(memory_of))]
+OutboxDep = Annotated["Outbox", Depends(provider(outbox_of))]
+DispatcherDep = Annotated["Dispatcher", Depends(provider(dispatcher_of))]
+RoomDep = Annotated["Room", Depends(provider(room_of))]
+LearningDep = Annotated[frozenset[str], Depends(provider(learning_of))]
+SlackDep = Annotated["SlackApp", Depends(provider(slack_of))]

@@ -44,9 +44,11 @@ from ..render import NOTHING_CLOSE, WEAK_FIX
 from ..retrieve import Lookup
 from ..signatures import same_secret
 from .auth import _bearer, trusted_peer
-from .deps import attempts_of, memory_of, outbox_of, page_secret_of, sessions_of, settings_of
+from .deps import attempts_of, memory_of, outbox_of, page_secret_of, provider, sessions_of, settings_of
 from .outbox import FAILED, NEW, PENDING, SENDING
 from .sessions import Person, Session
+
+memory_provider = provider(memory_of)
 
 router = APIRouter(include_in_schema=False)
 
@@ -271,7 +273,7 @@ def search(
     since: str = "",
     said: str = "",
     session: Session | Person | None = Depends(page_user),
-    memory: Memory = Depends(memory_of),
+    memory: Memory = Depends(memory_provider),
 ) -> Response:
     typed = {"q": q, "service": service.strip(), "env": env.strip(), "flavor": flavor.strip(), "tags": tags.strip()}
     form = redact_all(typed)
@@ -435,7 +437,7 @@ def page_feedback(
     request: Request,
     form: dict[str, str] = Depends(feedback_form),
     session: Session | Person | None = Depends(page_user),
-    memory: Memory = Depends(memory_of),
+    memory: Memory = Depends(memory_provider),
 ) -> Response:
     """A result's "helped" / "not related" button: recorded as `POST /feedback` records it, signed by the
     session, then back to the same search saying so."""
@@ -471,7 +473,7 @@ def same_origin(request: Request) -> bool:
 
 
 @router.get("/incidents/{incident_id:path}", dependencies=[Depends(page_user)])
-def incident(request: Request, incident_id: str, memory: Memory = Depends(memory_of)) -> HTMLResponse:
+def incident(request: Request, incident_id: str, memory: Memory = Depends(memory_provider)) -> HTMLResponse:
     found = memory.incident(incident_id)
     if found is None:
         return render("missing.html", 404, incident_id=incident_id, panel=panel(request, memory))
