@@ -1,4 +1,4 @@
-"""How the confidence thresholds were chosen (`oncall_memory/confidence.py`), reproducibly.
+"""How the confidence thresholds were chosen (`oncall_memory/answer/confidence.py`), reproducibly.
 
     python -m bench.calibrate            # the configured embedder (the local model by default)
 
@@ -18,8 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from oncall_memory.backlog import read_jsonl
-from oncall_memory.evaluate import read_labels
+from oncall_memory.answer.evaluate import read_labels
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 

@@ -19,13 +19,16 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
-from oncall_memory import Alert, Memory, Settings, distill, label_facts, payload, retrieve, wording
-from oncall_memory.backlog import read_jsonl
+from oncall_memory import Alert, Memory, Settings, label_facts
+from oncall_memory.answer import retrieve, wording
+from oncall_memory.answer.evaluate import BASELINE, CONFIGURATIONS, evaluate, read_labels
 from oncall_memory.embedders.local import LocalEmbedder
-from oncall_memory.evaluate import BASELINE, CONFIGURATIONS, evaluate, read_labels
+from oncall_memory.ingest.backlog import read_jsonl
+from oncall_memory.ingest.ingest import distill
 from oncall_memory.integrations.opsgenie import webhook as opsgenie
 from oncall_memory.integrations.pagerduty import webhook as pagerduty
 from oncall_memory.settings import RankingWeights
+from oncall_memory.store import payload
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_LABELS = {

@@ -18,7 +18,7 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
 from oncall_memory.embedders.local import LocalEmbedder  # noqa: E402
-from oncall_memory.flow import ingest_flow  # noqa: E402
+from oncall_memory.ingest.flow import ingest_flow  # noqa: E402
 from oncall_memory.settings import Settings  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -21,15 +21,15 @@ from pathlib import Path
 
 import qdrant_edge as E
 
-from oncall_memory import payload as P
 from oncall_memory.alert import Alert
 from oncall_memory.distill import distill_alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.lexical import sparse_vector
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.stores import DENSE, SPARSE
-from oncall_memory.stores.base import RRF_K
+from oncall_memory.store import payload as P
+from oncall_memory.store.engines import DENSE, SPARSE
+from oncall_memory.store.engines.base import RRF_K
 
 from .lookup import pct
 from .synth import sample_alerts, synthetic_incidents

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from oncall_memory import Settings
-from oncall_memory.confidence import FEATURES, Calibration, expected_calibration_error, fit_logistic
+from oncall_memory.answer.confidence import FEATURES, Calibration, expected_calibration_error, fit_logistic
 from oncall_memory.settings import RankingWeights
 
 from . import fit as F

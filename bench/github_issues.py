@@ -42,10 +42,11 @@ from unittest import mock
 
 import httpx
 
-from oncall_memory import Alert, Memory, Settings, wording
-from oncall_memory.bm25 import BM25
+from oncall_memory import Alert, Memory, Settings
+from oncall_memory.answer import wording
+from oncall_memory.answer.bm25 import BM25
+from oncall_memory.answer.evaluate import BASELINE, CONFIGURATIONS, DEPTH, Scores, metrics
 from oncall_memory.distill import distill_alert
-from oncall_memory.evaluate import BASELINE, CONFIGURATIONS, DEPTH, Scores, metrics
 from oncall_memory.incident import Incident
 from oncall_memory.settings import RankingWeights
 

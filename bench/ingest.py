@@ -71,8 +71,8 @@ def backlog_rows(n: int) -> list[dict]:
 
 
 def child(config: str, backlog: str) -> None:
-    from oncall_memory.backlog import read_jsonl
     from oncall_memory.embedders.local import LocalEmbedder
+    from oncall_memory.ingest.backlog import read_jsonl
     from oncall_memory.memory import Memory
     from oncall_memory.settings import Settings
 

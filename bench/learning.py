@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from pytest_httpserver import HTTPServer
 
-from oncall_memory.backlog import read_jsonl
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings

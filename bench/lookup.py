@@ -21,8 +21,8 @@ from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.lexical import sparse_vector
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.stores import DENSE, SPARSE
-from oncall_memory.stores.qdrant import to_filter
+from oncall_memory.store.engines import DENSE, SPARSE
+from oncall_memory.store.engines.qdrant import to_filter
 
 from .synth import sample_alerts, synthetic_incidents
 

@@ -33,15 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from oncall_memory import payload as P
 from oncall_memory.alert import Alert, Filters
+from oncall_memory.answer.retrieve import make_query
 from oncall_memory.distill import distill_alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.incident import Incident
 from oncall_memory.memory import Memory
-from oncall_memory.retrieve import make_query
 from oncall_memory.settings import Settings
-from oncall_memory.stores import QueryPlan
+from oncall_memory.store import payload as P
+from oncall_memory.store.engines import QueryPlan
 
 from .peer_engines import timed
 from .synth import varied_rows
@@ -71,7 +71,7 @@ def engine_optimize_seconds(data: Path) -> float:
     """The engine's own optimize on a copy of the same (unindexed) data, in this process."""
     import qdrant_edge as E
 
-    from oncall_memory.stores.edge import edge_config
+    from oncall_memory.store.engines.edge import edge_config
 
     copy = Path(tempfile.mkdtemp(prefix="peers-optimize-")) / "shard"
     shutil.copytree(data / "unindexed", copy)
@@ -134,7 +134,7 @@ def main() -> None:
     with Memory.open(settings, embedder=Precomputed()) as memory:
         import qdrant_edge as E
 
-        from oncall_memory.stores.edge import DENSE, INDEXED_SEARCH, to_filter
+        from oncall_memory.store.engines.edge import DENSE, INDEXED_SEARCH, to_filter
 
         shard = memory._store.shard  # the raw engine under the same store
         for a in alerts:  # one untimed pass: every row then reads vectors and payloads the page cache holds

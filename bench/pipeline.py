@@ -22,13 +22,13 @@ import qdrant_edge as E
 from oncall_memory.alert import Alert, Filters
 from oncall_memory.distill import distill_alert
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest import prepare
+from oncall_memory.ingest.ingest import prepare
 from oncall_memory.lexical import sparse_vector
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.stores import DENSE, SPARSE, open_store
-from oncall_memory.stores.base import RRF_K
-from oncall_memory.stores.edge import to_filter as to_edge_filter
+from oncall_memory.store.engines import DENSE, SPARSE, open_store
+from oncall_memory.store.engines.base import RRF_K
+from oncall_memory.store.engines.edge import to_filter as to_edge_filter
 
 from .lookup import pct
 from .synth import sample_alerts, synthetic_incidents

@@ -100,7 +100,7 @@ def raw_query_ms(settings: Settings, vectors: list[list[float]]) -> tuple[float,
     on the sphere, a harder case for a graph index than a model's clustered ones)."""
     import qdrant_edge as E
 
-    from oncall_memory.stores.edge import DENSE, INDEXED_SEARCH
+    from oncall_memory.store.engines.edge import DENSE, INDEXED_SEARCH
 
     with Memory.open(settings, embedder=FakeEmbedder(dimension=DIM)) as memory:
         shard = memory._store.shard
@@ -130,7 +130,7 @@ def server_raw_query_ms(settings: Settings, vectors: list[list[float]]) -> tuple
     """The raw query against a Qdrant server: exact, then with the store's search parameters."""
     from qdrant_client import QdrantClient, models
 
-    from oncall_memory.stores.base import DENSE
+    from oncall_memory.store.engines.base import DENSE
 
     client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
     indexed = models.SearchParams(

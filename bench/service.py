@@ -22,8 +22,8 @@ import httpx
 
 from oncall_memory.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.schedule import free_port
 from oncall_memory.memory import Memory
-from oncall_memory.schedule import free_port
 from oncall_memory.settings import Settings
 
 from .lookup import pct

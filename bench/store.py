@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from oncall_memory.alert import Filters
-from oncall_memory.ingest import prepare
+from oncall_memory.ingest.ingest import prepare
 from oncall_memory.lexical import sparse_vector
 from oncall_memory.settings import Settings
-from oncall_memory.stores import QueryPlan, StoredPoint, open_store
+from oncall_memory.store.engines import QueryPlan, StoredPoint, open_store
 
 from .lookup import pct
 from .synth import synthetic_incidents

@@ -45,7 +45,8 @@ _EXPORTS = {
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from .alert import Alert, Filters
-    from .backlog import Rejected, read_jsonl
+    from .answer.ranking import Neighbour
+    from .answer.retrieve import Lookup
     from .embedders import Embedder, make_embedder
     from .errors import (
         ContractMismatch,
@@ -56,13 +57,12 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         StoreUnavailable,
     )
     from .incident import Fix, Incident, Outcome
-    from .ingest import IngestReport, IngestStopped
+    from .ingest.backlog import Rejected, read_jsonl
+    from .ingest.ingest import IngestReport, IngestStopped
     from .memory import Memory
-    from .ranking import Neighbour
-    from .readiness import Readiness
-    from .retrieve import Lookup
     from .settings import RankingWeights, Settings
     from .sources.files import read_backlog
+    from .store.readiness import Readiness
 
 
 def __getattr__(name: str):

@@ -18,29 +18,29 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import last_ingest
-from . import maintenance as M
-from . import payload as P
 from .alert import Alert, Filters
-from .backlog import Rejected
-from .backup import Verification, backup, verify_against
-from .calibration import TeamCalibration
-from .conditions import Match
-from .confidence import overall
+from .answer.calibration import TeamCalibration
+from .answer.confidence import overall
+from .answer.feedback import FeedbackStore, unknown_incident
+from .answer.retrieve import Lookup, Retriever, check_limit, make_query
 from .embedders import Embedder, make_embedder
 from .errors import InvalidInput
-from .feedback import FeedbackStore, unknown_incident
-from .guard import GuardedStore
 from .incident import Incident
-from .ingest import Embed, IngestReport, IngestStopped, ingest
-from .last_ingest import LastIngest
+from .ingest import last_ingest
+from .ingest import maintenance as M
+from .ingest.backlog import Rejected
+from .ingest.ingest import Embed, IngestReport, IngestStopped, ingest
+from .ingest.last_ingest import LastIngest
 from .observe import UNOBSERVED, Observer, TimedEmbedder
-from .readiness import EmbedderProbe, Readiness
-from .retrieve import Lookup, Retriever, check_limit, make_query
 from .settings import Settings
 from .signature import canonical_signature
-from .stores import IncidentStore, Mode, open_store
-from .stores.base import IndexReport, IndexState
+from .store import payload as P
+from .store.backup import Verification, backup, verify_against
+from .store.conditions import Match
+from .store.engines import IncidentStore, Mode, open_store
+from .store.engines.base import IndexReport, IndexState
+from .store.guard import GuardedStore
+from .store.readiness import EmbedderProbe, Readiness
 
 
 class Memory:

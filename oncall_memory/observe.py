@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .embedders import Embedder
-from .ingest import IngestReport
+from .ingest.ingest import IngestReport
 
 
 class Observer(Protocol):

@@ -13,8 +13,8 @@ from typing import Any, Literal, Self
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .datadir import DataDir
 from .label_facts import LABEL_FACTS
+from .store.datadir import DataDir
 
 LEGACY_DATA_DIR = Path(".oncall-memory")  # the default before 0.x: relative to wherever the command ran
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 
+from .answer.render import Answer
 from .http_answers import error_message, wait_hint
 from .jobs import Job
-from .render import Answer
 
 # What to set when an answer would go nowhere (logged at start and when such an alert arrives).
 NO_TARGET_HINT = (

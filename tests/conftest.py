@@ -15,7 +15,7 @@ import pytest
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.incident import Incident
 from oncall_memory.settings import Settings
-from oncall_memory.stores import IncidentStore, open_store
+from oncall_memory.store.engines import IncidentStore, open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -122,7 +122,7 @@ def serving(app, log_level: str = "warning"):
     access log, as `oncall-memory serve` does.)"""
     import uvicorn
 
-    from oncall_memory.schedule import free_port
+    from oncall_memory.ingest.schedule import free_port
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level))

@@ -14,7 +14,7 @@ from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import InvalidInput, StoreDamaged
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 
 
 @pytest.fixture
@@ -108,8 +108,8 @@ def test_a_drifting_count_is_caught_and_verify_source_names_missing_and_extra_in
     the count again when they agree), and names what is missing or extra."""
     from conftest import FIXTURES, write_jsonl
 
-    from oncall_memory.backlog import read_jsonl
-    from oncall_memory.guard import GuardedStore
+    from oncall_memory.ingest.backlog import read_jsonl
+    from oncall_memory.store.guard import GuardedStore
 
     rows = [json.loads(line) for line in (FIXTURES / "incidents.jsonl").read_text().splitlines() if line.strip()]
     backlog = write_jsonl(tmp_path / "backlog.jsonl", rows)

@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, serving
 from pydantic import SecretStr
 
-from oncall_memory.backlog import read_jsonl
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
@@ -300,7 +300,7 @@ def test_schedule_prints_a_prefect_ui_address_that_shows_its_runs_and_a_run_comm
 
     import httpx
 
-    from oncall_memory.schedule import free_port
+    from oncall_memory.ingest.schedule import free_port
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(

@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES, write_jsonl
 
 from oncall_memory.cli import main
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 
 
 def run(capsys, *argv):

@@ -13,9 +13,9 @@ import sys
 import pytest
 from conftest import FIXTURES, write_jsonl
 
-from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest import IngestStopped
+from oncall_memory.ingest.backlog import read_jsonl
+from oncall_memory.ingest.ingest import IngestStopped
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 

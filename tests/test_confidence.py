@@ -8,9 +8,7 @@ from conftest import FIXTURES
 from fastapi.testclient import TestClient
 
 from oncall_memory.alert import Alert
-from oncall_memory.backlog import read_jsonl
-from oncall_memory.cli import main
-from oncall_memory.confidence import (
+from oncall_memory.answer.confidence import (
     CALIBRATED,
     MIN_VERDICTS,
     Calibration,
@@ -22,9 +20,11 @@ from oncall_memory.confidence import (
     overall,
     recalibrate,
 )
+from oncall_memory.answer.render import NOTHING_CLOSE, note_text, slack_message, terminal
+from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
-from oncall_memory.render import NOTHING_CLOSE, note_text, slack_message, terminal
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
 

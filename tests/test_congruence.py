@@ -9,8 +9,8 @@ import pytest
 from conftest import BACKENDS, FIXTURES, backend_settings
 
 from oncall_memory.alert import Alert, Filters
-from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 
 pytestmark = pytest.mark.skipif(len(BACKENDS) < 2, reason="needs two engines")

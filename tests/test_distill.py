@@ -1,7 +1,7 @@
 from conftest import make_incident
 
 from oncall_memory.distill import distill, distill_alert
-from oncall_memory.ingest import prepare
+from oncall_memory.ingest.ingest import prepare
 from oncall_memory.noise import strip_noise
 
 

@@ -22,12 +22,12 @@ from pydantic import SecretStr
 
 from bench.synth import synthetic_rows  # noqa: I001
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.schedule import free_port
 from oncall_memory.integrations.pagerduty.source import PagerDutySource
 from oncall_memory.memory import Memory
-from oncall_memory.schedule import free_port
 from oncall_memory.settings import Settings
 from oncall_memory.sources import Window
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 
 pytestmark = pytest.mark.fault
 DIM = 256
@@ -152,7 +152,7 @@ def test_a_429_storm_from_pagerduty_is_waited_out(httpserver):
 
 
 def _fixture_incidents():
-    from oncall_memory.backlog import read_jsonl
+    from oncall_memory.ingest.backlog import read_jsonl
 
     return read_jsonl(ROOT / "fixtures" / "incidents.jsonl")
 

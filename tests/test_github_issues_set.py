@@ -4,7 +4,7 @@ the shape GitHub documents, and the BM25 baseline ranks by rare shared words."""
 import json
 
 from bench.github_issues import fetch_texts, issue_id, read_labels, relevant_sets  # noqa: I001
-from oncall_memory.bm25 import BM25
+from oncall_memory.answer.bm25 import BM25
 
 
 def test_the_labels_hold_together():

@@ -16,15 +16,15 @@ from pydantic import SecretStr, ValidationError
 from slack_sdk.models.blocks import Block
 
 from oncall_memory.alert import Alert
-from oncall_memory.backlog import read_jsonl
+from oncall_memory.answer.render import PAGERDUTY_NOTE_LIMIT, note_text, slack_message
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
-from oncall_memory.render import PAGERDUTY_NOTE_LIMIT, note_text, slack_message
 from oncall_memory.service import create_app
 from oncall_memory.service.app import openapi_schema
 from oncall_memory.settings import Settings
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 
 JSON = {"Content-Type": "application/json"}
 NOTES = re.compile(r"^/incidents/[A-Z0-9]+/notes$")

@@ -13,8 +13,8 @@ from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import OncallMemoryError
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.stores import edge
-from oncall_memory.stores.base import IndexState
+from oncall_memory.store.engines import edge
+from oncall_memory.store.engines.base import IndexState
 
 SERVICES = ["checkout", "orders", "search", "payments", "auth", "gateway"]
 ENVS = ["prod", "staging", "dev"]

@@ -1,11 +1,11 @@
 import pytest
 from conftest import FIXTURES, make_incident, snapshot
 
-from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import ContractMismatch, EmbeddingFailed
 from oncall_memory.incident import point_id
-from oncall_memory.ingest import ingest
+from oncall_memory.ingest.backlog import read_jsonl
+from oncall_memory.ingest.ingest import ingest
 
 
 def fixtures():

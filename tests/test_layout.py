@@ -11,7 +11,12 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "oncall_memory"
 # What runs the pipeline: the commands, the service, the Prefect flow and its deployment (`schedule`).
-ENTRY_POINTS = ("oncall_memory.cli", "oncall_memory.service", "oncall_memory.flow", "oncall_memory.schedule")
+ENTRY_POINTS = (
+    "oncall_memory.cli",
+    "oncall_memory.service",
+    "oncall_memory.ingest.flow",
+    "oncall_memory.ingest.schedule",
+)
 
 
 def module_name(path: Path) -> str:
@@ -76,6 +81,33 @@ def test_no_import_cycles(type_only):
     for name in graph:
         if name not in state:
             visit(name, [])
+
+
+# The core grouped by stage. The store serves both others and knows neither; ingest writes through the store;
+# answering reads through it. What every stage shares (the incident and the alert, settings, the cleaning
+# and the words, the redaction) stays at the top, with the surfaces (cli, service, the MCP server).
+STAGES = ("ingest", "store", "answer")
+MAY_IMPORT = {"store": set(), "ingest": {"store"}, "answer": {"store"}}
+# `evaluate` measures the memory on labelled sets it reads as a backlog.
+STAGE_EXCEPTIONS = {("oncall_memory.answer.evaluate", "oncall_memory.ingest.backlog")}
+
+
+def stage_of(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in STAGES else None
+
+
+def test_each_stage_imports_only_the_stages_below_it():
+    assert all((PACKAGE / s / "__init__.py").exists() for s in STAGES)
+    for name in MODULES:
+        stage = stage_of(name)
+        if stage is None:
+            continue
+        for m in module_level_imports(name, type_only=True):
+            other = stage_of(m)
+            if other in (None, stage) or (name, m) in STAGE_EXCEPTIONS:
+                continue
+            assert other in MAY_IMPORT[stage], f"{name} ({stage}) imports {m} ({other}): see docs/architecture.md"
 
 
 INTEGRATIONS = "oncall_memory.integrations"

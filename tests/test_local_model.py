@@ -44,7 +44,7 @@ def test_crashing_pods_find_the_never_ready_deployment_before_the_expired_certif
 def fixture_memory(local_embedder, tmp_path_factory):
     from conftest import FIXTURES
 
-    from oncall_memory.backlog import read_jsonl
+    from oncall_memory.ingest.backlog import read_jsonl
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("local-memory"))
     with Memory.open(settings, embedder=local_embedder) as memory:
@@ -159,9 +159,9 @@ def test_answers_say_when_they_are_guesses_on_the_shipped_sets(tmp_path, request
     )
     from conftest import FIXTURES
 
-    from oncall_memory.backlog import read_jsonl
+    from oncall_memory.answer.evaluate import Abstention, abstention, read_labels
     from oncall_memory.cli.lookup import SHIPPED_SETS
-    from oncall_memory.evaluate import Abstention, abstention, read_labels
+    from oncall_memory.ingest.backlog import read_jsonl
 
     with Memory.open(Settings(data_dir=tmp_path / "data"), embedder=local_embedder) as memory:
         memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
@@ -262,7 +262,7 @@ def test_a_recurrence_on_the_same_service_outranks_another_services_wording(tmp_
     and the same service's other problem last and weak."""
     import json
 
-    from oncall_memory.evaluate import PagerQuery
+    from oncall_memory.answer.evaluate import PagerQuery
 
     memory = Memory.open(Settings(data_dir=tmp_path / "data"), embedder=local_embedder)
     memory.ingest(

@@ -3,12 +3,12 @@
 import pytest
 from conftest import FIXTURES, assert_same_points, snapshot
 
-from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import EmbeddingFailed, InvalidInput
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 
 migrate = Memory.migrate
 

@@ -20,9 +20,9 @@ from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
 from pydantic import SecretStr
 
 from oncall_memory.alert import Alert, Filters
-from oncall_memory.backlog import read_jsonl
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.pagerduty import PagerDutyAPI
 from oncall_memory.mcp_server import build_server
 from oncall_memory.memory import Memory

@@ -9,13 +9,13 @@ from conftest import FIXTURES, make_incident
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.page import COOKIE, safe_next
 from oncall_memory.settings import Settings
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 
 TOKEN = "page-test-token-51c2"
 FORM = {"content-type": "application/x-www-form-urlencoded"}

@@ -16,7 +16,7 @@ from oncall_memory.label_facts import facts_from_labels
 from oncall_memory.memory import Memory
 from oncall_memory.noise import strip_ceremony
 from oncall_memory.settings import Settings
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 from oncall_memory.vocabulary import symptoms
 
 CRASHLOOP = {
@@ -220,7 +220,7 @@ def test_a_shared_symptom_is_a_reason_in_words():
 
 
 def test_the_shipped_pager_set_parses():
-    from oncall_memory.evaluate import PagerQuery, read_labels
+    from oncall_memory.answer.evaluate import PagerQuery, read_labels
 
     queries = read_labels(ROOT / "oncall_memory" / "evalsets" / "alerts.jsonl")
     assert len(queries) >= 40 and all(isinstance(q, PagerQuery) for q in queries)

@@ -11,10 +11,10 @@ from werkzeug import Request, Response
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.embedders.openai import OpenAIEmbedder
 from oncall_memory.errors import EmbeddingFailed
-from oncall_memory.ingest import IngestStopped
+from oncall_memory.ingest.ingest import IngestStopped
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 
 DIM = 8
 LIMIT_BYTES = 8192  # what this fake API accepts per input; the real one counts 8,192 tokens

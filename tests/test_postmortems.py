@@ -7,9 +7,9 @@ import subprocess
 import pytest
 from conftest import FIXTURES
 
-from oncall_memory.backlog import Rejected
 from oncall_memory.cli import main
 from oncall_memory.incident import Incident
+from oncall_memory.ingest.backlog import Rejected
 from oncall_memory.sources.files import read_backlog
 from oncall_memory.sources.git_links import web_url
 

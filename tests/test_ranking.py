@@ -11,10 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 from oncall_memory.alert import Alert
-from oncall_memory.feedback import Tally
-from oncall_memory.ranking import Candidate, rank, relevance
+from oncall_memory.answer.feedback import Tally
+from oncall_memory.answer.ranking import Candidate, rank, relevance
+from oncall_memory.answer.wording import Wording
 from oncall_memory.settings import RankingWeights
-from oncall_memory.wording import Wording
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 SIGNATURE = "<env> queue lag alert"

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from secret_corpus import corpus
 from secret_holdout import holdout
 
-from oncall_memory.ingest import prepare
+from oncall_memory.ingest.ingest import prepare
 from oncall_memory.redact import MARKER, MAX_FIELD_CHARS, cap, engine, neutralise, redact
 
 SECRETS = [

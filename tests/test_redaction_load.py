@@ -17,8 +17,8 @@ from pagerduty_fake import TOKEN as PD_TOKEN
 from pagerduty_fake import FakePagerDuty, pd_incident
 from pydantic import SecretStr
 
-from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings

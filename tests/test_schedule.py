@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES
 
 from oncall_memory.settings import Settings
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 
 
 def completed_scheduled_runs(api: str) -> list[dict]:

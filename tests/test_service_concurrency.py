@@ -10,11 +10,11 @@ import uvicorn
 from conftest import FIXTURES
 
 from oncall_memory.alert import Alert
-from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import EmbeddingFailed
+from oncall_memory.ingest.backlog import read_jsonl
+from oncall_memory.ingest.schedule import free_port
 from oncall_memory.memory import Memory
-from oncall_memory.schedule import free_port
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
 

@@ -21,14 +21,14 @@ from slack_sdk.signature import SignatureVerifier
 from werkzeug import Request, Response
 
 from oncall_memory.alert import Alert
-from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.slack.app import SlackApp, signature
 from oncall_memory.integrations.slack.targets import SlackBot
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 from oncall_memory.targets import DeliveryError
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"

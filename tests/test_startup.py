@@ -14,13 +14,13 @@ from conftest import FIXTURES, ROOT
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from oncall_memory.backlog import read_jsonl
 from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.backlog import read_jsonl
+from oncall_memory.ingest.schedule import free_port
 from oncall_memory.memory import Memory
-from oncall_memory.schedule import free_port
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
-from oncall_memory.stores import open_store
+from oncall_memory.store.engines import open_store
 
 
 def test_serve_logs_what_it_holds_where_answers_go_and_how_each_route_is_guarded(tmp_path):

@@ -8,10 +8,10 @@ import textwrap
 import pytest
 from tracker_fakes import FakeGitHub, FakeJira, FakeServiceNow, gh_issue, jira_comment, jira_issue
 
-from oncall_memory.backlog import Rejected
 from oncall_memory.cli import main
 from oncall_memory.errors import InvalidInput, SourceFailed
 from oncall_memory.incident import Incident
+from oncall_memory.ingest.backlog import Rejected
 from oncall_memory.integrations.jira.adf import to_markdown
 from oncall_memory.settings import Settings
 from oncall_memory.sources import Window

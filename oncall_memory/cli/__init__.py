@@ -17,10 +17,10 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
-from ..backlog import validation_message
-from ..datadir import cannot_write, no_space
 from ..errors import InvalidInput, OncallMemoryError
+from ..ingest.backlog import validation_message
 from ..settings import Settings, user_data_dir
+from ..store.datadir import cannot_write, no_space
 from . import agents, deliveries, ingest, lookup, maintenance, run
 from .common import EXIT_FAILED, EXIT_USAGE, err
 

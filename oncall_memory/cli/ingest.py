@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from ..ingest import IngestReport, IngestStopped
+from ..ingest.ingest import IngestReport, IngestStopped
 from ..settings import Settings
 from ..sources import FIRST_YEAR, Window
 from .common import EXIT_FAILED, EXIT_REJECTED, err
@@ -21,7 +21,7 @@ from .when import moment
 
 if TYPE_CHECKING:
     from ..memory import Memory
-    from ..stores.base import IndexReport
+    from ..store.engines.base import IndexReport
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,7 +62,7 @@ def _progress(what: str):
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    from ..job import IngestJob
+    from ..ingest.job import IngestJob
     from ..memory import Memory
     from ..sources.factory import source_names
 
@@ -122,8 +122,8 @@ def _backfill(
     memory: Memory, settings: Settings, source: str, path: str | None, since: datetime, until: datetime
 ) -> IngestReport:
     """An API source's history, 180 days at a time, resumable (see `backfill`)."""
-    from ..backfill import backfill
-    from ..job import IngestJob
+    from ..ingest.backfill import backfill
+    from ..ingest.job import IngestJob
 
     bar, on_slice = _progress(f"{source}, 180 days at a time")
     with bar:

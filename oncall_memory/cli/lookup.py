@@ -10,12 +10,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..alert import Alert, Filters
-from ..backlog import validation_message
-from ..confidence import overall
+from ..answer.confidence import overall
+from ..answer.ranking import Neighbour
+from ..answer.render import terminal
+from ..answer.retrieve import Lookup
 from ..errors import InvalidInput, OncallMemoryError
-from ..ranking import Neighbour
-from ..render import terminal
-from ..retrieve import Lookup
+from ..ingest.backlog import validation_message
 from ..settings import Settings
 from . import remote
 from .common import err, terminal_style
@@ -197,8 +197,8 @@ def _print_stats(args: argparse.Namespace, info: dict) -> int:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    from ..confidence import MIN_EACH, MIN_VERDICTS
-    from ..evaluate import (
+    from ..answer.confidence import MIN_EACH, MIN_VERDICTS
+    from ..answer.evaluate import (
         Abstention,
         abstention,
         as_json,

@@ -65,10 +65,10 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _migrate_to(args: argparse.Namespace, settings: Settings) -> int:
-    from ..cluster import migrate_to
     from ..errors import InvalidInput
-    from ..stores import open_edge, open_local
-    from ..stores.qdrant import QdrantStore
+    from ..store.cluster import migrate_to
+    from ..store.engines import open_edge, open_local
+    from ..store.engines.qdrant import QdrantStore
 
     if not args.to.lower().startswith(("http://", "https://")):
         raise InvalidInput(f"--to takes a Qdrant server's URL (http(s)://host:6333), not {args.to!r}")

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_schedule(args: argparse.Namespace, settings: Settings) -> int:
-    from .. import schedule
+    from ..ingest import schedule
 
     return schedule.main(args.options, settings)
 

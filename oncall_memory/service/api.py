@@ -10,10 +10,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..alert import Alert, Filters
+from ..answer.retrieve import Lookup
 from ..integrations.pagerduty.webhook import PAGERDUTY_ID
-from ..readiness import Readiness
 from ..redact import redact
-from ..retrieve import Lookup
+from ..store.readiness import Readiness
 from .auth import api_token
 from .body import documented_body, parse, parse_json, raw_json_body
 from .deps import MemoryDep, OutboxDep, RoomDep, SettingsDep

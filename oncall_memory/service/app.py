@@ -23,7 +23,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from ..datadir import write_atomic
+from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, OncallMemoryError
 from ..integrations.jira.learner import JiraLearner
 from ..integrations.jira.source import JiraAPI
@@ -34,8 +34,8 @@ from ..integrations.slack.app import SlackApp
 from ..integrations.slack.targets import SlackBot, SlackWebhook
 from ..logs import redacted_logs
 from ..memory import Memory
-from ..render import Extra
 from ..settings import Settings
+from ..store.datadir import write_atomic
 from ..targets import Target
 from . import api, mcp_http, page, slack, webhooks
 from .auth import RecordPeer, api_token

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from ..job import IngestJob
+from ..ingest.job import IngestJob
 from ..memory import Memory
 from ..settings import Settings
 from .periodic import Periodic

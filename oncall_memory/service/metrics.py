@@ -29,8 +29,8 @@ from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import InvalidInput, NothingStored
-from ..ingest import IngestReport
-from ..stores.base import IndexState
+from ..ingest.ingest import IngestReport
+from ..store.engines.base import IndexState
 from .outbox import FAILED, NEW, PENDING, SENDING, Outbox
 
 _SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)

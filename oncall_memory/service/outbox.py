@@ -23,7 +23,7 @@ from typing import Any
 
 from ..jobs import Job
 from ..redact import already_redacted
-from ..sqlite_file import open_db
+from ..store.sqlite_file import open_db
 
 NEW, PENDING, SENDING, DONE, FAILED = "new", "pending", "sending", "done", "failed"
 

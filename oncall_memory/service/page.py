@@ -30,19 +30,19 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import ValidationError
 
-from .. import payload as P
 from ..alert import Alert, Filters
-from ..backlog import validation_message
+from ..answer.ranking import AGE, FIX_KINDS, Neighbour, human_age
+from ..answer.render import NOTHING_CLOSE, WEAK_FIX
+from ..answer.retrieve import Lookup
 from ..errors import InvalidInput, OncallMemoryError
 from ..incident import worked
+from ..ingest.backlog import validation_message
 from ..links import web_link
 from ..memory import Memory
 from ..pasted import pasted_facts
-from ..ranking import AGE, FIX_KINDS, Neighbour, human_age
 from ..redact import already_redacted, redact, redact_all
-from ..render import NOTHING_CLOSE, WEAK_FIX
-from ..retrieve import Lookup
 from ..signatures import same_secret
+from ..store import payload as P
 from .auth import _bearer, trusted_peer
 from .deps import attempts_of, memory_of, outbox_of, page_secret_of, provider, sessions_of, settings_of
 from .outbox import FAILED, NEW, PENDING, SENDING

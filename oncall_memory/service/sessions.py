@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from ..sqlite_file import open_db
+from ..store.sqlite_file import open_db
 
 LIFETIME = 12 * 3600  # one on-call shift and then some
 

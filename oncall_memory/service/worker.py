@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..alert import Alert
+from ..answer.render import Answer
+from ..answer.retrieve import Lookup
 from ..distill import distill_alert
 from ..jobs import Job
-from ..render import Answer
-from ..retrieve import Lookup
 from ..targets import NO_TARGET_HINT, DeliveryError, Target
 from .outbox import Delivery, Outbox
 from .room import Room, cannot_write

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ..backlog import Rejected
 from ..incident import Incident
+from ..ingest.backlog import Rejected
 
 # Where "all history" begins for a source that needs a start (PagerDuty's own first year).
 FIRST_YEAR = datetime(2009, 1, 1, tzinfo=timezone.utc)

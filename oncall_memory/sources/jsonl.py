@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..backlog import Rejected
 from ..incident import Incident
+from ..ingest.backlog import Rejected
 from . import Source, Window
 from .files import read_backlog
 

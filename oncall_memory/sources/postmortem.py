@@ -36,8 +36,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from pydantic import ValidationError
 
-from ..backlog import Rejected, not_text, validation_message
 from ..incident import Incident, Outcome
+from ..ingest.backlog import Rejected, not_text, validation_message
 from . import moment
 
 MAX_BYTES = 1 << 20  # a post-mortem is a few pages; a bigger file is an export or an attachment

@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ...answer.render import Answer
 from ...errors import OncallMemoryError, SourceFailed
 from ...jobs import Job
 from ...memory import Memory
-from ...render import Answer
 from ...targets import DeliveryError, Target
 from .source import JiraAPI, all_comments, to_incident
 

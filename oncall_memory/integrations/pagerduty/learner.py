@@ -11,10 +11,10 @@ import logging
 from datetime import datetime
 from typing import Any
 
+from ...answer.render import Answer
 from ...errors import OncallMemoryError, SourceFailed
 from ...jobs import Job
 from ...memory import Memory
-from ...render import Answer
 from ...targets import DeliveryError, Target
 from .api import PagerDutyAPI
 from .source import to_incident, verdicts

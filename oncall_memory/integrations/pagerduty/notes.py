@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 
+from ...answer.render import PAGERDUTY_NOTE_LIMIT, Answer, job_note
 from ...jobs import Job
-from ...render import PAGERDUTY_NOTE_LIMIT, Answer, job_note
 from ...targets import DeliveryError, Target, check, marker, transport_failure
 from .api import PagerDutyAPI
 

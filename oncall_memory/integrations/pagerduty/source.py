@@ -26,10 +26,10 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from ...backlog import Rejected, validation_message
-from ...datadir import write_atomic
 from ...incident import Incident, Outcome
+from ...ingest.backlog import Rejected, validation_message
 from ...sources import FIRST_YEAR, Source, Window
+from ...store.datadir import write_atomic
 from .api import PagerDutyAPI
 
 _FIX = re.compile(r"^fix:\s*(?P<action>.+?)\s*=>\s*(?P<outcome>[\w-]+)\s*$", re.I)

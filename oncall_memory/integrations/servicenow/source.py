@@ -28,8 +28,8 @@ from urllib.parse import quote
 
 from pydantic import SecretStr, ValidationError
 
-from ...backlog import Rejected, validation_message
 from ...incident import Incident
+from ...ingest.backlog import Rejected, validation_message
 from ...sources import Source, Window, moment
 from ...sources.comments import Comment, add_story, read_comments
 from ...sources.postmortem import described

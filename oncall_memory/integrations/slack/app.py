@@ -29,11 +29,11 @@ import httpx
 from fastapi import HTTPException
 
 from ...alert import Alert
+from ...answer.ranking import Neighbour
+from ...answer.render import Answer, Extra, clip, escape, job_slack
+from ...answer.retrieve import Lookup
 from ...errors import OncallMemoryError
 from ...memory import Memory
-from ...ranking import Neighbour
-from ...render import Answer, Extra, clip, escape, job_slack
-from ...retrieve import Lookup
 from ...settings import Settings
 
 log = logging.getLogger(__name__)

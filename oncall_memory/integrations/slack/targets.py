@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
+from ...answer.render import Answer, Extra, job_slack
 from ...jobs import Job
-from ...render import Answer, Extra, job_slack
 from ...targets import DeliveryError, Target, check, transport_failure
 
 

@@ -1,0 +1,82 @@
+"""The ingest job, one for every caller (the Prefect flow, the service's timer, the CLI, the backfill):
+read a window from a source, whole, before the memory is touched (a source that fails writes nothing,
+and lookups go on while PagerDuty pages); ingest it; then build the vector index if that made it due.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..incident import Incident
+from ..memory import Memory
+from ..settings import Settings
+from ..sources import Window, default_window_days, scheduled_window
+from ..sources.factory import make_source
+from ..store.engines.base import IndexReport
+from .backlog import Rejected
+from .ingest import Embed, IngestReport
+
+Items = list[Incident | Rejected]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    report: IngestReport
+    index: IndexReport | None  # the vector index, when the ingest made it due
+
+
+@dataclass(frozen=True)
+class IngestJob:
+    settings: Settings
+    source: str  # "jsonl" or "pagerduty"
+    path: str | None = None  # the JSONL file or folder
+    window: Window | None = None  # None: the whole backlog
+    follow_open: bool = True  # a PagerDuty source looks again at incidents it saw open (not for a backfill)
+
+    @classmethod
+    def scheduled(cls, settings: Settings, source: str, path: str | None, window_days: float | None) -> IngestJob:
+        """The job a schedule runs: the last `window_days` (None: the source's own default)."""
+        days = window_days if window_days is not None else default_window_days(source)
+        return cls(settings, source, path, scheduled_window(source, days, settings.pagerduty.refresh_days))
+
+    def over(self, window: Window | None) -> IngestJob:
+        return replace(self, window=window)
+
+    def read(self) -> Items:
+        """The window's incidents, read whole (and the lines that were not, as rejections)."""
+        with make_source(self.settings, self.source, self.path, follow_open=self.follow_open) as source:
+            return list(source.incidents(self.window))
+
+    def into(
+        self,
+        memory: Memory,
+        items: Items,
+        *,
+        embed: Embed | None = None,
+        on_batch: Callable[[int, int], None] | None = None,
+        index: bool = True,
+        on_index: Callable[[], None] | None = None,
+    ) -> Outcome:
+        """Ingest what was read; then, unless `index` is False, build the vector index if now due
+        (`on_index` is told first: it takes a while)."""
+        report = memory.ingest(items, embed=embed, on_batch=on_batch)
+        if not index or not memory.index_due():
+            return Outcome(report, None)
+        if on_index:
+            on_index()
+        return Outcome(report, memory.build_index())
+
+    def run(
+        self,
+        memory: Memory,
+        *,
+        on_batch: Callable[[int, int], None] | None = None,
+        index: bool = True,
+        on_index: Callable[[], None] | None = None,
+    ) -> Outcome:
+        """Read, then ingest (see `into`)."""
+        return self.into(memory, self.read(), on_batch=on_batch, index=index, on_index=on_index)
+
+    def describe(self) -> str:
+        return f"{self.source} {self.window or 'all time'}"

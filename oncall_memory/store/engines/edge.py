@@ -1,0 +1,513 @@
+"""Qdrant Edge: Qdrant's own Rust engine in-process, the embedded default.
+
+One shard per collection under `<data dir>/edge/<collection>/`, with the collection's contract
+(model, dimension, schema) beside it in `<collection>.contract.json`, since a shard has no metadata
+of its own. Payload indexes are real here, so filters and exact signature look-ups do not scan.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+import portalocker
+import qdrant_edge as E
+
+from ...errors import NothingStored, OncallMemoryError, StoreDamaged, StoreUnavailable
+from ...lexical import Sparse
+from ..conditions import HasId, Match, Range, Where
+from ..datadir import write_atomic
+from .base import (
+    DENSE,
+    INDEXES,
+    RRF_K,
+    SPARSE,
+    BuildsIndex,
+    Hit,
+    IncidentStore,
+    IndexJob,
+    IndexReport,
+    IndexState,
+    QueryPlan,
+    StoredPoint,
+    hit,
+    no_collection,
+)
+
+_INDEX_TYPES = {
+    "keyword": E.PayloadSchemaType.Keyword,
+    "datetime": E.PayloadSchemaType.Datetime,
+    "bool": E.PayloadSchemaType.Bool,
+}
+F = TypeVar("F", bound=Callable[..., Any])
+INDEX_SUFFIX = "__index"
+RECOVERY = (
+    "run `oncall-memory verify` to see what is damaged, and `oncall-memory restore BACKUP` to put a "
+    "backup back (`oncall-memory backup PATH` makes one)"
+)
+
+
+# The vector index (see `index_state` and the README's "Scale"): an HNSW graph over int8-quantized
+# vectors kept in RAM, rescored from the originals, which stay on disk (memory-mapped). Built only by
+# `optimize()`, which `Memory.build_index` runs in another process on a copy (the engine holds the GIL
+# while it optimizes, so in-process it would stop every thread).
+HNSW_M, HNSW_EF_CONSTRUCT = 16, 100
+HNSW_EF = 128  # candidates the graph search keeps; a lookup asks for 50
+OVERSAMPLING = 2.0  # quantized candidates fetched per result, then rescored with the original vectors
+FULL_SCAN_KB = 10_000  # a filter leaving fewer vectors than this (in KB) is searched exactly, by its payload index
+
+
+def edge_config(dimension: int) -> E.EdgeConfig:
+    return E.EdgeConfig(
+        vectors={
+            DENSE: E.EdgeVectorParams(
+                # Cold: the originals stay on disk and are read only to rescore a lookup's few candidates (at
+                # 100,000 x 1536 dims, Cached kept 940 MB resident after load, Cold 355 MB; see bench.scale).
+                size=dimension,
+                distance=E.Distance.Cosine,
+                memory=E.Memory.Cold,
+                quantization_config=E.ScalarQuantizationConfig(
+                    type=E.ScalarType.Int8, quantile=0.99, memory=E.Memory.Pinned
+                ),
+                hnsw_config=E.HnswIndexConfig(
+                    m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=FULL_SCAN_KB, memory=E.Memory.Cached
+                ),
+            )
+        },
+        sparse_vectors={SPARSE: E.EdgeSparseVectorParams(modifier=E.Modifier.Idf)},
+        # When to index is decided by `Memory.build_index` (the engine optimizes only when asked): once
+        # asked, every segment gets its graph, whatever its size.
+        optimizers=E.EdgeOptimizersConfig(indexing_threshold=1),
+        # Cached: a lookup reads the ranking fields of its 50 candidates, scattered over the payload pages;
+        # read from disk that was 5 of the 11 ms of a first-time lookup at 100,000 incidents (bench.scale).
+        payload_memory=E.Memory.Cached,
+    )
+
+
+INDEXED_SEARCH = E.SearchParams(
+    hnsw_ef=HNSW_EF, quantization=E.QuantizationSearchParams(rescore=True, oversampling=OVERSAMPLING)
+)
+# A ranked lookup picks its dense candidates by their int8 copies alone, then scores every fused candidate
+# with its original vector (left to its defaults the outer query scored them by the int8 copies, up to 0.05
+# off). Measured at 100,000 (bench in the README's "Scale"): 1.2 ms off the p50, 12 ms off the p99.
+CANDIDATE_SEARCH = E.SearchParams(hnsw_ef=HNSW_EF, quantization=E.QuantizationSearchParams(rescore=False))
+EXACT_SCORES = E.SearchParams(quantization=E.QuantizationSearchParams(ignore=True))
+
+
+def _engine_errors(method: F) -> F:
+    """An engine failure on read or write (a truncated page, an unreadable vector) as a `StoreDamaged`
+    naming the store's path and what to do, not a traceback."""
+
+    @functools.wraps(method)
+    def call(self: EdgeStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except OncallMemoryError:
+            raise
+        except Exception as exc:  # the engine raises a plain Exception with its own message
+            raise StoreDamaged(f"the embedded store at {self.location} failed ({exc}): {RECOVERY}") from exc
+
+    return call  # type: ignore[return-value]
+
+
+_IN_USE = (
+    "the embedded store at {path} is open in another process. Stop that process, "
+    "or run both against a Qdrant server (QDRANT_URL)"
+)
+
+
+class EdgeStore(IncidentStore, BuildsIndex):
+    def __init__(self, root: Path, collection: str, *, load: bool = True):
+        """Open (and lock) the collection. `load=False` holds the lock without reading the shard: enough to
+        restore a backup over a store too damaged to load."""
+        self.collection = collection
+        self._root = root
+        self._path = root / collection
+        self._contract_file = root / f"{collection}.contract.json"
+        self.location = str(self._path)
+        self.disk_path = self._path
+        self._shard: E.EdgeShard | None = None
+        self._indexed = 0  # points the vector index covers (see `index_state`)
+        self._written_since: set[str] | None = None  # ids written while an index build runs on a copy
+        self._lock = _hold_lock(root / f"{collection}.lock", self._path)
+        # A copy left by an index build that was killed: nobody builds while we hold the lock.
+        shutil.rmtree(root / f"{collection}{INDEX_SUFFIX}", ignore_errors=True)
+        try:
+            if load and self.exists():
+                self._open_shard()
+        except BaseException:
+            self._lock.close()
+            raise
+
+    def close(self) -> None:
+        self._close_shard()
+        if not self._lock.closed:
+            self._lock.close()  # releases the lock
+
+    # -- contract -----------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return self._contract_file.exists() and self._path.exists()
+
+    def contract(self) -> dict[str, Any]:
+        return json.loads(self._contract_file.read_text())
+
+    def _create(self, contract: dict[str, Any]) -> None:
+        self._root.mkdir(parents=True, exist_ok=True)
+        if self._path.exists():  # a shard left by a create that never recorded its contract
+            shutil.rmtree(self._path)
+        shard = E.EdgeShard.create(str(self._path), edge_config(contract["dimension"]))
+        for field, kind in INDEXES.items():
+            shard.update(E.UpdateOperation.create_field_index(field, _INDEX_TYPES[kind]))
+        # The contract is written last: a collection without one does not exist yet.
+        write_atomic(self._contract_file, json.dumps(contract))
+        self._shard = shard
+
+    def expected_count(self) -> int | None:
+        return self.contract().get("count") if self.exists() else None
+
+    def record_count(self, count: int) -> None:
+        self._update_contract(count=count)
+
+    def _update_contract(self, **fields: Any) -> None:
+        write_atomic(self._contract_file, json.dumps({**self.contract(), **fields}))
+
+    def _open_shard(self) -> None:
+        # Loading with today's config upgrades a store made by an older version: its next index build
+        # quantizes and moves the vectors to disk.
+        contract = self.contract()
+        self._shard = _load(self._path, edge_config(contract["dimension"]))
+        self._indexed = contract.get("indexed", 0)
+
+    def _close_shard(self) -> None:
+        if self._shard is not None:
+            self._shard.flush()
+            self._shard.close()
+            self._shard = None
+
+    def drop(self) -> None:
+        self._close_shard()
+        self._contract_file.unlink(missing_ok=True)
+        shutil.rmtree(self._path, ignore_errors=True)
+
+    def sibling(self, collection: str) -> EdgeStore:
+        return EdgeStore(self._root, collection)
+
+    def swap_in(self, new: IncidentStore) -> None:
+        """Directory renames, each atomic: the old collection is retired only once the new one is in place."""
+        if not isinstance(new, EdgeStore) or new._root != self._root:
+            return super().swap_in(new)
+        self._close_shard()
+        new._close_shard()
+        retired = self._root / f"{self.collection}.retired"
+        shutil.rmtree(retired, ignore_errors=True)
+        if self._path.exists():
+            self._path.rename(retired)
+        new._path.rename(self._path)
+        new._contract_file.replace(self._contract_file)
+        shutil.rmtree(retired, ignore_errors=True)
+        new.close()
+        (self._root / f"{new.collection}.lock").unlink(missing_ok=True)
+        self._open_shard()
+
+    @property
+    def shard(self) -> E.EdgeShard:
+        if self._shard is None:
+            raise NothingStored(no_collection(self.collection, self.location))
+        return self._shard
+
+    # -- writes -------------------------------------------------------------------------------
+
+    @_engine_errors
+    def write(self, points: Sequence[StoredPoint]) -> None:
+        if not points:
+            return
+        if self._written_since is not None:
+            self._written_since.update(p.point_id for p in points)
+        self.shard.update(
+            E.UpdateOperation.upsert_points(
+                [E.Point(p.point_id, {DENSE: p.dense, SPARSE: _sparse(p.sparse)}, p.payload) for p in points]
+            )
+        )
+
+    @_engine_errors
+    def replace_payloads(self, payloads: dict[str, dict[str, Any]], sparse: dict[str, Sparse] | None = None) -> None:
+        if self._written_since is not None:
+            self._written_since.update(payloads)
+        for point_id, payload in payloads.items():
+            self.shard.update(E.UpdateOperation.overwrite_payload([point_id], payload))
+        if sparse:
+            self.shard.update(
+                E.UpdateOperation.update_vectors(
+                    [E.PointVectors(pid, {SPARSE: _sparse(vector)}) for pid, vector in sparse.items()]
+                )
+            )
+
+    # -- reads --------------------------------------------------------------------------------
+
+    @_engine_errors
+    def retrieve(self, point_ids: Sequence[str], fields: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+        if not point_ids:
+            return {}
+        records = self.shard.retrieve(list(point_ids), with_payload=_with_payload(fields), with_vector=False)
+        return {str(r.id): r.payload or {} for r in records}
+
+    @_engine_errors
+    def count(self) -> int:
+        return self.shard.count(E.CountRequest(exact=True))
+
+    def points(self, *, with_vectors: bool = False, batch: int = 256) -> Iterator[tuple[str, dict, dict | None]]:
+        offset = None
+        while True:
+            records, offset = self._scroll(
+                E.ScrollRequest(
+                    offset=offset,
+                    limit=batch,
+                    with_payload=True,
+                    with_vector=[DENSE, SPARSE] if with_vectors else False,
+                )
+            )
+            for r in records:
+                yield str(r.id), r.payload or {}, _vectors(r.vector) if with_vectors else None
+            if offset is None:
+                return
+
+    @_engine_errors
+    def query(
+        self,
+        plan: QueryPlan,
+        *,
+        dense: Sequence[float] | None,
+        sparse: Sparse | None,
+        where: Where,
+        limit: int,
+        fields: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        if not (plan.dense or plan.sparse):
+            return []
+        dense, sparse = dense or [], sparse or Sparse([], [])  # the plan uses only what it was given
+        flt = to_filter(where)
+        searches = []
+        if plan.dense:
+            searches.append(E.Query.Nearest(list(dense), using=DENSE))
+        if plan.sparse:
+            searches.append(E.Query.Nearest(_sparse(sparse), using=SPARSE))
+        # No vector comes back: a candidate's words ride in its payload (`terms`); reading 50 sparse vectors
+        # from their store cost 2.5 ms of a first-time lookup at 100,000 incidents.
+        common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vector=False)
+        params = INDEXED_SEARCH if self._indexed else None  # below the threshold every search is exact
+        if plan.fused:
+            pick = (CANDIDATE_SEARCH if plan.rescore else INDEXED_SEARCH) if self._indexed else None
+            fused = [
+                E.Prefetch(limit=limit, query=q, filter=flt, params=pick if q is searches[0] and plan.dense else None)
+                for q in searches
+            ]
+            if plan.rescore:
+                request = E.QueryRequest(
+                    query=searches[0],
+                    # (qdrant-edge's stubs leave its own Rrf out of what a query may be)
+                    prefetches=[E.Prefetch(limit=limit, query=E.Fusion.Rrf(k=RRF_K), prefetches=fused)],  # type: ignore[arg-type]
+                    params=EXACT_SCORES,
+                    **common,
+                )
+            else:
+                request = E.QueryRequest(query=E.Fusion.Rrf(k=RRF_K), prefetches=fused, **common)  # type: ignore[arg-type]
+        else:
+            request = E.QueryRequest(query=searches[0], filter=flt, params=params if plan.dense else None, **common)
+        return [hit(p.id, p.score, p.payload, None) for p in self.shard.query(request)]
+
+    @_engine_errors
+    def _scroll(self, request: E.ScrollRequest) -> tuple[list, Any]:
+        return self.shard.scroll(request)
+
+    @_engine_errors
+    def find(self, where: Where, *, limit: int) -> list[Hit]:
+        records, _ = self.shard.scroll(
+            E.ScrollRequest(limit=limit, filter=to_filter(where), with_payload=True, with_vector=[SPARSE])
+        )
+        return [hit(r.id, 0.0, r.payload, _sparse_of(r.vector)) for r in records]
+
+    @_engine_errors
+    def values(self, field: str, *, limit: int = 1000) -> list[str]:
+        response = self.shard.facet(E.FacetRequest(key=field, limit=limit))
+        return [str(hit.value) for hit in response.hits]
+
+    @_engine_errors
+    def optimize(self) -> bool:
+        """Build the HNSW index here and now. The engine holds the GIL meanwhile (every thread of this process
+        stops): for a running service use `Memory.build_index`, which builds on a copy in another process."""
+        changed = self.shard.optimize()
+        self._record_indexed(self.count())
+        return changed
+
+    def _record_indexed(self, count: int) -> None:
+        # The engine's `indexed_vectors_count` adds up the sparse vectors too; what the graph covers is
+        # recorded with the contract: the points of the last build (later writes are searched exactly).
+        self._update_contract(indexed=count)
+        self._indexed = count
+
+    # -- the vector index, built beside ------------------------------------------------------------
+
+    @_engine_errors
+    def index_state(self) -> IndexState | None:
+        if self._shard is None:
+            return IndexState(0, 0)
+        return IndexState(self.count(), self._indexed)
+
+    @_engine_errors
+    def begin_index(self) -> IndexJob:
+        """Flush, and note every id written from now on (they are copied into the built index before the
+        swap). The caller holds writes back until `copy_for_index` returns."""
+        self.shard.flush()
+        self._written_since = set()
+        return IndexJob(self._root / f"{self.collection}{INDEX_SUFFIX}", self.count(), time.perf_counter())
+
+    def copy_for_index(self, job: IndexJob) -> None:
+        """Copy the collection's files (lookups may run meanwhile: they only read)."""
+        shutil.rmtree(job.path, ignore_errors=True)  # left by a build that died
+        shutil.copytree(self._path, job.path)
+        job.copy_seconds = time.perf_counter() - job.started
+
+    def build_index(self, job: IndexJob, *, timeout: float | None = None) -> None:
+        """Optimize the copy in a child process (no lock held: lookups and writes go on here)."""
+        started = time.perf_counter()
+        command = [
+            sys.executable,
+            "-m",
+            "oncall_memory.store.engines.edge_index",
+            str(job.path),
+            str(self.contract()["dimension"]),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise OncallMemoryError(
+                f"building the vector index of {self.location} failed: {(done.stderr or done.stdout).strip()[-500:]}"
+            )
+        job.built_seconds = time.perf_counter() - started
+
+    def written_during(self, job: IndexJob) -> list[str]:
+        return sorted(self._written_since or ())
+
+    @_engine_errors
+    def read_points(self, ids: Sequence[str]) -> list[Any]:
+        return self.shard.retrieve(list(ids), with_payload=True, with_vector=True)
+
+    @_engine_errors
+    def replay_into_index(self, job: IndexJob, batches: Iterable[list[Any]]) -> None:
+        """Write what was written during the build (the records `batches` yields) into the built copy."""
+        started = time.perf_counter()
+        built = _load(job.path, edge_config(self.contract()["dimension"]))
+        try:
+            if (held := built.count(E.CountRequest(exact=True))) != job.count:
+                raise OncallMemoryError(
+                    f"the index build of {self.location} holds {held} points, the copy had {job.count}"
+                )
+            for records in batches:
+                built.update(
+                    E.UpdateOperation.upsert_points(
+                        [E.Point(r.id, dict(r.vector or {}), r.payload or {}) for r in records]
+                    )
+                )
+                job.replayed.extend(str(r.id) for r in records)
+            built.flush()
+        finally:
+            built.close()
+        job.replay_seconds = time.perf_counter() - started
+
+    @_engine_errors
+    def finish_index(self, job: IndexJob) -> IndexReport:
+        """Swap the built collection in: the only step lookups wait for."""
+        started = time.perf_counter()
+        self._written_since = None
+        self._close_shard()
+        retired = self._root / f"{self.collection}.retired"
+        shutil.rmtree(retired, ignore_errors=True)
+        self._path.rename(retired)
+        job.path.rename(self._path)
+        shutil.rmtree(retired, ignore_errors=True)
+        self._record_indexed(job.count)
+        self._open_shard()
+        return IndexReport(
+            self.count(),
+            self._indexed,
+            job.copy_seconds,
+            job.built_seconds,
+            job.replay_seconds,
+            time.perf_counter() - started,
+            len(job.replayed),
+        )
+
+    def abandon_index(self, job: IndexJob) -> None:
+        self._written_since = None
+        shutil.rmtree(job.path, ignore_errors=True)
+
+
+def _hold_lock(lock_path: Path, path: Path) -> IO[bytes]:
+    """One owner per store, held from open to close (the engine itself locks only an existing shard)."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    handle = lock_path.open("ab")
+    try:
+        portalocker.lock(handle, portalocker.LOCK_EX | portalocker.LOCK_NB)
+    except portalocker.LockException as exc:
+        handle.close()
+        raise StoreUnavailable(_IN_USE.format(path=path)) from exc
+    return handle
+
+
+def _load(path: Path, config: E.EdgeConfig | None = None) -> E.EdgeShard:
+    try:
+        return E.EdgeShard.load(str(path), config)
+    except Exception as exc:  # the engine reports a held WAL lock as a runtime error
+        if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
+            raise StoreUnavailable(_IN_USE.format(path=path)) from exc
+        raise StoreDamaged(f"cannot open the embedded store at {path} ({exc}): {RECOVERY}") from exc
+
+
+def _with_payload(fields: Sequence[str] | None) -> bool | list[str]:
+    return True if fields is None else (list(fields) or False)
+
+
+def _sparse(vector: Sparse) -> E.SparseVector:
+    return E.SparseVector(list(vector.indices), [float(v) for v in vector.values])
+
+
+def _sparse_of(vector: Any) -> Any:
+    return vector.get(SPARSE) if isinstance(vector, dict) else None
+
+
+def _vectors(vector: Any) -> dict:
+    vector = vector if isinstance(vector, dict) else {}
+    sparse = vector.get(SPARSE)
+    return {
+        DENSE: vector.get(DENSE),
+        SPARSE: Sparse(indices=list(sparse.indices), values=list(sparse.values)) if sparse is not None else None,
+    }
+
+
+def to_filter(where: Where) -> E.Filter | None:
+    """The engine-neutral conditions as Edge's filter."""
+    if not where:
+        return None
+    must: list[Any] = []
+    for cond in where:
+        if isinstance(cond, Match):
+            must.append(E.FieldCondition(key=cond.key, match=E.MatchValue(cond.value)))
+        elif isinstance(cond, Range):
+            must.append(E.FieldCondition(key=cond.key, range=E.RangeDateTime(gte=_iso(cond.gte), lt=_iso(cond.lt))))
+        elif isinstance(cond, HasId):
+            must.append(E.HasIdCondition(set(cond.ids)))
+        else:
+            raise TypeError(f"unsupported condition for the edge store: {cond!r}")
+    return E.Filter(must=must)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None

@@ -1,0 +1,160 @@
+"""The store behind the memory's locks, so a service's request threads, its worker, an in-process ingest
+and an index build never interleave on the embedded engine.
+
+- `lock` serialises store calls (reentrant). Embedding happens outside it: a slow embedder never holds up
+  a lookup that needs only words, nor a health check.
+- `writing` is the lock plus a write gate: every write holds both; an index build holds the gate alone
+  while it copies, which holds writes back without holding lookups back.
+- `exclusive` waits for an index build under way: reindex and restore replace the collection too.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..embedders import Embedder
+from ..errors import NothingStored, OncallMemoryError
+from .engines import IncidentStore
+from .engines.base import BuildsIndex, IndexReport, IndexState, no_collection
+
+REPLAY_BATCH = 256
+
+
+class _Both:
+    """Two locks taken in order (and released in reverse) as one context manager, reusable."""
+
+    def __init__(self, first: Any, second: Any):
+        self._first, self._second = first, second
+
+    def __enter__(self) -> None:
+        self._first.acquire()
+        try:
+            self._second.acquire()
+        except BaseException:
+            self._first.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self._second.release()
+        self._first.release()
+
+
+class GuardedStore:
+    def __init__(self, store: IncidentStore):
+        self.store = store
+        self.lock = threading.RLock()
+        self._gate = threading.Lock()
+        self.writing = _Both(self._gate, self.lock)
+        self._building = threading.Lock()  # one index build at a time
+        self._contract_checked = False  # once per store: a lookup should not ask the engine every time
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """No index build runs inside (one under way is waited for)."""
+        with self._building:
+            yield
+
+    def drop_if_empty(self) -> bool:
+        """Drop a collection that holds nothing (a first ingest that stored nothing). True when dropped."""
+        with self.lock:
+            try:
+                if self.store.exists() and self.store.count() == 0:
+                    self.store.drop()
+                    return True
+            except OncallMemoryError:  # best effort: the ingest's own error is the one to report
+                pass
+        return False
+
+    def stats(self) -> dict[str, Any]:
+        """Collection, location, contract and count. Raises `InvalidInput` when nothing was ingested."""
+        with self.lock:
+            if not self.store.exists():
+                raise NothingStored(no_collection(self.store.collection, self.store.location))
+            return {
+                "collection": self.store.collection,
+                "location": self.store.location,
+                **self.store.contract(),
+                "count": self.store.count(),
+            }
+
+    def check_contract(self, embedder: Embedder) -> None:
+        """Raise `NothingStored` before any ingest (before the embedder is asked its dimension: loading the
+        local model takes seconds), `ContractMismatch` when the collection was built with another model."""
+        if not self.store.exists():
+            raise NothingStored(no_collection(self.store.collection, self.store.location))
+        self.store.check_contract(embedder.model, embedder.dimension)
+
+    def ensure_contract(self, embedder: Embedder) -> None:
+        """`check_contract`, once: until `forget_contract` (after an ingest dropped an empty collection, or a
+        reindex) it is not asked again."""
+        with self.lock:
+            if not self._contract_checked:
+                self.check_contract(embedder)
+                self._contract_checked = True
+
+    def forget_contract(self) -> None:
+        self._contract_checked = False
+
+    def count_written(self, new: int) -> None:
+        """After an ingest: the count the engine must now hold (`verify` compares it)."""
+        with self.lock:
+            if self.store.exists():
+                before = self.store.expected_count()
+                self.store.record_count(self.store.count() if before is None else before + new)
+
+    def index_state(self) -> IndexState | None:
+        with self.lock:
+            return self.store.index_state() if self.store.exists() else None
+
+    def build_index(self, due: Callable[[IndexState], bool], room: Callable[[], None]) -> IndexReport | None:
+        """Build the vector index beside the live collection and swap it in, when `due` says so.
+
+        Lookups go on throughout except for the swap (closing the old collection and opening the new;
+        `swap_seconds` in the report). Writes wait while the collection is copied and while what was written
+        during the build is copied into the new one. `room()` raises `DiskFull` before the copy when the
+        disk cannot take it. None: nothing to do, another build is running, or the engine indexes by itself.
+        """
+        store = self.store
+        if not isinstance(store, BuildsIndex) or not self._building.acquire(blocking=False):
+            return None
+        try:
+            with self._gate:
+                with self.lock:
+                    state = store.index_state() if store.exists() else None
+                    if state is None or not due(state):
+                        return None
+                    room()
+                    job = store.begin_index()
+                try:
+                    store.copy_for_index(job)
+                except BaseException:
+                    with self.lock:
+                        store.abandon_index(job)
+                    raise
+            try:
+                store.build_index(job)
+                with self._gate:
+                    store.replay_into_index(job, self._written_during(store, job))
+                    with self.lock:
+                        return store.finish_index(job)
+            except BaseException:
+                with self.lock:
+                    store.abandon_index(job)
+                raise
+        finally:
+            self._building.release()
+
+    def _written_during(self, store: BuildsIndex, job: Any) -> Iterator[list[Any]]:
+        # Each read of the live collection takes the lock briefly, so lookups go on between them.
+        ids = store.written_during(job)
+        for at in range(0, len(ids), REPLAY_BATCH):
+            with self.lock:
+                records = store.read_points(ids[at : at + REPLAY_BATCH])
+            yield records
+
+    def close(self) -> None:
+        with self.lock:
+            self.store.close()
