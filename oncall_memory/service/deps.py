@@ -84,7 +84,8 @@ def provider(read: Callable[[Request], T]) -> Callable[[Request], Awaitable[T]]:
 
 
 SettingsDep = Annotated[Settings, Depends(provider(settings_of))]
-MemoryDep = Annotated[Memory, Depends(provider(memory_of))]
+memory_provider = provider(memory_of)  # also for routes that take it as a default (the page)
+MemoryDep = Annotated[Memory, Depends(memory_provider)]
 OutboxDep = Annotated["Outbox", Depends(provider(outbox_of))]
 DispatcherDep = Annotated["Dispatcher", Depends(provider(dispatcher_of))]
 RoomDep = Annotated["Room", Depends(provider(room_of))]

@@ -44,11 +44,9 @@ from ..redact import already_redacted, redact, redact_all
 from ..signatures import same_secret
 from ..store import payload as P
 from .auth import _bearer, trusted_peer
-from .deps import attempts_of, memory_of, outbox_of, page_secret_of, provider, sessions_of, settings_of
+from .deps import attempts_of, memory_provider, outbox_of, page_secret_of, sessions_of, settings_of
 from .outbox import FAILED, NEW, PENDING, SENDING
 from .sessions import Person, Session
-
-memory_provider = provider(memory_of)
 
 router = APIRouter(include_in_schema=False)
 
