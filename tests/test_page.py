@@ -380,3 +380,87 @@ def test_a_trusted_auth_proxy_logs_people_in_by_name_and_their_feedback_is_their
     with TestClient(create_app(direct, memory=memory), follow_redirects=False) as c:
         assert c.get("/", headers=ana).status_code == 303
     memory.close()
+
+
+def test_a_person_logs_in_with_their_own_account_and_their_feedback_is_theirs(tmp_path, monkeypatch, capsys):
+    import io
+
+    from oncall_memory.alert import Alert
+    from oncall_memory.cli import main
+
+    app, memory = app_with(tmp_path)
+    data = str(tmp_path / "data")
+    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", data)
+    monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
+    assert main(["user", "add", "Ana@Acme.example", "--password-stdin"]) == 2  # too short: refused, said why
+    assert "at least 12 characters" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO("correct horse battery\n"))
+    assert main(["user", "add", "Ana@Acme.example", "--password-stdin"]) == 0
+    assert main(["user", "list"]) == 0 and capsys.readouterr().out.splitlines()[-1] == "ana@acme.example"
+    stored = (tmp_path / "data" / "accounts.sqlite3").read_bytes()
+    assert b"correct horse" not in stored and b"$argon2id$" in stored  # a salted slow hash, never the password
+
+    alert = "IPsec tunnel to card processor down"
+    suggested = memory.similar(Alert(text=alert)).neighbours[0].id
+    with TestClient(app, follow_redirects=False) as c:
+        form = c.get("/login").text
+        assert 'name="name"' in form  # with accounts on record, the form asks for a name
+        wrong = c.post("/login", content="name=ana%40acme.example&token=wrong+horse+battery", headers=FORM)
+        assert wrong.status_code == 401 and "do not match an account" in wrong.text
+        # the API token is not a password for a name
+        assert c.post("/login", content=f"name=ana%40acme.example&token={TOKEN}", headers=FORM).status_code == 401
+        right = c.post("/login", content="name=ANA%40acme.example&token=correct+horse+battery", headers=FORM)
+        assert right.status_code == 303 and COOKIE in c.cookies
+        page = c.get("/", params={"q": alert})
+        assert page.status_code == 200
+        csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        fields = {"csrf": csrf, "q": alert, "env": "", "back": "/", "suggested": suggested, "verdict": "helped"}
+        body = "&".join(f"{k}={quote_plus(v)}" for k, v in fields.items())
+        assert c.post("/page/feedback", content=body, headers=FORM).status_code == 303
+        assert c.get("/similar", params={"text": alert}).status_code == 401  # the API stays the machines' token's
+        # a new password ends the sessions the old one opened; so does removing the account
+        monkeypatch.setattr("sys.stdin", io.StringIO("a brand new passphrase\n"))
+        assert main(["user", "add", "ana@acme.example", "--password-stdin"]) == 0
+        assert c.get("/").status_code == 303
+        assert (
+            c.post("/login", content="name=ana%40acme.example&token=a+brand+new+passphrase", headers=FORM).status_code
+            == 303
+        )
+        assert c.get("/").status_code == 200
+        assert main(["user", "remove", "ana@acme.example"]) == 0
+        assert c.get("/").status_code == 303
+        assert main(["user", "remove", "ana@acme.example"]) == 2  # nobody by that name now: said so
+        # the shared token still logs in, as itself
+        assert log_in(c).status_code == 303 and c.get("/").status_code == 200
+    (row,) = memory.feedback.all()
+    assert row["who"] == "user:ana@acme.example"
+    memory.close()
+
+
+def test_an_unknown_name_costs_the_same_password_check_as_a_known_one(tmp_path):
+    from oncall_memory.service.accounts import Accounts
+
+    calls = []
+
+    class Counting:  # argon2's hasher, counting its checks
+        def __init__(self):
+            from argon2 import PasswordHasher
+
+            self.inner = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+
+        def hash(self, password):
+            return self.inner.hash(password)
+
+        def verify(self, hashed, password):
+            calls.append(hashed)
+            return self.inner.verify(hashed, password)
+
+        def check_needs_rehash(self, hashed):
+            return False
+
+    with Accounts(str(tmp_path / "accounts.sqlite3"), hasher=Counting()) as accounts:  # type: ignore[arg-type]
+        accounts.add("ana", "correct horse battery")
+        assert accounts.check("ana", "correct horse battery") == "ana"
+        assert accounts.check("bob", "correct horse battery") is None
+        assert accounts.check("", "x") is None and accounts.check("a b", "x") is None
+    assert len(calls) == 4  # each attempt ran one real verification, known name or not

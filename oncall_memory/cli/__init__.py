@@ -21,7 +21,7 @@ from ..errors import InvalidInput, OncallMemoryError
 from ..ingest.backlog import validation_message
 from ..settings import Settings, user_data_dir
 from ..store.datadir import cannot_write, no_space
-from . import agents, deliveries, ingest, lookup, maintenance, run
+from . import agents, deliveries, ingest, lookup, maintenance, run, users
 from .common import EXIT_FAILED, EXIT_USAGE, err
 
 
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (ingest, lookup, maintenance, run, deliveries, agents):
+    for module in (ingest, lookup, maintenance, run, deliveries, agents, users):
         module.register(sub)
     return parser
 

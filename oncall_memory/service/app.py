@@ -38,6 +38,7 @@ from ..settings import Settings
 from ..store.datadir import write_atomic
 from ..targets import Target
 from . import api, mcp_http, page, slack, webhooks
+from .accounts import Accounts
 from .auth import RecordPeer, api_token
 from .indexer import Indexer
 from .ingest_timer import IngestTimer
@@ -196,6 +197,8 @@ def create_app(
             app.state.memory, app.state.dispatcher, app.state.outbox = mem, dispatcher, box
             app.state.sessions = sessions = Sessions(settings.dir.sessions)
             stack.callback(sessions.close)
+            app.state.accounts = accounts = Accounts(settings.dir.accounts)
+            stack.callback(accounts.close)
             notes = None
             if settings.pagerduty.token and settings.pagerduty.from_email:
                 notes = PagerDutyAPI.from_settings(settings, with_from=True)

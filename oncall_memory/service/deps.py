@@ -13,6 +13,7 @@ from ..settings import Settings
 
 if TYPE_CHECKING:
     from ..integrations.slack.app import SlackApp
+    from .accounts import Accounts
     from .outbox import Outbox
     from .room import Room
     from .sessions import Attempts, Sessions
@@ -50,6 +51,11 @@ def learning_of(request: Request) -> frozenset[str]:
 def sessions_of(request: Request) -> Sessions:
     """The search page's logins."""
     return request.app.state.sessions
+
+
+def accounts_of(request: Request) -> Accounts:
+    """People's own logins (`oncall-memory user add`)."""
+    return request.app.state.accounts
 
 
 def attempts_of(request: Request) -> Attempts:

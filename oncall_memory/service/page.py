@@ -6,9 +6,10 @@ Server-rendered from Jinja2 templates with plain CSS, phone first. One small sam
 everything works, from a keyboard, a screen reader and a locked-down browser alike. It asks the same
 `Memory` the API does.
 
-Authentication is the API token's: a script sends it as a bearer token; a browser types it once into
-`/login` and gets a server-side session (`sessions.py`: a random id, ended by logging out or a new
-token; login attempts throttled per client). The cookie is HttpOnly, SameSite=Strict and Secure when the
+Who may look: a script sends the API token as a bearer token; a person logs in at `/login` with their own
+account (`accounts.py`, `oncall-memory user add`) or the API token, or is vouched for by a trusted
+authenticating proxy (`proxy_person`). A login gets a server-side session (`sessions.py`: a random id,
+ended by logging out or a new token or password; login attempts throttled per client). The cookie is HttpOnly, SameSite=Strict and Secure when the
 original request was HTTPS (behind a TLS proxy: uvicorn's proxy headers, from FORWARDED_ALLOW_IPS). It
 opens only these pages, never the API. The one form that changes something (feedback) carries the
 session's CSRF token and must come from this origin.
@@ -44,7 +45,7 @@ from ..redact import already_redacted, redact, redact_all
 from ..signatures import same_secret
 from ..store import payload as P
 from .auth import _bearer, trusted_peer
-from .deps import attempts_of, memory_provider, outbox_of, page_secret_of, sessions_of, settings_of
+from .deps import accounts_of, attempts_of, memory_provider, outbox_of, page_secret_of, sessions_of, settings_of
 from .outbox import FAILED, NEW, PENDING, SENDING
 from .sessions import Person, Session
 
@@ -135,12 +136,17 @@ def page_user(request: Request) -> Session | Person | None:
     if (person := proxy_person(request)) is not None:
         return person
     token = settings_of(request).service.api_token
-    if token is None:
+    if token is None and not accounts_of(request).any():
         return None
-    expected = token.get_secret_value()
-    if same_secret(_bearer(request), expected):
+    if token is not None and same_secret(_bearer(request), token.get_secret_value()):
         return None
-    session = sessions_of(request).find(request.cookies.get(COOKIE, ""), expected)
+
+    def key_of(person: str | None) -> str | None:  # what the session must still have been opened with
+        if person is not None:
+            return accounts_of(request).fingerprint(person)
+        return None if token is None else token.get_secret_value()
+
+    session = sessions_of(request).find(request.cookies.get(COOKIE, ""), key_of)
     if session is None:
         path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         raise LoginRequired(path)
@@ -214,26 +220,45 @@ async def _form(request: Request, limit: int) -> dict[str, str]:
 
 
 @router.get("/login")
-def login_form(next: str = "/") -> HTMLResponse:
-    return render("login.html", next=safe_next(next), error=None)
+def login_form(request: Request, next: str = "/") -> HTMLResponse:
+    return _login_page(request, 200, safe_next(next), None)
+
+
+def _login_page(request: Request, code: int, target: str, error: str | None) -> HTMLResponse:
+    return render("login.html", code=code, next=target, error=error, accounts=accounts_of(request).any())
 
 
 @router.post("/login")
 def login(request: Request, form: dict[str, str] = Depends(small_form)) -> Response:
+    """A person's name and password, or no name and the API token. A plain `def`: checking a password is
+    slow on purpose (argon2), so it runs on the thread pool, never on the event loop."""
     target = safe_next(form.get("next"))
     token = settings_of(request).service.api_token
-    if token is None:
+    accounts = accounts_of(request)
+    if token is None and not accounts.any():
         return RedirectResponse(target, status_code=303, headers=HEADERS)
     client = request.client.host if request.client else "?"
     wait = attempts_of(request).wait(client)
     if wait:
-        page = render("login.html", code=429, next=target, error=f"Too many attempts: try again in {wait:.0f} s.")
+        page = _login_page(request, 429, target, f"Too many attempts: try again in {wait:.0f} s.")
         page.headers["Retry-After"] = str(max(1, round(wait)))
         return page
-    if not same_secret(form.get("token", ""), token.get_secret_value()):
+    name, secret = form.get("name", "").strip(), form.get("password") or form.get("token", "")
+    if name:
+        person = accounts.check(name, secret)
+        key = None if person is None else accounts.fingerprint(person)
+        refusal = "That name and password do not match an account here."
+    else:
+        person, key = None, None
+        if token is not None and same_secret(secret, token.get_secret_value()):
+            key = token.get_secret_value()
+        refusal = "That is not the API token (ONCALL_MEMORY_API_TOKEN)."
+        if token is None:
+            refusal = "Give your name and password: this service has no API token to log in with."
+    if key is None:
         attempts_of(request).failed(client)
-        return render("login.html", code=401, next=target, error="That is not the API token (ONCALL_MEMORY_API_TOKEN).")
-    session = sessions_of(request).start(token.get_secret_value())
+        return _login_page(request, 401, target, refusal)
+    session = sessions_of(request).start(key, person)
     response = RedirectResponse(target, status_code=303, headers=HEADERS)
     response.set_cookie(
         COOKIE,

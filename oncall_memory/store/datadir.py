@@ -70,6 +70,11 @@ class DataDir:
         return self.sqlite("sessions.sqlite3")
 
     @property
+    def accounts(self) -> str:
+        """People's own logins for the page (`oncall-memory user add`)."""
+        return self.sqlite("accounts.sqlite3")
+
+    @property
     def service(self) -> Path | None:
         return self.file("service.json")
 
