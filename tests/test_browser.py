@@ -9,6 +9,7 @@ Set ONCALL_MEMORY_SCREENSHOTS=<dir> to keep screenshots of each step (the README
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from conftest import FIXTURES, serving
@@ -190,7 +191,23 @@ def test_on_a_phone_the_first_answer_is_on_the_first_screen_and_nothing_scrolls_
         shot(page, "phone-search")
         page.goto(service + "/incidents/INC-1001")
         no_sideways_scroll(page)
+        # the fixes' action gets the room (an empty "When" column took a third of it)
+        table = page.locator("table.fix-table").bounding_box()
+        action = page.locator("table.fix-table th.action").bounding_box()
+        assert action["width"] > table["width"] / 2 and page.locator("table.fix-table th.at").count() == 0
         shot(page, "phone-incident")
+        # a pasted multi-line alert folds to one line cut at a word, and a tap shows the whole of it
+        alert = (
+            "KubePodCrashLooping firing\nnamespace=checkout pod=checkout-7d9f8b6c4-x2kq9\n"
+            + ("Back-off restarting failed container checkout in pod checkout, exit code 1, reason Error " * 3).rstrip()
+        )
+        page.goto(service + "/?" + urlencode({"q": alert}))
+        folded = page.locator("details.search-box .summary-text").inner_text()
+        assert folded.endswith("…") and "\n" not in folded, folded
+        assert " ".join(alert.split()).startswith(folded.removesuffix("…")), folded  # whole words only
+        assert " ".join(alert.split())[len(folded) - 1] in " ,;:", folded
+        page.locator("details.search-box > summary").click()
+        assert page.get_by_label("Alert text").input_value() == alert
     finally:
         context.close()
 

@@ -464,3 +464,18 @@ def test_an_unknown_name_costs_the_same_password_check_as_a_known_one(tmp_path):
         assert accounts.check("bob", "correct horse battery") is None
         assert accounts.check("", "x") is None and accounts.check("a b", "x") is None
     assert len(calls) == 4  # each attempt ran one real verification, known name or not
+
+
+def test_a_pasted_alert_folds_to_one_line_cut_at_a_word():
+    from oncall_memory.service.page import fold
+
+    assert fold("disk full\n  on node-3", 140) == "disk full on node-3"
+    assert fold("alpha beta gamma delta", 15) == "alpha beta…"
+    assert fold("x" * 50, 10) == "x" * 9 + "…"  # one long token: cut anyway, still marked
+    assert fold("restart, then roll the deployment", 12) == "restart…"  # no dangling comma
+
+
+def test_the_incident_page_has_no_empty_when_column(client):
+    log_in(client)
+    page = client.get("/incidents/INC-1001").text
+    assert '<th scope="col" class="action">Action</th>' in page and ">When</th>" not in page

@@ -78,7 +78,20 @@ def templates() -> Environment:
     env.filters["web_link"] = web_link
     env.filters["incident_path"] = lambda incident_id: "/incidents/" + quote(incident_id, safe="")
     env.filters["when"] = when
+    env.filters["fold"] = fold
     return env
+
+
+def fold(text: str, width: int) -> str:
+    """A pasted alert on one line for a heading: its lines joined, cut at a word within `width` with an
+    ellipsis (tapping the folded search opens the box with the whole alert)."""
+    line = " ".join(text.split())
+    if len(line) <= width:
+        return line
+    cut = line[: width - 1]
+    if " " in cut[width // 2 :]:  # a word boundary in the second half; a single long token is cut anyway
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def when(value: Any) -> dict[str, str] | None:
