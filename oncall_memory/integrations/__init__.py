@@ -3,22 +3,37 @@ far as the vendor has each: its webhook (payload models, how an alert and its fa
 jobs they become, its auth check), its API client, its source (the backlog), its targets (notes, messages)
 and its learner (resolved -> remembered).
 
-The core defines the ports an integration fills: `sources.Source` (a backlog), `targets.Target` (where an
-answer goes; a learner is a target of the memory), and the job model (`jobs.Job`) a webhook makes. The
-service routes webhooks to the integrations and runs their targets through the outbox; the CLI and the
-flow find sources by name (`sources.factory`), the built-in ones and any a package declares in the
-`oncall_memory.integrations` entry-point group (see `plugins`).
+The core defines the ports an integration fills: `sources.Source` (a backlog), `webhook.Webhook` (a pager's
+webhook, making `jobs.Job`s), `targets.Target` (where an answer goes; a learner is a target of the memory).
+The service routes webhooks to the integrations and runs their targets through the outbox; the CLI and the
+flow find sources by name (`sources.factory`). Beside the built-in ones, any installed package can declare
+an integration in the `oncall_memory.integrations` entry-point group (as llm finds its plugins): the entry
+point names either a module (or object) offering any of
+
+- `source(settings, path) -> Source`, for `ingest --source <name>`;
+- `webhook`, a `Webhook`, mounted at `POST /webhooks/<its name>`;
+- `targets(settings) -> list[Target]`, where the service also sends answers;
+
+or just a source's factory (the first shape, still read).
 
 Integrations import the core, never the service or the CLI, and never each other.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 ENTRY_POINT_GROUP = "oncall_memory.integrations"
+BUILT_IN = ("pagerduty", "alertmanager", "opsgenie", "slack", "jira", "servicenow", "github", "incident_io")
+
+log = logging.getLogger(__name__)
 
 
 class Loose(BaseModel):
@@ -32,3 +47,34 @@ def plugins(taken: tuple[str, ...] = ()) -> dict[str, EntryPoint]:
     """The integrations installed packages declare, by name (a name in `taken`, a built-in's, cannot be
     taken over)."""
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in taken}
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """What one installed integration offers the service (its source is found by `sources.factory`)."""
+
+    name: str
+    where: str  # its entry point, for messages: "zabbix = oncall_memory_zabbix"
+    webhook: Any = None  # a webhook.Webhook
+    targets: Callable[..., list[Any]] | None = None  # settings -> [targets.Target]
+
+
+def service_plugins() -> list[Plugin]:
+    """The installed integrations with a webhook or targets, loaded. One that cannot be loaded is logged
+    with its entry point and left out: a broken plugin does not keep the service down."""
+    found = []
+    for name, ep in sorted(plugins(BUILT_IN).items()):
+        where = f"{ep.name} = {ep.value}"
+        try:
+            loaded = ep.load()
+        except Exception as exc:
+            log.error(
+                "the integration %s (entry point %s) could not be loaded: %s: %s", name, where, type(exc).__name__, exc
+            )
+            continue
+        if not isinstance(loaded, ModuleType) and not hasattr(loaded, "webhook") and not hasattr(loaded, "targets"):
+            continue  # a source's factory alone: nothing for the service
+        webhook, targets = getattr(loaded, "webhook", None), getattr(loaded, "targets", None)
+        if webhook is not None or targets is not None:
+            found.append(Plugin(name, where, webhook, targets))
+    return found

@@ -25,6 +25,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, OncallMemoryError
+from ..integrations import BUILT_IN, Plugin, service_plugins
 from ..integrations.jira.learner import JiraLearner
 from ..integrations.jira.source import JiraAPI
 from ..integrations.pagerduty import PagerDutyAPI
@@ -37,6 +38,7 @@ from ..memory import Memory
 from ..settings import Settings
 from ..store.datadir import write_atomic
 from ..targets import Target
+from ..webhook import Webhook
 from . import api, mcp_http, page, slack, webhooks
 from .accounts import Accounts
 from .auth import RecordPeer, api_token
@@ -103,6 +105,29 @@ def make_targets(settings: Settings, buttons: Extra | None = None) -> list[Targe
     return targets
 
 
+def plugin_targets(settings: Settings, installed: list[Plugin], taken: set[str]) -> list[Target]:
+    """The targets installed integrations add. One that fails to build, or is not a `Target`, or takes a
+    name already taken, is logged and left out: the others still deliver."""
+    found: list[Target] = []
+    for plugin in installed:
+        if plugin.targets is None:
+            continue
+        try:
+            made = list(plugin.targets(settings))
+        except Exception as exc:
+            log.error("the integration %s could not build its targets: %s: %s", plugin.where, type(exc).__name__, exc)
+            continue
+        for target in made:
+            if not isinstance(target, Target) or target.name in taken:
+                log.error(
+                    "the integration %s offers a target that is not a Target or whose name is taken", plugin.where
+                )
+                continue
+            taken.add(target.name)
+            found.append(target)
+    return found
+
+
 def _routes(app: FastAPI) -> list[tuple[str, str]]:
     """Every (route template, method) the app serves, as the HTTP metrics label them."""
     found = []
@@ -166,6 +191,7 @@ def create_app(
             if jira_learns(settings):
                 targets.append(JiraLearner(JiraAPI.from_settings(settings), mem))
                 learning.add("jira")
+            targets += plugin_targets(settings, installed, {t.name for t in targets})
             app.state.learning = frozenset(learning)
             for target in targets:
                 stack.callback(target.close)
@@ -225,6 +251,12 @@ def create_app(
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=trusted)
     app.add_middleware(RecordPeer)  # outermost: the connection's own address, before any proxy rewrites it
     app.include_router(webhooks.router)
+    installed = service_plugins()
+    for plugin in installed:
+        if isinstance(plugin.webhook, Webhook) and plugin.webhook.name not in BUILT_IN:
+            webhooks.mount(app, plugin.webhook, plugin.where)
+        elif plugin.webhook is not None:
+            log.error("the integration %s offers a webhook that is not a oncall_memory.webhook.Webhook", plugin.where)
     app.include_router(api.router)
     app.include_router(api.probes)
     app.include_router(page.router)

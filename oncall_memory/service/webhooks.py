@@ -1,5 +1,6 @@
-"""Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie; and Jira's (signed), to learn. Each answers 202 as soon as
-its jobs are claimed; the worker looks up and posts.
+"""Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie; Jira's (signed), to learn; and any an
+installed integration brings (`webhook.Webhook`, mounted by `mount`). Each answers 202 as soon as its jobs
+are claimed; the worker looks up and posts.
 
 The body is redacted as a whole as soon as it is parsed (its labels and annotations before any fact is
 read from them); the alert and the job built from it are then not scanned again.
@@ -7,10 +8,14 @@ read from them); the alert and the job built from it are then not scanned again.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from pydantic import ValidationError
 
+from ..errors import InvalidInput
+from ..ingest.backlog import validation_message
 from ..integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
 from ..integrations.jira import webhook as jira_webhook
 from ..integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_job
@@ -25,12 +30,15 @@ from ..integrations.pagerduty.webhook import (
 )
 from ..jobs import Job
 from ..redact import already_redacted, redact_all
-from .auth import alertmanager_token, opsgenie_token, pager_on
+from ..settings import Settings
+from ..webhook import Webhook
+from .auth import alertmanager_token, faces_the_network, opsgenie_token, pager_on
 from .body import documented_body, parse, parse_json, raw_json_body
 from .deps import DispatcherDep, LearningDep, MemoryDep, SettingsDep
 from .worker import Dispatcher
 
 router = APIRouter(prefix="/webhooks", tags=["webhooks"])
+log = logging.getLogger(__name__)
 
 
 def accept(dispatcher: Dispatcher, jobs: list[Job], ignored: int = 0) -> dict[str, Any]:
@@ -123,3 +131,68 @@ def jira(
         return {"accepted": 0, "duplicates": 0, "ignored": hook.webhookEvent}
     delivery = request.headers.get("x-atlassian-webhook-identifier")
     return accept(dispatcher, [jira_webhook.learn_job(hook, delivery[:100] if delivery else None)])
+
+
+def mount(app: FastAPI, hook: Webhook, where: str) -> None:
+    """An installed integration's webhook at `POST /webhooks/<name>`, kept as the built-in pagers are: off
+    facing the network until its secret is set, the body bounded and redacted whole before the webhook
+    reads it, its jobs through the outbox."""
+    route = f"/webhooks/{hook.name}"
+
+    def receive(
+        request: Request,
+        settings: SettingsDep,
+        memory: MemoryDep,
+        dispatcher: DispatcherDep,
+        raw: bytes = Depends(raw_json_body),
+    ) -> dict:
+        secret = hook.secret(settings)
+        if secret is None and faces_the_network(settings):
+            raise HTTPException(404, f"{route} is off: set {hook.variable} to turn it on")
+        if secret is not None and not hook.authentic(secret, request.headers, raw):
+            raise HTTPException(401, f"missing or wrong credential for {route}", headers={"WWW-Authenticate": "Bearer"})
+        body = redact_all(parse_json(raw))
+        known = memory.known_values()
+        try:
+            with already_redacted():
+                jobs, ignored = hook.jobs(body, settings, known)
+        except ValidationError as exc:
+            raise HTTPException(422, f"{hook.name}: {validation_message(exc)}") from None
+        except InvalidInput as exc:
+            raise HTTPException(422, f"{hook.name}: {exc}") from None
+        except Exception as exc:  # the plugin's own fault: said and logged, never a 500 for the sender's body
+            log.exception("the %s webhook (%s) failed on a body", hook.name, where)
+            raise HTTPException(
+                422, f"the {hook.name} integration could not read this body ({type(exc).__name__})"
+            ) from None
+        foreign = [job.key for job in jobs if not job.key.startswith(f"{hook.name}:")]
+        if foreign:
+            log.error(
+                "the %s webhook (%s) made jobs keyed %s: keys start with %r",
+                hook.name,
+                where,
+                foreign[:3],
+                f"{hook.name}:",
+            )
+            raise HTTPException(422, f"the {hook.name} integration made jobs it may not (see the service's log)")
+        if isinstance(ignored, str):
+            return {"accepted": 0, "duplicates": 0, "ignored": ignored} if not jobs else accept(dispatcher, jobs)
+        return accept(dispatcher, jobs, ignored)
+
+    extra = documented_body(hook.body) if hook.body is not None else None
+    app.add_api_route(
+        route,
+        receive,
+        methods=["POST"],
+        status_code=202,
+        tags=["webhooks"],
+        summary=f"{hook.name} (integration {where})",
+        openapi_extra=extra,
+    )
+
+
+def mounted_off(settings: Settings, hooks: list[Webhook]) -> list[tuple[str, str]]:
+    """The installed integrations' routes that are off, with their variables (as `auth.pagers_off`)."""
+    if not faces_the_network(settings):
+        return []
+    return [(f"/webhooks/{h.name}", h.variable) for h in hooks if h.secret(settings) is None]

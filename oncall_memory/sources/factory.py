@@ -1,10 +1,11 @@
 """Build the source a setting or a command names: the built-in ones, then any a package adds.
 
 A package adds a source by declaring an entry point in the `oncall_memory.integrations` group (as llm
-finds its plugins): its name is the source's name, its object a callable `(settings, path) -> Source`:
+finds its plugins): its name is the source's name, its object the integration's module offering
+`source(settings, path) -> Source` (beside a webhook or targets, see `integrations`), or that callable:
 
     [project.entry-points."oncall_memory.integrations"]
-    opsnotes = "oncall_memory_opsnotes:source"
+    opsnotes = "oncall_memory_opsnotes"
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib.metadata import EntryPoint
 from pathlib import Path
+from types import ModuleType
 
 from ..errors import InvalidInput
 from ..integrations import ENTRY_POINT_GROUP
@@ -74,9 +76,15 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
 def _from_plugin(plugin: EntryPoint, settings: Settings, path: str | None) -> Source:
     where = f"the source {plugin.name!r} ({plugin.value}, from the {ENTRY_POINT_GROUP} entry points)"
     try:
-        factory: Callable[[Settings, str | None], object] = plugin.load()
+        loaded = plugin.load()
     except Exception as exc:  # a broken plugin is a message naming it, not a traceback of ours
         raise InvalidInput(f"{where} could not be loaded: {type(exc).__name__}: {exc}") from exc
+    # The entry point names the integration (offering `source`) or the source's factory itself.
+    factory: Callable[[Settings, str | None], object] | None = getattr(loaded, "source", None)
+    if factory is None and not isinstance(loaded, ModuleType) and callable(loaded):
+        factory = loaded
+    if factory is None:
+        raise InvalidInput(f"{where} offers no source (its webhook or targets are the service's)")
     made = factory(settings, path)
     if not isinstance(made, Source):
         raise InvalidInput(f"{where} gave a {type(made).__name__}, not an oncall_memory.sources.Source")

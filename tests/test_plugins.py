@@ -1,0 +1,197 @@
+"""An integration installed as its own package (issue 36): one module declared in the
+`oncall_memory.integrations` entry-point group brings a source, a webhook and a target, and the CLI and
+the service find all three, keeping them to the rules the built-in pagers keep."""
+
+import json
+import sys
+import time
+
+import pytest
+from conftest import FIXTURES
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.backlog import read_jsonl
+from oncall_memory.memory import Memory
+from oncall_memory.service import create_app
+from oncall_memory.settings import Settings
+from oncall_memory.store.engines import open_store
+
+PLUGIN = '''
+"""Zabbix for oncall-memory: its webhook media type posts {"event_id", "subject", "message", "host"}."""
+import hmac
+
+from oncall_memory.alert import Alert
+from oncall_memory.errors import InvalidInput
+from oncall_memory.incident import Incident
+from oncall_memory.jobs import Job
+from oncall_memory.sources import Source
+from oncall_memory.targets import Target
+from oncall_memory.webhook import Webhook
+
+SEEN, SENT = [], []
+
+
+class ZabbixWebhook(Webhook):
+    name = "zabbix"
+    variable = "ZABBIX_WEBHOOK_TOKEN"
+
+    def authentic(self, secret, headers, raw):
+        return hmac.compare_digest(headers.get("x-zabbix-token", "").encode(), secret.encode())
+
+    def jobs(self, body, settings, known):
+        SEEN.append(body)
+        if not isinstance(body, dict) or "event_id" not in body:
+            raise InvalidInput("a Zabbix event has event_id, subject and message")
+        if body.get("status") == "RESOLVED":
+            return [], "resolved"
+        if body.get("crash"):
+            raise KeyError("oops")  # a bug of the plugin's own
+        text = f"{body['subject']} - {body.get('message', '')}"
+        key = body.get("key") or f"zabbix:{body['event_id']}"
+        return [Job.single(key, Alert(text=text, service=body.get("host")), body["subject"])], 0
+
+
+class Recorder(Target):
+    name = "zabbix-ack"
+
+    def accepts(self, job):
+        return job.key.startswith("zabbix:")
+
+    def render(self, job, answers):
+        return {"key": job.key, "ids": [n.id for a in answers for n in a.lookup.neighbours]}
+
+    def send(self, job, body):
+        SENT.append(body)
+
+
+class NotesSource(Source):
+    name = "zabbix"
+
+    def __init__(self, path):
+        self.path = path
+
+    def incidents(self, window):
+        for number, line in enumerate(open(self.path).read().splitlines(), start=1):
+            yield Incident(id=f"ZBX-{number}", title=line, source="zabbix")
+
+
+webhook = ZabbixWebhook()
+
+
+def targets(settings):
+    return [Recorder()]
+
+
+def source(settings, path):
+    return NotesSource(path)
+'''
+
+
+@pytest.fixture
+def zabbix(tmp_path, monkeypatch):
+    """The package as pip installs it: its module and a dist-info declaring the entry point."""
+    site = tmp_path / "site"
+    (site / "oncall_memory_zabbix").mkdir(parents=True)
+    (site / "oncall_memory_zabbix" / "__init__.py").write_text(PLUGIN)
+    dist = site / "oncall_memory_zabbix-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: oncall-memory-zabbix\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[oncall_memory.integrations]\nzabbix = oncall_memory_zabbix\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delenv("ZABBIX_WEBHOOK_TOKEN", raising=False)
+    import oncall_memory_zabbix  # type: ignore[import-not-found]
+
+    yield oncall_memory_zabbix
+    sys.modules.pop("oncall_memory_zabbix", None)
+
+
+def app_with(tmp_path, **settings):
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake", **settings)
+    memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
+    memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    return create_app(settings, memory=memory), memory
+
+
+def wait_for(predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_an_installed_integrations_webhook_and_target_are_mounted_and_deliver(tmp_path, monkeypatch, zabbix):
+    monkeypatch.setenv("ZABBIX_WEBHOOK_TOKEN", "zbx-secret-1")
+    app, memory = app_with(tmp_path)
+    secret = "ghp_" + "Zq4" * 12
+    event = {
+        "event_id": "981",
+        "subject": "checkout pods CrashLoopBackOff",
+        "message": f"token {secret}",
+        "host": "checkout",
+    }
+    with TestClient(app) as client:
+        assert "/webhooks/zabbix" in client.get("/openapi.json").json()["paths"]
+        assert client.post("/webhooks/zabbix", json=event).status_code == 401
+        assert client.post("/webhooks/zabbix", json=event, headers={"X-Zabbix-Token": "guess"}).status_code == 401
+        assert zabbix.SEEN == []  # refused before the plugin read a thing
+        ok = {"X-Zabbix-Token": "zbx-secret-1"}
+        answer = client.post("/webhooks/zabbix", json=event, headers=ok)
+        assert answer.status_code == 202 and answer.json() == {"accepted": 1, "duplicates": 0}
+        assert client.post("/webhooks/zabbix", json=event, headers=ok).json() == {"accepted": 0, "duplicates": 1}
+        assert secret not in json.dumps(zabbix.SEEN) and "[REDACTED]" in zabbix.SEEN[0]["message"]
+        wait_for(lambda: zabbix.SENT)
+        assert zabbix.SENT[0]["key"] == "zabbix:981" and zabbix.SENT[0]["ids"][0] == "INC-1001"
+        # what it ignores is said; a body it cannot read is a 422 saying why; its own bug is no 500
+        resolved = client.post("/webhooks/zabbix", json={**event, "status": "RESOLVED"}, headers=ok)
+        assert resolved.json() == {"accepted": 0, "duplicates": 0, "ignored": "resolved"}
+        bad = client.post("/webhooks/zabbix", json={"subject": "x"}, headers=ok)
+        assert bad.status_code == 422 and "event_id" in bad.json()["detail"]
+        crash = client.post("/webhooks/zabbix", json={**event, "crash": True}, headers=ok)
+        assert crash.status_code == 422 and "could not read" in crash.json()["detail"]
+        # a job keyed as another pager's alert would take that alert's exactly-once key: refused
+        foreign = client.post("/webhooks/zabbix", json={**event, "key": "pagerduty:P1"}, headers=ok)
+        assert foreign.status_code == 422
+        assert (
+            client.post(
+                "/webhooks/zabbix", content=b"{nope", headers={**ok, "content-type": "application/json"}
+            ).status_code
+            == 400
+        )
+    memory.close()
+
+
+def test_facing_the_network_an_integrations_route_is_off_until_its_secret_is_set(tmp_path, zabbix):
+    app, memory = app_with(tmp_path, host="0.0.0.0", api_token=SecretStr("api"))
+    with TestClient(app) as client:
+        off = client.post("/webhooks/zabbix", json={"event_id": "1", "subject": "x"})
+        assert off.status_code == 404 and "ZABBIX_WEBHOOK_TOKEN" in off.text
+    memory.close()
+
+
+def test_an_integrations_source_comes_from_the_same_module(tmp_path, monkeypatch, capsys, zabbix):
+    from oncall_memory.cli import main
+
+    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ONCALL_MEMORY_EMBEDDER", "fake")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("redis evicting keys under memory pressure\nkafka broker disk full\n")
+    assert main(["ingest", "--source", "zabbix", str(notes), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["new"] == 2
+
+
+def test_a_broken_integration_is_logged_and_the_service_still_starts(tmp_path, monkeypatch, caplog):
+    site = tmp_path / "site"
+    (site / "broken_plugin").mkdir(parents=True)
+    (site / "broken_plugin" / "__init__.py").write_text("raise RuntimeError('half installed')\n")
+    dist = site / "broken_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[oncall_memory.integrations]\nbroken = broken_plugin\n")
+    monkeypatch.syspath_prepend(str(site))
+    app, memory = app_with(tmp_path)
+    with TestClient(app) as client:
+        assert client.get("/healthz").status_code == 200
+    assert "broken = broken_plugin" in caplog.text and "half installed" in caplog.text
+    memory.close()
