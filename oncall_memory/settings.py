@@ -189,6 +189,7 @@ class IncidentIoSettings(_Group):
 
     token: SecretStr | None = None
     url: str = "https://api.incident.io"
+    webhook_secret: SecretStr | None = None  # the webhook endpoint's signing secret (whsec_...): learn as they close
     max_retries: int = 4
     backoff: float = 1.0
 

@@ -1,9 +1,13 @@
 """Jira Service Management, ServiceNow and GitHub issues as sources, each against a fake built from the
 vendor's published shapes (tests/tracker_fakes.py): several pages, rate limits, odd bodies, secrets."""
 
+import base64
+import hashlib
+import hmac
 import json
 import sys
 import textwrap
+import time
 
 import pytest
 from tracker_fakes import FakeGitHub, FakeJira, FakeServiceNow, gh_issue, jira_comment, jira_issue
@@ -506,3 +510,80 @@ def test_incident_io_pages_by_cursor_reads_updates_and_waits_out_a_429(httpserve
     assert first.fixes_attempted[0].action.startswith("Latency back to normal after the warm-up")
     assert SLACK_TOKEN not in first.model_dump_json() and "Warming the index" in first.oncall_note
     assert found["INC-2"].error_signature == "AuthErrorRateHigh on auth-api"
+
+
+# -- incident.io webhooks (learning) ------------------------------------------------------------------
+
+
+WHSEC = "whsec_" + base64.b64encode(b"incident-io-signing-key-0123456789").decode()
+
+
+def svix_signed(body: dict, msg_id: str, *, secret: str = WHSEC, at: float | None = None) -> tuple[bytes, dict]:
+    """A delivery as Svix signs it: base64 HMAC-SHA256 of `id.timestamp.body`, keyed by the secret's bytes."""
+    raw = json.dumps(body).encode()
+    stamp = str(int(time.time() if at is None else at))
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    mac = base64.b64encode(hmac.new(key, f"{msg_id}.{stamp}.".encode() + raw, hashlib.sha256).digest()).decode()
+    headers = {"content-type": "application/json", "webhook-id": msg_id, "webhook-timestamp": stamp}
+    return raw, {**headers, "webhook-signature": f"v1,{mac}"}
+
+
+def test_an_incident_io_incident_is_learnt_as_it_closes(httpserver, monkeypatch, slept):
+    from fastapi.testclient import TestClient
+    from tracker_fakes import FakeIncidentIo, io_incident
+
+    from oncall_memory.service import create_app
+
+    closing = io_incident(7, "Search latency through the roof", "## Root cause\nA cold index after the reindex job.\n")
+    fake = FakeIncidentIo(
+        incidents=[closing, io_incident(8, "Login errors", "AuthErrorRateHigh", category="live")],
+        updates={
+            "01HXYZ0007": [
+                {"message": f"Warmed the index; key was {SLACK_TOKEN}", "created_at": "2025-02-10T13:25:00Z"}
+            ]
+        },
+    ).install(httpserver)
+    configure(monkeypatch, "INCIDENT_IO", url=httpserver.url_for("").rstrip("/"), token=fake.key)
+    monkeypatch.setenv("ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET", WHSEC)
+    event = "public_incident.incident_status_updated_v2"
+    closed = {"event_type": event, event: {"incident": closing, "new_status": {"category": "closed"}}}
+    with TestClient(create_app(Settings())) as client:
+        raw, headers = svix_signed(closed, "msg_1")
+        forged = {**headers, "webhook-signature": "v1," + base64.b64encode(b"x" * 32).decode()}
+        assert client.post("/webhooks/incident_io", content=raw, headers=forged).status_code == 401
+        stale_raw, stale = svix_signed(closed, "msg_1", at=time.time() - 3600)  # a replay an hour later
+        assert client.post("/webhooks/incident_io", content=stale_raw, headers=stale).status_code == 401
+        answer = client.post("/webhooks/incident_io", content=raw, headers=headers)
+        assert answer.status_code == 202 and answer.json()["accepted"] == 1
+        found, started = [], time.monotonic()
+        while not found and time.monotonic() - started < 20:
+            answer = client.get("/similar", params={"text": "search latency high, cold index"})
+            if answer.status_code == 200:
+                found = [n for n in answer.json() if n["id"] == "INC-7"]
+            time.sleep(0.05)
+        assert found and found[0]["root_cause"].startswith("A cold index")
+        assert SLACK_TOKEN not in json.dumps(found)
+        # Svix's retry of the same message is a duplicate; an update of a live incident is ignored
+        assert client.post("/webhooks/incident_io", content=raw, headers=headers).json()["duplicates"] == 1
+        live = io_incident(8, "Login errors", "AuthErrorRateHigh", category="live")
+        updated = "public_incident.incident_updated_v2"
+        raw, headers = svix_signed({"event_type": updated, updated: live}, "msg_2")
+        assert client.post("/webhooks/incident_io", content=raw, headers=headers).json()["ignored"] == updated
+        # odd bodies: an id that could not go into a path is refused, nothing is a 500
+        bad = {"event_type": updated, updated: {**closing, "id": "../../admin"}}
+        raw, headers = svix_signed(bad, "msg_3")
+        assert client.post("/webhooks/incident_io", content=raw, headers=headers).status_code == 422
+        for body in ([], {"event_type": 5}, {"event_type": updated, updated: "x"}):
+            raw, headers = svix_signed(body, "msg_4")  # type: ignore[arg-type]
+            assert client.post("/webhooks/incident_io", content=raw, headers=headers).status_code == 202
+
+
+def test_the_incident_io_webhook_is_off_without_its_secret_and_token():
+    from fastapi.testclient import TestClient
+
+    from oncall_memory.service import create_app
+
+    with TestClient(create_app(Settings())) as client:
+        raw, headers = svix_signed({"event_type": "x"}, "msg_1")
+        response = client.post("/webhooks/incident_io", content=raw, headers=headers)
+    assert response.status_code == 404 and "ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET" in response.text

@@ -334,7 +334,17 @@ class FakeIncidentIo:
     def install(self, httpserver) -> FakeIncidentIo:
         httpserver.expect_request("/v2/incidents", method="GET").respond_with_handler(self._incidents)
         httpserver.expect_request("/v2/incident_updates", method="GET").respond_with_handler(self._updates)
+        httpserver.expect_request(re.compile(r"^/v2/incidents/[^/]+$"), method="GET").respond_with_handler(self._one)
         return self
+
+    def _one(self, request: Request) -> Response:
+        if (refused := self._refused(request)) is not None:
+            return refused
+        wanted = request.path.rsplit("/", 1)[1]
+        for incident in self.incidents:
+            if incident["id"] == wanted:
+                return _json({"incident": incident})
+        return _json({"type": "not_found", "status": 404, "errors": [{"code": "not_found"}]}, 404)
 
     def _refused(self, request: Request) -> Response | None:
         if request.headers.get("Authorization") != f"Bearer {self.key}":

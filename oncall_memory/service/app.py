@@ -26,6 +26,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, OncallMemoryError
 from ..integrations import BUILT_IN, Plugin, service_plugins
+from ..integrations.incident_io.learner import IncidentIoLearner
+from ..integrations.incident_io.source import IncidentIoSource
 from ..integrations.jira.learner import JiraLearner
 from ..integrations.jira.source import JiraAPI
 from ..integrations.pagerduty import PagerDutyAPI
@@ -71,6 +73,11 @@ def jira_learns(settings: Settings) -> bool:
     """Jira issues are learnt as they resolve with a webhook secret and the API to read them back."""
     jira = settings.jira
     return bool(jira.webhook_secret and jira.url and jira.email and jira.token)
+
+
+def incident_io_learns(settings: Settings) -> bool:
+    """incident.io incidents are learnt as they close with the webhook's signing secret and an API key."""
+    return bool(settings.incident_io.webhook_secret and settings.incident_io.token)
 
 
 DOCS_ASSETS = "/docs/assets"
@@ -155,6 +162,8 @@ def secrets_of(settings: Settings) -> list[str]:
             settings.slack.bot_token,
             settings.pagerduty.token,
             settings.pagerduty.webhook_secret,
+            settings.incident_io.webhook_secret,
+            settings.incident_io.token,
             settings.service.alertmanager_token,
             settings.service.opsgenie_token,
             settings.service.api_token,
@@ -191,6 +200,9 @@ def create_app(
             if jira_learns(settings):
                 targets.append(JiraLearner(JiraAPI.from_settings(settings), mem))
                 learning.add("jira")
+            if incident_io_learns(settings):
+                targets.append(IncidentIoLearner(IncidentIoSource.api_from(settings), mem))
+                learning.add("incident_io")
             targets += plugin_targets(settings, installed, {t.name for t in targets})
             app.state.learning = frozenset(learning)
             for target in targets:

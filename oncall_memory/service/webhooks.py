@@ -1,4 +1,5 @@
-"""Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie; Jira's (signed), to learn; and any an
+"""Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie; Jira's and incident.io's (signed), to
+learn; and any an
 installed integration brings (`webhook.Webhook`, mounted by `mount`). Each answers 202 as soon as its jobs
 are claimed; the worker looks up and posts.
 
@@ -12,11 +13,12 @@ import logging
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import InvalidInput
 from ..ingest.backlog import validation_message
 from ..integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
+from ..integrations.incident_io import webhook as incident_io_webhook
 from ..integrations.jira import webhook as jira_webhook
 from ..integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_job
 from ..integrations.pagerduty.webhook import (
@@ -131,6 +133,35 @@ def jira(
         return {"accepted": 0, "duplicates": 0, "ignored": hook.webhookEvent}
     delivery = request.headers.get("x-atlassian-webhook-identifier")
     return accept(dispatcher, [jira_webhook.learn_job(hook, delivery[:100] if delivery else None)])
+
+
+@router.post("/incident_io", status_code=202)
+def incident_io(
+    request: Request,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    learning: LearningDep,
+    raw: bytes = Depends(raw_json_body),
+) -> dict:
+    """An incident.io webhook (Svix-signed): an incident that closed is read back and remembered (learning)."""
+    secret = settings.incident_io.webhook_secret
+    if secret is None or "incident_io" not in learning:
+        raise HTTPException(
+            404,
+            "learning from incident.io is off: set ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET (the endpoint's signing "
+            "secret) and ONCALL_MEMORY_INCIDENT_IO_TOKEN (to read the incident back)",
+        )
+    if not incident_io_webhook.verify_signature(secret.get_secret_value(), request.headers, raw):
+        raise HTTPException(401, "missing, wrong or stale webhook-signature (Svix: webhook-id, webhook-timestamp)")
+    event, incident = incident_io_webhook.incident_of(redact_all(parse_json(raw)))
+    if event not in incident_io_webhook.LEARN_EVENTS or incident_io_webhook.closed(incident, event) is False:
+        return {"accepted": 0, "duplicates": 0, "ignored": str(event)[:100]}
+    incident_id = parse(IncidentIoRef, incident).id
+    return accept(dispatcher, [incident_io_webhook.learn_job(incident_id, request.headers["webhook-id"])])
+
+
+class IncidentIoRef(BaseModel):
+    id: str = Field(pattern=incident_io_webhook.INCIDENT_ID)
 
 
 def mount(app: FastAPI, hook: Webhook, where: str) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import SecretStr, ValidationError
 
@@ -46,6 +47,12 @@ class IncidentIoAPI(VendorAPI):
             headers={"Authorization": f"Bearer {token.get_secret_value()}"},
             **kwargs,
         )
+
+    def incident(self, incident_id: str) -> dict[str, Any]:
+        """One incident (`GET /v2/incidents/{id}`), as the listing gives it."""
+        body = self.get(f"/v2/incidents/{quote(incident_id, safe='')}").json()
+        found = body.get("incident") if isinstance(body, dict) else None
+        return found if isinstance(found, dict) else {}
 
     def listing(self, path: str, key: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """Every item of a cursor-paged listing (`pagination_meta.after`)."""
@@ -70,9 +77,13 @@ class IncidentIoSource(Source):
 
     @classmethod
     def from_settings(cls, settings: Any) -> IncidentIoSource:
+        return cls(cls.api_from(settings))
+
+    @staticmethod
+    def api_from(settings: Any) -> IncidentIoAPI:
         io = settings.incident_io
         require(io, "incident_io", "token", why="an API key that can view incidents")
-        return cls(IncidentIoAPI(io.url, io.token, max_retries=io.max_retries, backoff=io.backoff))
+        return IncidentIoAPI(io.url, io.token, max_retries=io.max_retries, backoff=io.backoff)
 
     def close(self) -> None:
         self._api.close()
