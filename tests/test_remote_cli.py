@@ -102,3 +102,11 @@ def test_through_the_service_a_typed_secret_is_printed_redacted_as_standalone(tm
             echoed = [remote.post(settings, url, "/similar", {"alert": {"text": t}}).headers for t in (short, long)]
             assert unquote(echoed[0]["x-lookup-text"]) == short.replace(secret, "[REDACTED]")
             assert "x-lookup-text" not in echoed[1]
+
+
+def test_the_query_goes_unredacted_only_over_a_channel_nobody_else_reads():
+    from oncall_memory.cli.remote import private_channel
+
+    assert private_channel("http://127.0.0.1:8080") and private_channel("http://localhost:8080")
+    assert private_channel("http://[::1]:8080") and private_channel("https://memory.internal")
+    assert not private_channel("http://memory.internal:8080") and not private_channel("http://10.0.0.5:8080")

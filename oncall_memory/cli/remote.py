@@ -7,6 +7,7 @@ The service writes `<data dir>/service.json` while it runs; `ONCALL_MEMORY_URL` 
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import json
 import os
 from dataclasses import dataclass
@@ -40,6 +41,20 @@ def _alive(pid: int) -> bool:
     except (OSError, ValueError):
         return False
     return pid > 0
+
+
+def private_channel(url: str) -> bool:
+    """Does a request to `url` stay on this machine or inside TLS?"""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return True
+    host = (parts.hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class Unreachable(Exception):
