@@ -25,7 +25,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -72,8 +71,7 @@ def service_plugins() -> list[Plugin]:
                 "the integration %s (entry point %s) could not be loaded: %s: %s", name, where, type(exc).__name__, exc
             )
             continue
-        if not isinstance(loaded, ModuleType) and not hasattr(loaded, "webhook") and not hasattr(loaded, "targets"):
-            continue  # a source's factory alone: nothing for the service
+        # A source's factory alone has neither: nothing for the service.
         webhook, targets = getattr(loaded, "webhook", None), getattr(loaded, "targets", None)
         if webhook is not None or targets is not None:
             found.append(Plugin(name, where, webhook, targets))

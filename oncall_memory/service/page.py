@@ -9,9 +9,9 @@ everything works, from a keyboard, a screen reader and a locked-down browser ali
 Who may look: a script sends the API token as a bearer token; a person logs in at `/login` with their own
 account (`accounts.py`, `oncall-memory user add`) or the API token, or is vouched for by a trusted
 authenticating proxy (`proxy_person`). A login gets a server-side session (`sessions.py`: a random id,
-ended by logging out or a new token or password; login attempts throttled per client). The cookie is HttpOnly, SameSite=Strict and Secure when the
-original request was HTTPS (behind a TLS proxy: uvicorn's proxy headers, from FORWARDED_ALLOW_IPS). It
-opens only these pages, never the API. The one form that changes something (feedback) carries the
+ended by logging out or a new token or password; login attempts throttled per client). The cookie is
+HttpOnly, SameSite=Strict and Secure when the original request was HTTPS (behind a TLS proxy: uvicorn's
+proxy headers, from FORWARDED_ALLOW_IPS). It opens only these pages, never the API. The one form that changes something (feedback) carries the
 session's CSRF token and must come from this origin.
 """
 

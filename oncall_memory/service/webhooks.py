@@ -1,7 +1,6 @@
 """Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie; Jira's and incident.io's (signed), to
-learn; and any an
-installed integration brings (`webhook.Webhook`, mounted by `mount`). Each answers 202 as soon as its jobs
-are claimed; the worker looks up and posts.
+learn; and any an installed integration brings (`webhook.Webhook`, mounted by `mount`). Each answers 202 as
+soon as its jobs are claimed; the worker looks up and posts.
 
 The body is redacted as a whole as soon as it is parsed (its labels and annotations before any fact is
 read from them); the alert and the job built from it are then not scanned again.
@@ -32,7 +31,6 @@ from ..integrations.pagerduty.webhook import (
 )
 from ..jobs import Job
 from ..redact import already_redacted, redact_all
-from ..settings import Settings
 from ..webhook import Webhook
 from .auth import alertmanager_token, faces_the_network, opsgenie_token, pager_on
 from .body import documented_body, parse, parse_json, raw_json_body
@@ -220,10 +218,3 @@ def mount(app: FastAPI, hook: Webhook, where: str) -> None:
         summary=f"{hook.name} (integration {where})",
         openapi_extra=extra,
     )
-
-
-def mounted_off(settings: Settings, hooks: list[Webhook]) -> list[tuple[str, str]]:
-    """The installed integrations' routes that are off, with their variables (as `auth.pagers_off`)."""
-    if not faces_the_network(settings):
-        return []
-    return [(f"/webhooks/{h.name}", h.variable) for h in hooks if h.secret(settings) is None]
