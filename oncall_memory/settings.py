@@ -14,23 +14,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .label_facts import LABEL_FACTS
-from .store.datadir import DataDir
-
-LEGACY_DATA_DIR = Path(".oncall-memory")  # the default before 0.x: relative to wherever the command ran
-
-
-def default_data_dir() -> Path:
-    """Per user, where the platform keeps application data (platformdirs' user data dir, as simonw/llm
-    does: ~/.local/share/oncall-memory on Linux), so a command run from another folder finds the same
-    memory. A ./.oncall-memory an earlier version made in the current directory is still used (the CLI
-    says so once per command)."""
-    return LEGACY_DATA_DIR if LEGACY_DATA_DIR.is_dir() else user_data_dir()
-
-
-def user_data_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("oncall-memory", appauthor=False))
+from .store.datadir import LEGACY_DATA_DIR, DataDir, default_data_dir
 
 
 class RankingWeights(BaseSettings):

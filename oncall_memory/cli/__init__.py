@@ -15,14 +15,13 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 
-from pydantic import ValidationError
-
 from ..errors import InvalidInput, OncallMemoryError
-from ..ingest.backlog import validation_message
-from ..settings import Settings, user_data_dir
 from ..store.datadir import cannot_write, no_space
-from . import agents, deliveries, ingest, lookup, maintenance, run, users
-from .common import EXIT_FAILED, EXIT_USAGE, err
+from . import agents, deliveries, ingest, lookup, maintenance, run, thin, users
+from .common import EXIT_FAILED, EXIT_USAGE, err, legacy_data_dir_warning
+
+# The command modules import what their commands use when they run, not here: building the parser, and
+# `similar` asked of a running service (`thin`), then start in a fraction of what the whole package takes.
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,15 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # Whatever this command writes under the data dir is its owner's only (datadir.make_private).
     os.umask(os.umask(0) | 0o077)
-    settings = None
     try:
-        settings = Settings()
-        if settings.on_legacy_data_dir():
-            err(
-                f"using ./.oncall-memory (found here, made by an earlier version); the default is now "
-                f"{user_data_dir()}: move it there, or set ONCALL_MEMORY_DATA_DIR to keep it"
-            )
-        code = args.func(args, settings)
+        if args.command in thin.COMMANDS and (code := thin.run(args)) is not None:
+            sys.stdout.flush()
+            return code
+        code = _with_settings(args)
         sys.stdout.flush()  # inside the try: a reader that left shows here, not at exit
         return code
     except BrokenPipeError:
@@ -71,9 +66,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the interpreter's own flush at exit does not complain either (Python's documented advice).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except ValidationError as exc:
-        err(f"configuration: {validation_message(exc)}")
-        return EXIT_USAGE
     except InvalidInput as exc:
         err(str(exc))
         return EXIT_USAGE
@@ -81,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err(str(exc))
         return EXIT_FAILED
     except (OSError, sqlite3.OperationalError) as exc:
-        where = settings.data_dir if settings else "the data dir"
+        where = thin.data_dir()
         # The disk filled up where no size was known beforehand (a backup, a side file): say so, plainly.
         if getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in str(exc):
             err(no_space(where, "finish") + f" ({exc})")
@@ -96,3 +88,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             err(f"{exc.strerror}: {exc.filename or where}" + (f" -> {exc.filename2}" if exc.filename2 else ""))
             return EXIT_FAILED
         raise
+
+
+# Commands that redact what they are given as soon as they have read it (the alert, the backlog).
+REDACTING = frozenset({"similar", "feedback", "ingest", "eval"})
+
+
+def _with_settings(args: argparse.Namespace) -> int:
+    """The command with the whole configuration; a setting that does not validate is a usage error."""
+    if args.command in REDACTING:
+        from ..redact.catalogue import load_in_background
+
+        load_in_background()
+    from pydantic import ValidationError
+
+    from ..settings import Settings
+
+    try:
+        settings = Settings()
+        if settings.on_legacy_data_dir():
+            legacy_data_dir_warning()
+        code: int = args.func(args, settings)
+        return code
+    except ValidationError as exc:
+        from ..ingest.backlog import validation_message
+
+        err(f"configuration: {validation_message(exc)}")
+        return EXIT_USAGE

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from ..alert import Alert
 from ..errors import InvalidInput, OncallMemoryError
-from ..settings import Settings
 from . import remote
 from .common import err
 from .lookup import alert_from_args
+
+if TYPE_CHECKING:
+    from ..alert import Alert
+    from ..settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:

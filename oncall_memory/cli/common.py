@@ -11,6 +11,15 @@ def err(message: str) -> None:
     print(f"oncall-memory: {message}", file=sys.stderr)
 
 
+def legacy_data_dir_warning() -> None:
+    from ..store.datadir import user_data_dir
+
+    err(
+        f"using ./.oncall-memory (found here, made by an earlier version); the default is now "
+        f"{user_data_dir()}: move it there, or set ONCALL_MEMORY_DATA_DIR to keep it"
+    )
+
+
 def terminal_style() -> tuple[bool, int | None]:
     """(colour, width) for what is printed: on a terminal, colour (unless NO_COLOR is set, or TERM=dumb)
     and its width; piped or redirected, plain text at any width."""

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from ..settings import Settings
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -13,14 +13,13 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from ..ingest.ingest import IngestReport, IngestStopped
-from ..settings import Settings
-from ..sources import FIRST_YEAR, Window
 from .common import EXIT_FAILED, EXIT_REJECTED, err
 from .when import moment
 
 if TYPE_CHECKING:
+    from ..ingest.ingest import IngestReport
     from ..memory import Memory
+    from ..settings import Settings
     from ..store.engines.base import IndexReport
 
 
@@ -62,8 +61,10 @@ def _progress(what: str):
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from ..ingest.ingest import IngestStopped
     from ..ingest.job import IngestJob
     from ..memory import Memory
+    from ..sources import FIRST_YEAR, Window
     from ..sources.factory import source_names
 
     if args.source not in source_names():

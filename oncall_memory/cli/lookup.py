@@ -4,24 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import unquote
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from ..alert import Alert, Filters
-from ..answer.confidence import overall
-from ..answer.ranking import Neighbour
-from ..answer.render import terminal
-from ..answer.retrieve import Lookup
-from ..errors import InvalidInput, OncallMemoryError
-from ..ingest.backlog import validation_message
-from ..redact import already_redacted
-from ..settings import Settings
-from . import remote
+from ..errors import InvalidInput
+from . import remote, thin
 from .common import err, terminal_style
 from .when import moment
+
+if TYPE_CHECKING:
+    from ..alert import Alert, Filters
+    from ..answer.retrieve import Lookup
+    from ..settings import Settings
 
 # The labelled sets ship inside the package (in a wheel and the Docker image too); they label the sample
 # backlog, fixtures/incidents.jsonl.
@@ -77,16 +74,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def alert_from_args(args: argparse.Namespace) -> Alert:
-    data: dict = {}
-    if args.alert:
-        try:
-            data = json.loads(Path(args.alert).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise InvalidInput(f"cannot read alert file {args.alert}: {exc}") from exc
-    if args.text:
-        data["text"] = args.text
-    if "text" not in data:
-        raise InvalidInput('give the alert text: oncall-memory similar "TEXT" (or --alert FILE.json)')
+    from pydantic import ValidationError
+
+    from ..alert import Alert
+    from ..ingest.backlog import validation_message
+
+    data = thin.alert_data(args)
     try:
         return Alert.model_validate(data)
     except ValidationError as exc:
@@ -95,6 +88,11 @@ def alert_from_args(args: argparse.Namespace) -> Alert:
 
 
 def filters_from_args(args: argparse.Namespace) -> Filters:
+    from pydantic import ValidationError
+
+    from ..alert import Filters
+    from ..ingest.backlog import validation_message
+
     try:
         return Filters(
             service=args.service,
@@ -109,27 +107,33 @@ def filters_from_args(args: argparse.Namespace) -> Filters:
 
 
 def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
-    url = remote.service_url(settings)
+    url = None if getattr(args, "local_only", False) else remote.service_url(settings)
     if url:
-        # The service redacts what it is sent, where it enters, and sends the redacted text back to print:
-        # read here unredacted, the query need not load the secret catalogue in this process (0.4 s). Only
-        # over a channel nobody else reads: this machine, or TLS; over plain HTTP elsewhere it is redacted here.
-        if remote.private_channel(url):
-            with already_redacted():
-                alert, filters = alert_from_args(args), filters_from_args(args)
-        else:
-            alert, filters = alert_from_args(args), filters_from_args(args)
-        try:
-            return _similar_remote(args, settings, url, alert, filters)
-        except remote.Unreachable as exc:
-            err(f"the service at {url} did not answer ({exc}); looking up here instead")
-    alert, filters = alert_from_args(args), filters_from_args(args)
+        # Over plain HTTP to another machine (`thin` asks a service on a private channel itself): the query is
+        # redacted here, before it leaves, then asked the same way.
+        alert, filters = alert_from_args(args), filters_from_args(args)
+        code = thin.similar(
+            args,
+            url,
+            alert.model_dump(mode="json", exclude_defaults=True),
+            filters.model_dump(mode="json", exclude_defaults=True),
+        )
+        if code is not None:
+            return code
     from ..memory import Memory
 
+    thin.alert_data(args)  # an unreadable alert file is the first thing said
     with Memory.open(settings) as memory:
         memory.check_contract()  # "nothing stored yet" at once, not after the model has loaded
+        loading = None
         if args.mode != "lexical":
-            memory.embedder.load()  # a local model loads lazily: keep that out of the lookup time
+            # The model loads (0.25 s, mostly outside the GIL) while the alert is read and redacted, which
+            # waits for the secret catalogue; a failure here is raised again by the lookup's own load.
+            loading = threading.Thread(target=_quietly, args=(memory.embedder.load,), name="model", daemon=True)
+            loading.start()
+        alert, filters = alert_from_args(args), filters_from_args(args)
+        if loading is not None:
+            loading.join()
         started = time.perf_counter()
         lookup = memory.similar(alert, filters=filters, limit=args.limit, mode=args.mode, rank=not args.no_rank)
         elapsed = time.perf_counter() - started
@@ -137,7 +141,16 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _print_lookup(args: argparse.Namespace, lookup: Lookup, text: str, elapsed: float, footer: str = "") -> None:
+def _quietly(load: Callable[[], None]) -> None:
+    try:
+        load()
+    except Exception:  # noqa: BLE001 - the lookup loads again and reports it
+        pass
+
+
+def _print_lookup(args: argparse.Namespace, lookup: Lookup, text: str, elapsed: float) -> None:
+    from ..answer.render import terminal
+
     if args.json or args.jsonl:
         if lookup.degraded:
             err(lookup.degraded)
@@ -147,67 +160,16 @@ def _print_lookup(args: argparse.Namespace, lookup: Lookup, text: str, elapsed: 
             print(json.dumps(n.model_dump(mode="json")), flush=True)  # a reader sees each as it comes
         return
     colour, width = terminal_style()
-    print(terminal(lookup, text, elapsed, colour=colour, width=width) + footer)
-
-
-def _similar_remote(args: argparse.Namespace, settings: Settings, url: str, alert: Alert, filters: Filters) -> int:
-    """The lookup asked of a running service: the same answer, the model already loaded."""
-    started = time.perf_counter()
-    body = {
-        "alert": alert.model_dump(mode="json", exclude_defaults=True),
-        "filters": filters.model_dump(mode="json", exclude_defaults=True),
-        "limit": args.limit,
-        "mode": args.mode,
-        "rank": not args.no_rank,
-    }
-    response = remote.post(settings, url, "/similar", body)
-    elapsed = time.perf_counter() - started
-    if response.status_code >= 400:
-        error = InvalidInput if response.status_code < 500 else OncallMemoryError
-        raise error(f"the service at {url}: {remote.detail(response)}")
-    neighbours = [Neighbour.model_validate(n) for n in response.json()]
-    lookup = Lookup.model_validate(
-        {
-            "mode": response.headers.get("x-lookup-mode", args.mode),
-            "ranked": not args.no_rank,
-            # The lookup's own verdict; from a service older than that header, the best neighbour's (its rule).
-            "confidence": response.headers.get("x-lookup-confidence") or overall([n.confidence for n in neighbours]),
-            "degraded": response.headers.get("x-lookup-degraded"),
-            "signature_key": response.headers.get("x-lookup-signature"),
-            "neighbours": neighbours,
-        }
-    )
-    echoed = response.headers.get("x-lookup-text")
-    text = ""
-    if not (args.json or args.jsonl):  # printed: the service's redacted text, or a long one redacted here
-        text = unquote(echoed) if echoed is not None else alert_from_args(args).text
-    _print_lookup(args, lookup, text, elapsed, footer=f"\n\n(asked the service at {url})")
-    return 0
+    print(terminal(lookup, text, elapsed, colour=colour, width=width))
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    url = remote.service_url(settings)
-    if url:
-        try:
-            response = remote.get(settings, url, "/stats")
-            if response.status_code < 400:
-                return _print_stats(args, response.json())
-        except remote.Unreachable:
-            pass
+    """Read here: a running service was asked first (`thin`), or there is none."""
     from ..memory import Memory
 
     with Memory.open(settings) as memory:
         info = memory.stats()
-    return _print_stats(args, info)
-
-
-def _print_stats(args: argparse.Namespace, info: dict) -> int:
-    if args.json:
-        print(json.dumps(info))
-    else:
-        for key, value in info.items():
-            print(f"{key:>12}: {value}")
-    return 0
+    return thin.print_stats(args, info)
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:

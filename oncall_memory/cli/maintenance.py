@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..settings import Settings
 from .common import EXIT_FAILED
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:

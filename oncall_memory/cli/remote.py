@@ -11,19 +11,25 @@ import ipaddress
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..settings import Settings
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 TIMEOUT = 30.0  # seconds: a lookup on a busy service, the local model included
 
 
 def service_url(settings: Settings) -> str | None:
     """The URL of a service to ask: ONCALL_MEMORY_URL, else the one running on this data dir."""
-    if settings.service.url:
-        return settings.service.url.rstrip("/")
-    path = settings.dir.service
+    return find_service(settings.service.url, settings.dir.service)
+
+
+def find_service(url: str | None, path: Path | None) -> str | None:
+    """`url` if one is named, else the one `path` (<data dir>/service.json) names while its process runs."""
+    if url:
+        return url.rstrip("/")
     try:
         info = json.loads(path.read_text()) if path else None
     except (OSError, ValueError):
@@ -72,14 +78,19 @@ class Response:
 
 
 def request(settings: Settings, url: str, method: str, path: str, body: dict[str, Any] | None = None) -> Response:
+    token = settings.service.api_token
+    return call(url, method, path, body, token=token.get_secret_value() if token else None)
+
+
+def call(url: str, method: str, path: str, body: dict[str, Any] | None = None, *, token: str | None = None) -> Response:
     """One request to the service. The standard library's client, not httpx: importing httpx costs a CLI
     start-up about 90 ms (its command-line entry point brings click and rich), and this one request on
     loopback needs none of what it adds."""
     parts = urlsplit(url)
     connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     headers = {"Accept": "application/json"}
-    if settings.service.api_token:
-        headers["Authorization"] = f"Bearer {settings.service.api_token.get_secret_value()}"
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     data = None
     if body is not None:
         data = json.dumps(body).encode()

@@ -13,10 +13,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from ..settings import Settings
 
 if TYPE_CHECKING:
     from ..service.accounts import Accounts
+    from ..settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:

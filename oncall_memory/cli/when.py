@@ -7,8 +7,6 @@ import argparse
 import re
 from datetime import datetime, time, timedelta, timezone
 
-from ..facts import as_utc
-
 _AGO = re.compile(r"(\d{1,6})\s*(m|min|h|d|w)")
 _UNITS = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 FORMS = "a date (2026-11-01), a date and time (2026-11-01T03:00Z), today, yesterday, or an age (7d, 36h, 2w)"
@@ -26,6 +24,7 @@ def moment(value: str, now: datetime | None = None) -> datetime:
     if ago := _AGO.fullmatch(text):
         return now - timedelta(**{_UNITS[ago.group(2)]: int(ago.group(1))})
     try:
-        return as_utc(datetime.fromisoformat(value.strip().replace("z", "Z")))
+        given = datetime.fromisoformat(value.strip().replace("z", "Z"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a date: give {FORMS}") from None
+    return given.replace(tzinfo=timezone.utc) if given.tzinfo is None else given  # as facts.as_utc: no zone is UTC

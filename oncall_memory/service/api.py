@@ -7,10 +7,11 @@ from typing import Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, HTTPException, Query
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..alert import Alert, Filters
+from ..answer.render import terminal
 from ..answer.retrieve import Lookup
 from ..integrations.pagerduty.webhook import PAGERDUTY_ID
 from ..redact import redact
@@ -63,17 +64,31 @@ def similar_get(
 
 
 @router.post("/similar", openapi_extra=documented_body(SimilarRequest))
-def similar_post(memory: MemoryDep, raw: bytes = Depends(raw_json_body)) -> JSONResponse:
+def similar_post(
+    memory: MemoryDep,
+    raw: bytes = Depends(raw_json_body),
+    format: Literal["json", "text"] = Query(
+        "json", description="json: the list of neighbours; text: the answer as `oncall-memory similar` prints it"
+    ),
+    colour: bool = Query(False, description="text: with a terminal's colours (ANSI)"),
+    width: int | None = Query(None, ge=20, le=1000, description="text: lines wrapped to this many columns"),
+) -> Response:
     req = parse(SimilarRequest, parse_json(raw))
+    started = time.perf_counter()
     lookup = memory.similar(req.alert, filters=req.filters, limit=req.limit, mode=req.mode, rank=req.rank)
+    elapsed = time.perf_counter() - started
     # How the lookup ran, for a client that prints it (the CLI); the body stays the list of neighbours.
     headers: dict[str, str] = {"X-Lookup-Mode": lookup.mode, "X-Lookup-Confidence": lookup.confidence}
     if lookup.signature_key:
         headers["X-Lookup-Signature"] = lookup.signature_key.encode("ascii", "replace").decode()
     if lookup.degraded:
         headers["X-Lookup-Degraded"] = lookup.degraded.encode("ascii", "replace").decode()
-    # The alert's text as it entered (redacted), for a client that prints it: the CLI then has no need to
-    # load the secret catalogue itself (0.4 s of its start-up). A long text is left out; the client redacts.
+    if format == "text":
+        # Rendered here by the CLI's own renderer, from the lookup itself: the CLI through a service needs no
+        # model of its own (half its start-up) and prints what it would print standalone, to the letter.
+        return PlainTextResponse(terminal(lookup, req.alert.text, elapsed, colour=colour, width=width), headers=headers)
+    # The alert's text as it entered (redacted), for a client that prints it from the JSON: it then has no
+    # need to load the secret catalogue itself. A long text is left out; such a client redacts it.
     if len(echo := quote(req.alert.text, safe="/:,.;=()[]-_")) <= MAX_TEXT_HEADER:
         headers["X-Lookup-Text"] = echo
     return JSONResponse(neighbours_json(lookup), headers=headers)

@@ -38,6 +38,24 @@ _MEMORY_BACKED = frozenset({"tmpfs", "ramfs", "shm", "devtmpfs"})
 # page's CSRF tokens. Folders are 0700 and files 0600 whatever umask the process started with.
 _NOT_OURS = stat.S_IRWXG | stat.S_IRWXO
 
+
+LEGACY_DATA_DIR = Path(".oncall-memory")  # the default before 0.x: relative to wherever the command ran
+
+
+def default_data_dir() -> Path:
+    """Per user, where the platform keeps application data (platformdirs' user data dir, as simonw/llm
+    does: ~/.local/share/oncall-memory on Linux), so a command run from another folder finds the same
+    memory. A ./.oncall-memory an earlier version made in the current directory is still used (the CLI
+    says so once per command)."""
+    return LEGACY_DATA_DIR if LEGACY_DATA_DIR.is_dir() else user_data_dir()
+
+
+def user_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("oncall-memory", appauthor=False))
+
+
 log = logging.getLogger(__name__)
 
 
