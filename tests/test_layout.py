@@ -223,3 +223,15 @@ def test_a_lookup_on_the_embedded_store_loads_no_heavy_stack(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300)
     assert "HEAVY [] 0" in done.stderr, done.stderr[-2000:]
+
+
+def test_every_public_name_imports_from_the_package():
+    """`from oncall_memory import read_jsonl` (the package docstring's example) broke when the core was
+    grouped by stage: the lazy export table still named the old flat modules. Each name must resolve, to the
+    object its module defines."""
+    import importlib
+
+    import oncall_memory
+
+    for name, module in oncall_memory._EXPORTS.items():
+        assert getattr(oncall_memory, name) is getattr(importlib.import_module(f"oncall_memory.{module}"), name), name
