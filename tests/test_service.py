@@ -5,6 +5,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 import threading
 import time
 
@@ -469,3 +470,33 @@ def test_the_service_can_run_the_ingest_schedule_in_process(tmp_path):
 
         with pytest.raises(StoreUnavailable, match="open in another process"):
             open_store(settings)
+
+
+def test_a_bad_query_parameter_is_refused_without_echoing_it(client):
+    """FastAPI's own 422 sent back the value it was given, and a query parameter is read before any
+    redaction: `?limit=<a token>` came back verbatim. The error still says which parameter and why."""
+    secret = "ghp_" + "Zq4" * 12
+    for response in (
+        client.get("/similar", params={"text": "disk full", "limit": secret}),
+        client.post("/similar", params={"format": secret}, json={"alert": {"text": "disk full"}}),
+        client.post("/similar", params={"format": "text", "width": secret}, json={"alert": {"text": "x"}}),
+    ):
+        assert response.status_code == 422
+        assert secret not in response.text
+        (error,) = response.json()["detail"]
+        assert error["loc"][0] == "query" and error["msg"], error
+
+
+def test_the_answer_as_the_cli_prints_it(client):
+    """`POST /similar?format=text`: the terminal rendering, made by the service (the CLI's thin client prints
+    it), with the alert's text as redacted where it entered and control characters never sent."""
+    secret = "ghp_" + "Zq4" * 12
+    alert = {"text": f"checkout pods CrashLoopBackOff, token {secret} \x1b]0;retitled\x07"}
+    plain = client.post("/similar?format=text", json={"alert": alert, "limit": 2})
+    assert plain.status_code == 200 and plain.headers["content-type"].startswith("text/plain")
+    assert plain.text.startswith('Past incidents like "checkout pods CrashLoopBackOff, token [REDACTED]')
+    assert secret not in plain.text and "\x1b" not in plain.text and "1. INC-" in plain.text
+    styled = client.post("/similar?format=text&colour=true&width=60", json={"alert": alert, "limit": 2})
+    assert "\x1b[1m" in styled.text  # bold headings: the only escapes are the renderer's own
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", styled.text)
+    assert max(len(line) for line in shown.splitlines() if "://" not in line) <= 60  # a link is never broken

@@ -18,6 +18,8 @@ from typing import Any
 
 import swagger_ui_bundle
 from fastapi import Depends, FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -313,6 +315,13 @@ def create_app(
     def prometheus() -> Response:
         body, content_type = metrics.exposition()
         return Response(body, media_type=content_type)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own 422, less the value it was given: a query parameter is read before any redaction,
+        # and `?limit=<a token>` came back verbatim. Each error keeps its type, location and message.
+        errors = [{k: v for k, v in error.items() if k != "input"} for error in exc.errors()]
+        return JSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
 
     @app.exception_handler(OncallMemoryError)
     async def _domain_error(request: Request, exc: OncallMemoryError) -> JSONResponse:
