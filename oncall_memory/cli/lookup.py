@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from . import remote, thin
@@ -73,13 +73,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_eval)
 
 
-def alert_from_args(args: argparse.Namespace) -> Alert:
+def alert_from_args(args: argparse.Namespace, data: dict[str, Any] | None = None) -> Alert:
+    """The alert the command line gives (`data`: as `thin.alert_data` read it already), validated and redacted."""
     from pydantic import ValidationError
 
     from ..alert import Alert
     from ..ingest.backlog import validation_message
 
-    data = thin.alert_data(args)
+    data = thin.alert_data(args) if data is None else data
     try:
         return Alert.model_validate(data)
     except ValidationError as exc:
@@ -122,7 +123,7 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
             return code
     from ..memory import Memory
 
-    thin.alert_data(args)  # an unreadable alert file is the first thing said
+    given = thin.alert_data(args)  # an unreadable alert file is the first thing said
     with Memory.open(settings) as memory:
         memory.check_contract()  # "nothing stored yet" at once, not after the model has loaded
         loading = None
@@ -131,7 +132,7 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
             # waits for the secret catalogue; a failure here is raised again by the lookup's own load.
             loading = threading.Thread(target=_quietly, args=(memory.embedder.load,), name="model", daemon=True)
             loading.start()
-        alert, filters = alert_from_args(args), filters_from_args(args)
+        alert, filters = alert_from_args(args, given), filters_from_args(args)
         if loading is not None:
             loading.join()
         started = time.perf_counter()

@@ -7,13 +7,14 @@ The service writes `<data dir>/service.json` while it runs; `ONCALL_MEMORY_URL` 
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+from ..hosts import is_loopback
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -54,13 +55,7 @@ def private_channel(url: str) -> bool:
     parts = urlsplit(url)
     if parts.scheme == "https":
         return True
-    host = (parts.hostname or "").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback(parts.hostname or "")
 
 
 class Unreachable(Exception):

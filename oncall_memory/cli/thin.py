@@ -48,10 +48,12 @@ def api_token() -> str | None:
 def run(args: argparse.Namespace) -> int | None:
     """The command's exit status, asked of a running service; None when the full command must run it
     (it then looks up by itself, without trying the service again when `args.local_only` is set)."""
-    url = remote.find_service(setting("url"), DataDir(data_dir()).service)
+    named = setting("data_dir")
+    data = Path(named) if named is not None else default_data_dir()
+    url = remote.find_service(setting("url"), DataDir(data).service)
     if url is None:
         return None
-    if setting("data_dir") is None and default_data_dir() == LEGACY_DATA_DIR:
+    if named is None and data == LEGACY_DATA_DIR:
         legacy_data_dir_warning()
     if args.command == "stats":
         return stats(args, url)

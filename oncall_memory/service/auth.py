@@ -26,6 +26,7 @@ from typing import Any
 from fastapi import HTTPException, Request
 from pydantic import SecretStr
 
+from ..hosts import is_loopback
 from ..integrations.opsgenie.webhook import HEADER as OPSGENIE_HEADER
 from ..settings import Settings
 from ..signatures import same_secret
@@ -138,15 +139,6 @@ def trusted_peer(request: Request, trusted: str) -> bool:
         except ValueError:
             continue
     return False
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def exposure(settings: Settings) -> list[str]:

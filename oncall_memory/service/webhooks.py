@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from ..errors import InvalidInput
 from ..ingest.backlog import validation_message
@@ -108,6 +108,13 @@ def opsgenie(
     return accept(dispatcher, [job])
 
 
+def _learning_secret(secret: SecretStr | None, learner: bool, off: str) -> str:
+    """A learning webhook's signing secret; a 404 saying what to set (`off`) until it and its learner are."""
+    if secret is None or not learner:
+        raise HTTPException(404, off)
+    return secret.get_secret_value()
+
+
 @router.post("/jira", status_code=202, openapi_extra=documented_body(jira_webhook.JiraWebhook))
 def jira(
     request: Request,
@@ -117,14 +124,13 @@ def jira(
     raw: bytes = Depends(raw_json_body),
 ) -> dict:
     """A Jira admin webhook: a resolved issue is read back and remembered (learning); nothing is posted."""
-    secret = settings.jira.webhook_secret
-    if secret is None or "jira" not in learning:
-        raise HTTPException(
-            404,
-            "learning from Jira is off: set ONCALL_MEMORY_JIRA_WEBHOOK_SECRET (the webhook's secret) and "
-            "ONCALL_MEMORY_JIRA_URL, _EMAIL and _TOKEN (to read the issue back)",
-        )
-    if not jira_webhook.verify_signature(secret.get_secret_value(), raw, request.headers.get("x-hub-signature")):
+    secret = _learning_secret(
+        settings.jira.webhook_secret,
+        "jira" in learning,
+        "learning from Jira is off: set ONCALL_MEMORY_JIRA_WEBHOOK_SECRET (the webhook's secret) and "
+        "ONCALL_MEMORY_JIRA_URL, _EMAIL and _TOKEN (to read the issue back)",
+    )
+    if not jira_webhook.verify_signature(secret, raw, request.headers.get("x-hub-signature")):
         raise HTTPException(401, "missing or wrong X-Hub-Signature")
     hook = parse(jira_webhook.JiraWebhook, redact_all(parse_json(raw)))
     if hook.webhookEvent not in jira_webhook.LEARN_EVENTS or not jira_webhook.resolved(hook):
@@ -142,14 +148,13 @@ def incident_io(
     raw: bytes = Depends(raw_json_body),
 ) -> dict:
     """An incident.io webhook (Svix-signed): an incident that closed is read back and remembered (learning)."""
-    secret = settings.incident_io.webhook_secret
-    if secret is None or "incident_io" not in learning:
-        raise HTTPException(
-            404,
-            "learning from incident.io is off: set ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET (the endpoint's signing "
-            "secret) and ONCALL_MEMORY_INCIDENT_IO_TOKEN (to read the incident back)",
-        )
-    if not incident_io_webhook.verify_signature(secret.get_secret_value(), request.headers, raw):
+    secret = _learning_secret(
+        settings.incident_io.webhook_secret,
+        "incident_io" in learning,
+        "learning from incident.io is off: set ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET (the endpoint's signing "
+        "secret) and ONCALL_MEMORY_INCIDENT_IO_TOKEN (to read the incident back)",
+    )
+    if not incident_io_webhook.verify_signature(secret, request.headers, raw):
         raise HTTPException(401, "missing, wrong or stale webhook-signature (Svix: webhook-id, webhook-timestamp)")
     event, incident = incident_io_webhook.incident_of(redact_all(parse_json(raw)))
     if event not in incident_io_webhook.LEARN_EVENTS or incident_io_webhook.closed(incident, event) is False:

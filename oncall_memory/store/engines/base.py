@@ -357,3 +357,25 @@ def hit(point_id: Any, score: float, payload: dict | None, sparse: Any) -> Hit:
     payload = payload or {}
     words = sparse.indices if sparse is not None else payload.get(P.TERMS) or ()
     return Hit(point_id=str(point_id), score=score, payload=payload, terms=frozenset(words))
+
+
+# What both engines read back the same way: the payload a call asks for, and a point's named vectors.
+
+
+def with_payload(fields: Sequence[str] | None) -> bool | list[str]:
+    """Payload to return: all of it (None), these fields, or none (an empty list)."""
+    return True if fields is None else (list(fields) or False)
+
+
+def sparse_of(vector: Any) -> Any:
+    return vector.get(SPARSE) if isinstance(vector, dict) else None
+
+
+def vectors_of(vector: Any) -> dict:
+    """A point's vectors as returned by an engine, as {DENSE: [...], SPARSE: Sparse or None}."""
+    vector = vector if isinstance(vector, dict) else {}
+    sparse = vector.get(SPARSE)
+    return {
+        DENSE: vector.get(DENSE),
+        SPARSE: Sparse(indices=list(sparse.indices), values=list(sparse.values)) if sparse is not None else None,
+    }

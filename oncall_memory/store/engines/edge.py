@@ -39,6 +39,9 @@ from .base import (
     StoredPoint,
     hit,
     no_collection,
+    sparse_of,
+    vectors_of,
+    with_payload,
 )
 
 _INDEX_TYPES = {
@@ -256,7 +259,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
     def retrieve(self, point_ids: Sequence[str], fields: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
         if not point_ids:
             return {}
-        records = self.shard.retrieve(list(point_ids), with_payload=_with_payload(fields), with_vector=False)
+        records = self.shard.retrieve(list(point_ids), with_payload=with_payload(fields), with_vector=False)
         return {str(r.id): r.payload or {} for r in records}
 
     @_engine_errors
@@ -275,7 +278,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
                 )
             )
             for r in records:
-                yield str(r.id), r.payload or {}, _vectors(r.vector) if with_vectors else None
+                yield str(r.id), r.payload or {}, vectors_of(r.vector) if with_vectors else None
             if offset is None:
                 return
 
@@ -301,7 +304,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
             searches.append(E.Query.Nearest(_sparse(sparse), using=SPARSE))
         # No vector comes back: a candidate's words ride in its payload (`terms`); reading 50 sparse vectors
         # from their store cost 2.5 ms of a first-time lookup at 100,000 incidents.
-        common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vector=False)
+        common: dict[str, Any] = dict(limit=limit, with_payload=with_payload(fields), with_vector=False)
         params = INDEXED_SEARCH if self._indexed else None  # below the threshold every search is exact
         if plan.fused:
             pick = (CANDIDATE_SEARCH if plan.rescore else INDEXED_SEARCH) if self._indexed else None
@@ -332,7 +335,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
         records, _ = self.shard.scroll(
             E.ScrollRequest(limit=limit, filter=to_filter(where), with_payload=True, with_vector=[SPARSE])
         )
-        return [hit(r.id, 0.0, r.payload, _sparse_of(r.vector)) for r in records]
+        return [hit(r.id, 0.0, r.payload, sparse_of(r.vector)) for r in records]
 
     @_engine_errors
     def values(self, field: str, *, limit: int = 1000) -> list[str]:
@@ -487,25 +490,8 @@ def _load(path: Path, config: E.EdgeConfig | None = None) -> E.EdgeShard:
         raise StoreDamaged(f"cannot open the embedded store at {path} ({exc}): {RECOVERY}") from exc
 
 
-def _with_payload(fields: Sequence[str] | None) -> bool | list[str]:
-    return True if fields is None else (list(fields) or False)
-
-
 def _sparse(vector: Sparse) -> E.SparseVector:
     return E.SparseVector(list(vector.indices), [float(v) for v in vector.values])
-
-
-def _sparse_of(vector: Any) -> Any:
-    return vector.get(SPARSE) if isinstance(vector, dict) else None
-
-
-def _vectors(vector: Any) -> dict:
-    vector = vector if isinstance(vector, dict) else {}
-    sparse = vector.get(SPARSE)
-    return {
-        DENSE: vector.get(DENSE),
-        SPARSE: Sparse(indices=list(sparse.indices), values=list(sparse.values)) if sparse is not None else None,
-    }
 
 
 def to_filter(where: Where) -> E.Filter | None:

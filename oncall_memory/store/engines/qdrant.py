@@ -18,7 +18,19 @@ from qdrant_client import QdrantClient, models
 from ...errors import OncallMemoryError, StoreDamaged, StoreUnavailable
 from ...lexical import Sparse
 from ..conditions import HasId, Match, Range, Where
-from .base import DENSE, INDEXES, SPARSE, Hit, IncidentStore, QueryPlan, StoredPoint, hit
+from .base import (
+    DENSE,
+    INDEXES,
+    SPARSE,
+    Hit,
+    IncidentStore,
+    QueryPlan,
+    StoredPoint,
+    hit,
+    sparse_of,
+    vectors_of,
+    with_payload,
+)
 
 _INDEX_TYPES = {
     "keyword": models.PayloadSchemaType.KEYWORD,
@@ -202,7 +214,7 @@ class QdrantStore(IncidentStore):
         if not point_ids:
             return {}
         records = self._client.retrieve(
-            self.collection, ids=list(point_ids), with_payload=_with_payload(fields), with_vectors=False
+            self.collection, ids=list(point_ids), with_payload=with_payload(fields), with_vectors=False
         )
         return {str(r.id): r.payload or {} for r in records}
 
@@ -219,7 +231,7 @@ class QdrantStore(IncidentStore):
             except Exception as exc:
                 raise _failure(self, exc) from exc
             for r in records:
-                yield str(r.id), r.payload or {}, _vectors(r.vector) if with_vectors else None
+                yield str(r.id), r.payload or {}, vectors_of(r.vector) if with_vectors else None
             if offset is None:
                 return
 
@@ -237,7 +249,7 @@ class QdrantStore(IncidentStore):
             return []
         dense, sparse = dense or [], sparse or Sparse([], [])  # the plan uses only what it was given
         flt = to_filter(where)
-        common: dict[str, Any] = dict(limit=limit, with_payload=_with_payload(fields), with_vectors=False)
+        common: dict[str, Any] = dict(limit=limit, with_payload=with_payload(fields), with_vectors=False)
         if plan.fused:
             fused = [
                 models.Prefetch(
@@ -279,7 +291,7 @@ class QdrantStore(IncidentStore):
         records, _ = self._client.scroll(
             self.collection, scroll_filter=to_filter(where), limit=limit, with_payload=True, with_vectors=[SPARSE]
         )
-        return [hit(r.id, 0.0, r.payload, _sparse_of(r.vector)) for r in records]
+        return [hit(r.id, 0.0, r.payload, sparse_of(r.vector)) for r in records]
 
 
 def collection_config(
@@ -312,25 +324,8 @@ def collection_config(
     )
 
 
-def _with_payload(fields: Sequence[str] | None) -> bool | list[str]:
-    return True if fields is None else (list(fields) or False)
-
-
 def _sparse(vector: Sparse) -> models.SparseVector:
     return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
-
-
-def _sparse_of(vector: Any) -> Any:
-    return vector.get(SPARSE) if isinstance(vector, dict) else None
-
-
-def _vectors(vector: Any) -> dict:
-    vector = vector if isinstance(vector, dict) else {}
-    sparse = vector.get(SPARSE)
-    return {
-        DENSE: vector.get(DENSE),
-        SPARSE: Sparse(indices=list(sparse.indices), values=list(sparse.values)) if sparse is not None else None,
-    }
 
 
 def to_filter(where: Where) -> models.Filter | None:
