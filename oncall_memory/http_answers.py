@@ -6,18 +6,28 @@ sources, Slack): one reading of `Retry-After` / `ratelimit-reset`, one of an err
 
 from __future__ import annotations
 
+import time
+
 import httpx
+
+EPOCH_FLOOR = 1_000_000_000.0  # September 2001 as a Unix time; as a wait, 31 years
 
 
 def wait_hint(response: httpx.Response, *, cap: float) -> float | None:
-    """Seconds the server asked us to wait (`ratelimit-reset`, else `Retry-After`), at most `cap`."""
+    """Seconds the server asked us to wait (`ratelimit-reset`, else `Retry-After`), at most `cap`.
+
+    `ratelimit-reset` is seconds to wait at PagerDuty and a Unix time at GitLab: a value past `EPOCH_FLOOR`
+    (no server asks for a wait of decades) is read as the moment the quota resets."""
     for header in ("ratelimit-reset", "retry-after"):
         value = response.headers.get(header)
         if value is not None:
             try:
-                return min(cap, max(0.0, float(value)))
+                seconds = float(value)
             except ValueError:
                 continue
+            if seconds > EPOCH_FLOOR:
+                seconds -= time.time()
+            return min(cap, max(0.0, seconds))
     return None
 
 

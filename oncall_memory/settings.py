@@ -167,6 +167,20 @@ class GitHubSettings(_Group):
     backoff: float = 1.0
 
 
+class GitLabSettings(_Group):
+    """GitLab incidents as a source (ONCALL_MEMORY_GITLAB_*): issues of type incident, or with labels."""
+
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_GITLAB_", extra="ignore")
+
+    project: str | None = None  # the numeric id, or the path: group/subgroup/project
+    issue_type: str = "incident"  # GitLab's incident issues; blank: issues of any type
+    labels: str = ""  # comma-separated: issues carrying all of them (none asked by default)
+    token: SecretStr | None = None  # a personal, group or project access token with read_api
+    url: str = "https://gitlab.com/api/v4"  # self-managed: https://HOST/api/v4
+    max_retries: int = 4
+    backoff: float = 1.0
+
+
 class IncidentIoSettings(_Group):
     """incident.io as a source (ONCALL_MEMORY_INCIDENT_IO_*): an API key that can view incidents."""
 
@@ -213,7 +227,7 @@ class ScheduleSettings(_Group):
 
     # In-process schedule of the service (one owner of the embedded store): seconds between ingests, 0 = off.
     ingest_interval: float = 0.0
-    ingest_source: str = "jsonl"  # jsonl, pagerduty, jira, servicenow, github, incident_io, or a plugin's name
+    ingest_source: str = "jsonl"  # jsonl, pagerduty, jira, servicenow, github, gitlab, incident_io, or a plugin's name
     ingest_path: str | None = None
     ingest_window_days: float | None = None
     # `schedule` on one machine: the local Prefect server (API and UI) listens here; another port when taken.
@@ -228,6 +242,7 @@ GROUPS: dict[str, tuple[type[_Group], str]] = {
     "jira": (JiraSettings, "jira_"),
     "servicenow": (ServiceNowSettings, "servicenow_"),
     "github": (GitHubSettings, "github_"),
+    "gitlab": (GitLabSettings, "gitlab_"),
     "incident_io": (IncidentIoSettings, "incident_io_"),
     "deliveries": (DeliverySettings, ""),
     "schedule": (ScheduleSettings, ""),
@@ -309,6 +324,7 @@ class Settings(BaseSettings):
     jira: JiraSettings = Field(default_factory=lambda: JiraSettings())
     servicenow: ServiceNowSettings = Field(default_factory=lambda: ServiceNowSettings())
     github: GitHubSettings = Field(default_factory=lambda: GitHubSettings())
+    gitlab: GitLabSettings = Field(default_factory=lambda: GitLabSettings())
     incident_io: IncidentIoSettings = Field(default_factory=lambda: IncidentIoSettings())
     deliveries: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings())

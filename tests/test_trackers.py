@@ -10,7 +10,7 @@ import textwrap
 import time
 
 import pytest
-from tracker_fakes import FakeGitHub, FakeJira, FakeServiceNow, gh_issue, jira_comment, jira_issue
+from tracker_fakes import FakeGitHub, FakeGitLab, FakeJira, FakeServiceNow, gh_issue, gl_issue, jira_comment, jira_issue
 
 from oncall_memory.cli import main
 from oncall_memory.errors import InvalidInput, SourceFailed
@@ -418,6 +418,136 @@ def test_github_bad_repo_setting_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("ONCALL_MEMORY_GITHUB_REPO", "../../etc")
     with pytest.raises(InvalidInput, match="owner/name"):
         make_source(Settings(), "github", None)
+
+
+# -- GitLab -------------------------------------------------------------------------------------------
+
+
+# GitLab's incident template (.gitlab/issue_templates/incident.md in its handbook's form), filled in.
+GITLAB_INCIDENT = textwrap.dedent(
+    """\
+    ## Summary
+    Checkout requests time out at the load balancer.
+
+    ## Impact
+    Customers could not pay for 40 minutes.
+
+    ## Root Cause Analysis
+    The payments connection pool was exhausted after the retry storm.
+
+    ## Mitigation
+    - Raised the pool size and restarted payments-api
+    """
+)
+
+
+@pytest.fixture
+def gitlab(httpserver, monkeypatch):
+    token_in_text = "glpat-" + "Zy9xW8vU7tS6rQ5pO4nM"
+    fake = FakeGitLab(
+        issues=[
+            gl_issue(1, "Checkout times out", GITLAB_INCIDENT, updated="2025-04-02T00:00:00.000Z", severity="HIGH"),
+            gl_issue(2, "Add a dark mode", "", updated="2025-04-03T00:00:00.000Z", issue_type="issue"),
+            gl_issue(
+                3,
+                "Billing consumer lag",
+                f"Alert: KafkaConsumerLagHigh billing-consumer (token {token_in_text} pasted by mistake)",
+                updated="2025-04-04T00:00:00.000Z",
+                labels=("service::billing", "incident"),
+                user_notes_count=2,
+            ),
+            gl_issue(4, "Open incident", "", updated="2025-04-05T00:00:00.000Z", state="opened", closed_at=None),
+            gl_issue(
+                5, "Disk full on db-3", "Alert: NodeFilesystemAlmostOutOfSpace", updated="2025-04-06T00:00:00.000Z"
+            ),
+            gl_issue(6, "Later incident", "Alert: later", updated="2025-08-01T00:00:00.000Z"),
+        ],
+        notes={
+            3: [
+                {
+                    "id": 1,
+                    "body": "changed the incident status to **Triggered**",
+                    "system": True,
+                    "created_at": "2025-04-01T08:05:00.000Z",
+                },
+                {
+                    "id": 2,
+                    "body": "Root cause: a consumer stuck on a poison message",
+                    "system": False,
+                    "created_at": "2025-04-01T08:20:00.000Z",
+                },
+                {
+                    "id": 3,
+                    "body": "Skipped the poison message offset; lag drained.",
+                    "system": False,
+                    "created_at": "2025-04-01T08:59:00.000Z",
+                },
+                {"id": 4, "body": "closed", "system": True, "created_at": "2025-04-01T09:00:00.000Z"},
+            ]
+        },
+    ).install(httpserver)
+    configure(monkeypatch, "GITLAB", url=httpserver.url_for("").rstrip("/"), project=fake.project, token=fake.token)
+    return fake
+
+
+def test_gitlab_incidents_over_several_pages_issues_and_open_ones_passed_over(gitlab, slept):
+    from datetime import datetime, timezone
+
+    gitlab.rate_limited_once = True
+    window = Window(datetime(2025, 4, 1, tzinfo=timezone.utc), datetime(2025, 5, 1, tzinfo=timezone.utc))
+    found = incidents(make_source(Settings(), "gitlab", None), window)
+    # Incidents only, closed only, none after the window; three pages of two.
+    assert sorted(found) == ["acme/ops#1", "acme/ops#3", "acme/ops#5"]
+    assert len(gitlab.asked) >= 2 and {a.get("page", "1") for a in gitlab.asked} >= {"1", "2"}
+    first = gitlab.asked[0]
+    assert first["issue_type"] == "incident" and first["state"] == "closed" and "labels" not in first
+    assert first["updated_after"] == "2025-04-01T00:00:00Z" and (first["order_by"], first["sort"]) == (
+        "updated_at",
+        "asc",
+    )
+    # The project's path travels as one segment, as GitLab asks; the 429's Unix-time reset is not read as a
+    # wait of decades (`Retry-After: 1`, or the reset a second away).
+    assert all("/projects/acme%2Fops/" in raw for raw in gitlab.raw_paths if raw), gitlab.raw_paths
+    assert len(slept) == 1 and 0 <= slept[0] <= 2
+
+    checkout = found["acme/ops#1"]
+    assert checkout.root_cause == "The payments connection pool was exhausted after the retry storm."
+    assert [f.action for f in checkout.fixes_attempted] == ["Raised the pool size and restarted payments-api"]
+    assert checkout.severity == "high" and checkout.status == "resolved"
+    assert checkout.url == "https://gitlab.example.com/acme/ops/-/issues/1"
+    billing = found["acme/ops#3"]
+    assert billing.root_cause == "a consumer stuck on a poison message"  # system notes passed over
+    assert billing.fixes_attempted[0].action == "Skipped the poison message offset; lag drained."
+    assert billing.component_tags == ["service::billing", "incident"]
+    assert "glpat-" not in billing.model_dump_json() and "Zy9xW8" not in billing.model_dump_json()
+    assert found["acme/ops#5"].severity is None  # GitLab's UNKNOWN is no severity
+
+
+def test_gitlab_labels_instead_of_the_incident_type(gitlab, monkeypatch, slept):
+    configure(monkeypatch, "GITLAB", issue_type="", labels="service::billing")
+    found = incidents(make_source(Settings(), "gitlab", None))
+    assert sorted(found) == ["acme/ops#3"]
+    assert "issue_type" not in gitlab.asked[0] and gitlab.asked[0]["labels"] == "service::billing"
+    assert found["acme/ops#3"].component_tags == ["incident"]
+
+
+def test_gitlab_ingest_through_the_cli_and_a_wrong_token_names_the_settings(gitlab, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ONCALL_MEMORY_EMBEDDER", "fake")
+    code, out, err = run(capsys, "ingest", "--source", "gitlab")
+    assert code == 0, err
+    assert out.startswith("4 new, 0 updated, 0 unchanged, 0 rejected"), out  # #1, #3, #5 and the later #6
+    monkeypatch.setenv("ONCALL_MEMORY_GITLAB_TOKEN", "glpat-" + "wrongwrongwrongwrong")
+    code, out, err = run(capsys, "ingest", "--source", "gitlab")
+    assert code != 0
+    assert "ONCALL_MEMORY_GITLAB_TOKEN" in err and "Traceback" not in err and "wrongwrong" not in err
+
+
+@pytest.mark.parametrize("project", ["../../etc", "acme/../ops", "", "acme//ops", "https://gitlab.com/acme/ops"])
+def test_gitlab_bad_project_setting_is_a_clear_error(monkeypatch, project):
+    monkeypatch.setenv("ONCALL_MEMORY_GITLAB_PROJECT", project)
+    with pytest.raises(InvalidInput, match="ONCALL_MEMORY_GITLAB_PROJECT"):
+        make_source(Settings(), "gitlab", None)
 
 
 # -- plugins ------------------------------------------------------------------------------------------

@@ -9,6 +9,10 @@
   `{"value", "display_value"}` under `sysparm_display_value=all`, a `Link` header with first/prev/next/last.
 - GitHub REST (`/repos/{o}/{r}/issues`): pull requests in the listing, `since` on `updated_at`, `Link`
   pagination by `page`, comments per issue, 403 with `x-ratelimit-remaining: 0` and `x-ratelimit-reset`.
+- GitLab REST v4 (`/projects/{id}/issues`): `PRIVATE-TOKEN`, the project's path URL-encoded as one segment,
+  `issue_type`, `labels` (all of them), `updated_after`, `order_by`/`sort`, offset pagination with
+  `x-page`/`x-next-page` and a `Link` header (prev, next, first, last), notes per issue with system notes
+  among them; 429 with `Retry-After` and `RateLimit-Reset` as a Unix time.
 """
 
 from __future__ import annotations
@@ -410,4 +414,90 @@ def io_incident(
         "incident_timestamp_values": [
             {"incident_timestamp": {"name": "Resolved at"}, "value": {"value": created.replace("12:00", "13:30")}}
         ],
+    }
+
+
+@dataclass
+class FakeGitLab:
+    project: str = "acme/ops"
+    token: str = "glpat-" + "Ab3dE5gH7jK9mN1pQ3sT"
+    issues: list[dict] = field(default_factory=list)
+    notes: dict[int, list[dict]] = field(default_factory=dict)
+    page: int = 2
+    rate_limited_once: bool = False
+    asked: list[dict] = field(default_factory=list)
+    raw_paths: list[str] = field(default_factory=list)
+
+    def install(self, httpserver) -> FakeGitLab:
+        # The WSGI server hands over the path decoded: `acme%2Fops` arrives as `acme/ops`; the raw one is kept.
+        self._url = httpserver.url_for(f"/projects/{self.project.replace('/', '%2F')}/issues")
+        httpserver.expect_request(f"/projects/{self.project}/issues", method="GET").respond_with_handler(self._issues)
+        for iid in self.notes:
+            httpserver.expect_request(f"/projects/{self.project}/issues/{iid}/notes").respond_with_handler(
+                lambda request, n=iid: self._notes(request, n)
+            )
+        return self
+
+    def _authorised(self, request: Request) -> bool:
+        self.raw_paths.append(request.environ.get("REQUEST_URI") or request.environ.get("RAW_URI") or "")
+        return request.headers.get("PRIVATE-TOKEN") == self.token
+
+    def _notes(self, request: Request, iid: int) -> Response:
+        if not self._authorised(request):
+            return _json({"message": "401 Unauthorized"}, 401)
+        return _json(self.notes[iid], headers={"x-page": "1", "x-total-pages": "1"})
+
+    def _issues(self, request: Request) -> Response:
+        if not self._authorised(request):
+            return _json({"message": "401 Unauthorized"}, 401)
+        if self.rate_limited_once:
+            self.rate_limited_once = False
+            headers = {"Retry-After": "1", "RateLimit-Reset": str(int(time.time()) + 1), "RateLimit-Remaining": "0"}
+            return _json({"message": "Retry later"}, 429, headers)
+        self.asked.append(dict(request.args))
+        wanted = set(filter(None, request.args.get("labels", "").split(",")))
+        after = request.args.get("updated_after")
+        kind = request.args.get("issue_type")
+        reverse = request.args.get("sort", "desc") == "desc"
+        found = [
+            i
+            for i in sorted(self.issues, key=lambda i: i[request.args.get("order_by", "created_at")], reverse=reverse)
+            if request.args.get("state", "all") in ("all", i["state"])
+            and (kind is None or i["issue_type"] == kind)
+            and wanted <= set(i["labels"])
+            and (after is None or i["updated_at"] >= after)
+        ]
+        page = int(request.args.get("page", 1))
+        size = min(int(request.args.get("per_page", 20)), self.page)
+        chunk = found[(page - 1) * size : page * size]
+        last = max(1, -(-len(found) // size))
+        link = lambda n, rel: f'<{self._url}?{urlencode({**dict(request.args), "page": n})}>; rel="{rel}"'  # noqa: E731
+        links = [link(page - 1, "prev")] if page > 1 else []
+        headers = {"x-page": str(page), "x-per-page": str(size), "x-next-page": ""}
+        if page < last:
+            links.append(link(page + 1, "next"))
+            headers["x-next-page"] = str(page + 1)
+        headers["Link"] = ", ".join([*links, link(1, "first"), link(last, "last")])
+        return _json(chunk, headers=headers)
+
+
+def gl_issue(iid: int, title: str, description: str, *, updated: str, labels=(), issue_type="incident", **more) -> dict:
+    return {
+        "id": 9000 + iid,
+        "iid": iid,
+        "project_id": 42,
+        "title": title,
+        "description": description,
+        "state": "closed",
+        "labels": list(labels),
+        "issue_type": issue_type,
+        "type": issue_type.upper(),
+        "severity": "UNKNOWN",
+        "created_at": "2025-04-01T08:00:00.000Z",
+        "closed_at": "2025-04-01T09:00:00.000Z",
+        "updated_at": updated,
+        "web_url": f"https://gitlab.example.com/acme/ops/-/issues/{iid}",
+        "references": {"short": f"#{iid}", "relative": f"#{iid}", "full": f"acme/ops#{iid}"},
+        "user_notes_count": 0,
+        **more,
     }

@@ -22,7 +22,7 @@ from ..settings import Settings
 from . import Source
 from .jsonl import JsonlSource
 
-BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github", "incident_io")
+BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github", "gitlab", "incident_io")
 
 
 def plugins() -> dict[str, EntryPoint]:
@@ -63,6 +63,10 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
         from ..integrations.github.source import GitHubSource
 
         return GitHubSource.from_settings(settings)
+    if source == "gitlab":
+        from ..integrations.gitlab.source import GitLabSource
+
+        return GitLabSource.from_settings(settings)
     if source == "incident_io":
         from ..integrations.incident_io.source import IncidentIoSource
 

@@ -1,0 +1,1 @@
+"""GitLab: incident issues (and issues labelled as incidents) as a source."""

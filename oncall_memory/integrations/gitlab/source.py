@@ -1,0 +1,156 @@
+"""GitLab incidents (issues of type incident, or issues carrying labels) as an incident source:
+`ingest --source gitlab`.
+
+Reads `GET /projects/{id}/issues` (API v4) with `state=closed`, `issue_type` (ONCALL_MEMORY_GITLAB_ISSUE_TYPE,
+default "incident": GitLab's own incident issues; blank for any type), `labels` (ONCALL_MEMORY_GITLAB_LABELS,
+comma-separated, all required; default none), `updated_after` (the window's start), `order_by=updated_at`,
+`sort=asc` and `per_page=100`, following the `Link: <...>; rel="next"` header (offset pagination; GitLab
+leaves `x-total` out on large projects, so the link is what is followed), and stopping at the window's end.
+Each issue's comments come from `GET /projects/{id}/issues/{iid}/notes` (`sort=asc`), paged the same way;
+system notes ("closed", "changed the label") are passed over. The project is its numeric id or its path
+(`group/subgroup/project`, sent URL-encoded as GitLab asks).
+
+Field mapping (GitLab -> Incident):
+    id, url                  <- "group/project#iid" (source "gitlab"), web_url
+    title                    <- title
+    root_cause, error_signature, oncall_note
+                             <- the description's post-mortem sections (GitLab's incident template included);
+                                a description without them is the error signature
+    fixes_attempted          <- the closing comment; "Fix: <action> => <outcome>" lines; "Root cause:" lines
+    oncall_note (more)       <- the other comments, oldest first
+    severity                 <- severity (incidents: critical, high, medium, low; "UNKNOWN" is none)
+    status                   <- "resolved" (closed)
+    opened_at, resolved_at   <- created_at, closed_at
+    component_tags           <- the labels other than the ones asked for (scoped labels kept whole: "service::api")
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import SecretStr, ValidationError
+
+from ...errors import InvalidInput
+from ...incident import Incident
+from ...ingest.backlog import Rejected, validation_message
+from ...sources import Source, Window, moment
+from ...sources.comments import Comment, add_story, read_comments
+from ...sources.postmortem import described
+from ...sources.vendor_api import VendorAPI, next_link, require
+
+PAGE = 100
+# A numeric id, or a namespace path: letters, digits, "_", "-", "." in segments, no "..", no empty segment.
+_PROJECT = re.compile(r"\d+|[\w.-]+(/[\w.-]+)+")
+
+
+class GitLabAPI(VendorAPI):
+    def __init__(self, url: str, token: SecretStr | None, **kwargs: Any):
+        headers = {"PRIVATE-TOKEN": token.get_secret_value()} if token is not None else {}
+        super().__init__(
+            "GitLab",
+            url,
+            settings_hint="ONCALL_MEMORY_GITLAB_TOKEN (a token with read_api) and ONCALL_MEMORY_GITLAB_PROJECT",
+            headers=headers,
+            **kwargs,
+        )
+
+    def pages(self, path: str, params: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
+        """Each page of a listing, following `Link: rel="next"`."""
+        url: str = path
+        query: dict[str, Any] | None = {**params, "per_page": PAGE}
+        while True:
+            response = self.get(url, query)
+            body = response.json()
+            if not isinstance(body, list):
+                return
+            yield [item for item in body if isinstance(item, dict)]
+            following = next_link(response)
+            if following is None or not body:
+                return
+            url, query = following, None
+
+
+class GitLabSource(Source):
+    name = "gitlab"
+
+    def __init__(self, api: GitLabAPI, project: str, issue_type: str = "incident", labels: str = ""):
+        project = project.strip().strip("/")
+        if not _PROJECT.fullmatch(project) or ".." in project:
+            raise InvalidInput(
+                f"ONCALL_MEMORY_GITLAB_PROJECT must be the project's numeric id or its path (group/project), "
+                f"not {project!r}"
+            )
+        self._api = api
+        self.project = project
+        self.issue_type = issue_type.strip()
+        self.labels = ",".join(label.strip() for label in labels.split(",") if label.strip())
+        # The path's "/" are part of one path segment: GitLab wants them as %2F.
+        self._base = f"/projects/{quote(project, safe='')}"
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> GitLabSource:
+        gl = settings.gitlab
+        require(gl, "gitlab", "project", why="the project's id or group/project path")
+        api = GitLabAPI(gl.url, gl.token, max_retries=gl.max_retries, backoff=gl.backoff)
+        return cls(api, gl.project, gl.issue_type, gl.labels)
+
+    def close(self) -> None:
+        self._api.close()
+
+    def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
+        params: dict[str, Any] = {"state": "closed", "order_by": "updated_at", "sort": "asc"}
+        if self.issue_type:
+            params["issue_type"] = self.issue_type
+        if self.labels:
+            params["labels"] = self.labels
+        if window is not None:
+            params["updated_after"] = window.since.strftime("%Y-%m-%dT%H:%M:%SZ")
+        for page in self._api.pages(f"{self._base}/issues", params):
+            for issue in page:
+                updated = moment(issue.get("updated_at"))
+                if window is not None and updated is not None and updated >= window.until:
+                    return  # sorted by update: the rest are later than the window
+                yield self._incident(issue)
+
+    def _incident(self, issue: dict[str, Any]) -> Incident | Rejected:
+        iid = issue.get("iid")
+        shown = f"{self._shown_project(issue)}#{iid}"
+        notes: list[dict[str, Any]] = []
+        if isinstance(iid, int) and issue.get("user_notes_count") != 0:
+            for page in self._api.pages(f"{self._base}/issues/{iid}/notes", {"sort": "asc", "order_by": "created_at"}):
+                notes += [note for note in page if not note.get("system")]
+        try:
+            return to_incident(issue, notes, shown, self.labels.split(","))
+        except ValidationError as exc:
+            return Rejected(f"gitlab issue {shown}", validation_message(exc))
+
+    def _shown_project(self, issue: dict[str, Any]) -> str:
+        """The project's path as its issues name it ("group/project#12" is GitLab's full reference)."""
+        full = (issue.get("references") or {}).get("full") if isinstance(issue.get("references"), dict) else None
+        if isinstance(full, str) and "#" in full:
+            return full.rsplit("#", 1)[0]
+        return self.project
+
+
+def to_incident(issue: dict[str, Any], notes: list[dict[str, Any]], shown: str, asked: list[str]) -> Incident:
+    labels = [str(label.get("name") if isinstance(label, dict) else label) for label in issue.get("labels") or []]
+    severity = issue.get("severity")
+    fields: dict[str, Any] = {
+        "id": shown,
+        "source": "gitlab",
+        "title": issue.get("title") or shown,
+        "url": issue.get("web_url"),
+        "status": "resolved" if issue.get("state") == "closed" else issue.get("state"),
+        "severity": str(severity).lower() if isinstance(severity, str) and severity.upper() != "UNKNOWN" else None,
+        "opened_at": moment(issue.get("created_at")),
+        "resolved_at": moment(issue.get("closed_at")),
+        "component_tags": [label for label in labels if label and label not in asked],
+        **described(str(issue.get("description") or "")),
+    }
+    story = read_comments(
+        [Comment(moment(n.get("created_at")), str(n.get("body") or "")) for n in notes], fields["resolved_at"]
+    )
+    return Incident.model_validate({k: v for k, v in add_story(fields, story).items() if v not in (None, "")})
