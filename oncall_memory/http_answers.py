@@ -56,6 +56,8 @@ def error_message(response: httpx.Response) -> str:
     errors = body.get("errors")
     if isinstance(errors, dict):
         parts += [f"{k}: {v}" for k, v in errors.items()]
+    elif isinstance(errors, list):  # JSON:API (Rootly): [{"title": ..., "detail": ...}]
+        parts += [str(e.get("detail") or e.get("title") or "") if isinstance(e, dict) else str(e) for e in errors]
     if body.get("message"):
         parts.append(str(body["message"]))
     return "; ".join(p for p in parts if p)[:500] or str(body)[:200]

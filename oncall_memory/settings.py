@@ -181,6 +181,17 @@ class GitLabSettings(_Group):
     backoff: float = 1.0
 
 
+class RootlySettings(_Group):
+    """Rootly as a source (ONCALL_MEMORY_ROOTLY_*): an API key that can read incidents."""
+
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_ROOTLY_", extra="ignore")
+
+    token: SecretStr | None = None
+    url: str = "https://api.rootly.com"
+    max_retries: int = 4
+    backoff: float = 1.0
+
+
 class IncidentIoSettings(_Group):
     """incident.io as a source (ONCALL_MEMORY_INCIDENT_IO_*): an API key that can view incidents."""
 
@@ -227,7 +238,9 @@ class ScheduleSettings(_Group):
 
     # In-process schedule of the service (one owner of the embedded store): seconds between ingests, 0 = off.
     ingest_interval: float = 0.0
-    ingest_source: str = "jsonl"  # jsonl, pagerduty, jira, servicenow, github, gitlab, incident_io, or a plugin's name
+    ingest_source: str = (
+        "jsonl"  # jsonl, pagerduty, jira, servicenow, github, gitlab, incident_io, rootly, or a plugin's name
+    )
     ingest_path: str | None = None
     ingest_window_days: float | None = None
     # `schedule` on one machine: the local Prefect server (API and UI) listens here; another port when taken.
@@ -243,6 +256,7 @@ GROUPS: dict[str, tuple[type[_Group], str]] = {
     "servicenow": (ServiceNowSettings, "servicenow_"),
     "github": (GitHubSettings, "github_"),
     "gitlab": (GitLabSettings, "gitlab_"),
+    "rootly": (RootlySettings, "rootly_"),
     "incident_io": (IncidentIoSettings, "incident_io_"),
     "deliveries": (DeliverySettings, ""),
     "schedule": (ScheduleSettings, ""),
@@ -325,6 +339,7 @@ class Settings(BaseSettings):
     servicenow: ServiceNowSettings = Field(default_factory=lambda: ServiceNowSettings())
     github: GitHubSettings = Field(default_factory=lambda: GitHubSettings())
     gitlab: GitLabSettings = Field(default_factory=lambda: GitLabSettings())
+    rootly: RootlySettings = Field(default_factory=lambda: RootlySettings())
     incident_io: IncidentIoSettings = Field(default_factory=lambda: IncidentIoSettings())
     deliveries: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings())

@@ -10,7 +10,18 @@ import textwrap
 import time
 
 import pytest
-from tracker_fakes import FakeGitHub, FakeGitLab, FakeJira, FakeServiceNow, gh_issue, gl_issue, jira_comment, jira_issue
+from tracker_fakes import (
+    FakeGitHub,
+    FakeGitLab,
+    FakeJira,
+    FakeRootly,
+    FakeServiceNow,
+    gh_issue,
+    gl_issue,
+    jira_comment,
+    jira_issue,
+    rootly_incident,
+)
 
 from oncall_memory.cli import main
 from oncall_memory.errors import InvalidInput, SourceFailed
@@ -548,6 +559,99 @@ def test_gitlab_bad_project_setting_is_a_clear_error(monkeypatch, project):
     monkeypatch.setenv("ONCALL_MEMORY_GITLAB_PROJECT", project)
     with pytest.raises(InvalidInput, match="ONCALL_MEMORY_GITLAB_PROJECT"):
         make_source(Settings(), "gitlab", None)
+
+
+# -- Rootly -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def rootly(httpserver, monkeypatch):
+    fake = FakeRootly(
+        services={"svc-payments": "payments-api"},
+        incidents=[
+            rootly_incident(
+                41,
+                "Checkout 502s after deploy",
+                updated="2025-04-02T00:00:00.000Z",
+                services=("svc-payments",),
+                severity={"data": {"id": "sev1", "type": "severities", "attributes": {"name": "SEV1", "slug": "sev1"}}},
+                summary="## Root cause\nA bad config flag disabled the payments connection pool.\n",
+                mitigation_message="Rolled back payments-api to the previous release",
+                mitigated_at="2025-04-01T08:30:00.000-07:00",
+                resolution_message="Fix: reverted the config flag => resolved",
+                labels={"team": "checkout", "platform": ""},
+            ),
+            rootly_incident(42, "Paging test", updated="2025-04-03T00:00:00.000Z", status="cancelled"),
+            rootly_incident(43, "Still burning", updated="2025-04-04T00:00:00.000Z", status="started"),
+            rootly_incident(
+                44,
+                "Redis evictions spike",
+                updated="2025-04-05T00:00:00.000Z",
+                status="closed",
+                summary="Alert: RedisEvictionsHigh cache-main (password hunter2hunter2 in the URL redis://app:"
+                + "S3cr3tPassw0rd@cache-main:6379)",
+                severity="high",
+            ),
+            rootly_incident(45, "Later one", updated="2025-08-01T00:00:00.000Z"),
+        ],
+    ).install(httpserver)
+    configure(monkeypatch, "ROOTLY", url=httpserver.url_for("").rstrip("/"), token=fake.token)
+    return fake
+
+
+def test_rootly_resolved_incidents_over_several_pages(rootly, slept):
+    from datetime import datetime, timezone
+
+    rootly.rate_limited_once = True
+    window = Window(datetime(2025, 4, 1, tzinfo=timezone.utc), datetime(2025, 5, 1, tzinfo=timezone.utc))
+    found = incidents(make_source(Settings(), "rootly", None), window)
+    assert sorted(found) == ["INC-41", "INC-44"]  # cancelled, open and later ones passed over
+    assert [a["page[number]"] for a in rootly.asked] == ["1", "2"]  # four in the window, two a page
+    assert rootly.asked[0]["filter[updated_at][gte]"] == "2025-04-01T00:00:00Z" and slept == [2.0]
+
+    checkout = found["INC-41"]
+    assert checkout.service == "payments-api" and checkout.severity == "SEV1"
+    assert checkout.root_cause == "A bad config flag disabled the payments connection pool."
+    assert [(f.action, f.outcome.value) for f in checkout.fixes_attempted] == [
+        ("Rolled back payments-api to the previous release", "mitigated"),
+        ("reverted the config flag", "resolved"),
+    ]
+    assert checkout.fixes_attempted[0].at is not None
+    assert checkout.component_tags == ["team:checkout", "platform"]
+    assert checkout.url == "https://rootly.com/account/incidents/41"
+    redis = found["INC-44"]
+    assert redis.severity == "high" and redis.status == "closed"
+    assert "S3cr3tPassw0rd" not in redis.model_dump_json()
+
+
+def test_rootly_without_a_key_or_with_a_wrong_one_says_what_to_set(rootly, monkeypatch):
+    monkeypatch.delenv("ONCALL_MEMORY_ROOTLY_TOKEN")
+    with pytest.raises(InvalidInput, match="ONCALL_MEMORY_ROOTLY_TOKEN"):
+        make_source(Settings(), "rootly", None)
+    monkeypatch.setenv("ONCALL_MEMORY_ROOTLY_TOKEN", "rootly_" + "f" * 48)
+    with make_source(Settings(), "rootly", None) as source, pytest.raises(SourceFailed) as failed:
+        list(source.incidents(None))
+    assert "ONCALL_MEMORY_ROOTLY_TOKEN" in str(failed.value) and "Invalid API key" in str(failed.value)
+
+
+def test_rootly_odd_bodies_are_passed_over_not_a_traceback(httpserver, monkeypatch):
+    odd = {
+        "data": [
+            None,
+            "x",
+            {"id": "n1", "attributes": "not an object"},
+            {"id": "n2", "attributes": {"status": "resolved"}},
+        ],
+        "links": "nope",
+        "meta": None,
+        "included": [None],
+    }
+    httpserver.expect_request("/v1/incidents").respond_with_json(odd)
+    configure(monkeypatch, "ROOTLY", url=httpserver.url_for("").rstrip("/"), token="rootly_" + "a" * 48)
+    with make_source(Settings(), "rootly", None) as source:
+        items = list(source.incidents(None))
+    # The one resolved incident without a title is kept under its id; the rest are not incidents.
+    assert [i.id for i in items if isinstance(i, Incident)] == ["n2"]
 
 
 # -- plugins ------------------------------------------------------------------------------------------

@@ -13,6 +13,10 @@
   `issue_type`, `labels` (all of them), `updated_after`, `order_by`/`sort`, offset pagination with
   `x-page`/`x-next-page` and a `Link` header (prev, next, first, last), notes per issue with system notes
   among them; 429 with `Retry-After` and `RateLimit-Reset` as a Unix time.
+- Rootly (`/v1/incidents`, JSON:API): Bearer key, `filter[updated_at][gte|lte]`, `sort`, `include=services`
+  (services sideloaded in `included`, referenced from `relationships`), `page[number]`/`page[size]` with
+  `links.next` left out of the last page and `meta.next_page` null there; errors as `{"errors": [...]}`;
+  429 with `Retry-After`.
 """
 
 from __future__ import annotations
@@ -500,4 +504,86 @@ def gl_issue(iid: int, title: str, description: str, *, updated: str, labels=(),
         "references": {"short": f"#{iid}", "relative": f"#{iid}", "full": f"acme/ops#{iid}"},
         "user_notes_count": 0,
         **more,
+    }
+
+
+@dataclass
+class FakeRootly:
+    token: str = "rootly_" + "0123456789abcdef0123456789abcdef0123456789abcdef"
+    incidents: list[dict] = field(default_factory=list)
+    services: dict[str, str] = field(default_factory=dict)  # id -> name
+    page: int = 2
+    rate_limited_once: bool = False
+    asked: list[dict] = field(default_factory=list)
+
+    def install(self, httpserver) -> FakeRootly:
+        self._url = httpserver.url_for("/v1/incidents")
+        httpserver.expect_request("/v1/incidents", method="GET").respond_with_handler(self._incidents)
+        return self
+
+    def _incidents(self, request: Request) -> Response:
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return _json({"errors": [{"title": "Unauthorized", "status": "401", "detail": "Invalid API key"}]}, 401)
+        if self.rate_limited_once:
+            self.rate_limited_once = False
+            return _json({"errors": [{"title": "Too Many Requests", "status": "429"}]}, 429, {"Retry-After": "2"})
+        self.asked.append(dict(request.args))
+        gte, lte = request.args.get("filter[updated_at][gte]"), request.args.get("filter[updated_at][lte]")
+        found = [
+            i
+            for i in sorted(self.incidents, key=lambda i: i["attributes"]["updated_at"])
+            if (gte is None or i["attributes"]["updated_at"] >= gte)
+            and (lte is None or i["attributes"]["updated_at"] <= lte)
+        ]
+        number, size = int(request.args.get("page[number]", 1)), min(int(request.args.get("page[size]", 20)), self.page)
+        chunk = found[(number - 1) * size : number * size]
+        pages = max(1, -(-len(found) // size))
+        link = lambda n: f"{self._url}?{urlencode({**dict(request.args), 'page[number]': n})}"  # noqa: E731
+        links = {
+            "self": link(number),
+            "first": link(1),
+            "prev": link(number - 1) if number > 1 else None,
+            "last": link(pages),
+        }
+        if number < pages:
+            links["next"] = link(number + 1)
+        meta = {
+            "current_page": number,
+            "next_page": number + 1 if number < pages else None,
+            "prev_page": number - 1 if number > 1 else None,
+            "total_count": len(found),
+            "total_pages": pages,
+        }
+        body: dict = {"data": chunk, "links": links, "meta": meta}
+        if "services" in request.args.get("include", "").split(","):
+            wanted = {r["id"] for i in chunk for r in i.get("relationships", {}).get("services", {}).get("data", [])}
+            body["included"] = [
+                {"id": sid, "type": "services", "attributes": {"name": self.services[sid], "slug": sid}}
+                for sid in sorted(wanted)
+            ]
+        return Response(json.dumps(body), status=200, content_type="application/vnd.api+json")
+
+
+def rootly_incident(n: int, title: str, *, updated: str, status: str = "resolved", services=(), **attributes) -> dict:
+    return {
+        "id": f"7c0f{n:04d}-aaaa-bbbb-cccc-1234567890ab",
+        "type": "incidents",
+        "attributes": {
+            "title": title,
+            "slug": title.lower().replace(" ", "-"),
+            "sequential_id": n,
+            "summary": None,
+            "status": status,
+            "url": f"https://rootly.com/account/incidents/{n}",
+            "started_at": "2025-04-01T08:00:00.000-07:00",
+            "created_at": "2025-04-01T08:01:00.000-07:00",
+            "mitigated_at": None,
+            "resolved_at": "2025-04-01T09:00:00.000-07:00" if status in ("resolved", "closed") else None,
+            "updated_at": updated,
+            "mitigation_message": None,
+            "resolution_message": None,
+            "labels": {},
+            **attributes,
+        },
+        "relationships": {"services": {"data": [{"id": s, "type": "services"} for s in services]}},
     }

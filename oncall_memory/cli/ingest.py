@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--source",
         default="jsonl",
         metavar="SOURCE",
-        help="jsonl (files: the default), pagerduty, jira, servicenow, github, gitlab, incident_io, or a plugin's",
+        help="jsonl (files: the default), pagerduty, jira, servicenow, github, gitlab, incident_io, rootly, or a plugin's",
     )
     p.add_argument(
         "--since",

@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--source",
         default="jsonl",
         metavar="SOURCE",
-        help="jsonl (files: the default), pagerduty, jira, servicenow, github, gitlab, incident_io, or a plugin's",
+        help="jsonl (files: the default), pagerduty, jira, servicenow, github, gitlab, incident_io, rootly, or a plugin's",
     )
     p.add_argument("--path", help="for jsonl: a file or a folder of *.jsonl")
     p.add_argument(

@@ -30,7 +30,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 ENTRY_POINT_GROUP = "oncall_memory.integrations"
-BUILT_IN = ("pagerduty", "alertmanager", "opsgenie", "slack", "jira", "servicenow", "github", "gitlab", "incident_io")
+BUILT_IN = (
+    "pagerduty",
+    "alertmanager",
+    "opsgenie",
+    "slack",
+    "jira",
+    "servicenow",
+    "github",
+    "gitlab",
+    "incident_io",
+    "rootly",
+)
 
 log = logging.getLogger(__name__)
 

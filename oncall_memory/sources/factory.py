@@ -22,7 +22,7 @@ from ..settings import Settings
 from . import Source
 from .jsonl import JsonlSource
 
-BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github", "gitlab", "incident_io")
+BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github", "gitlab", "incident_io", "rootly")
 
 
 def plugins() -> dict[str, EntryPoint]:
@@ -71,6 +71,10 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
         from ..integrations.incident_io.source import IncidentIoSource
 
         return IncidentIoSource.from_settings(settings)
+    if source == "rootly":
+        from ..integrations.rootly.source import RootlySource
+
+        return RootlySource.from_settings(settings)
     plugin = plugins().get(source)
     if plugin is None:
         raise InvalidInput(f"unknown source {source!r}: use one of {', '.join(source_names())}")

@@ -1,0 +1,1 @@
+"""Rootly: resolved incidents as a source."""
