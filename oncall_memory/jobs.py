@@ -30,6 +30,7 @@ class Job(Redacted):
     pagerduty_incident: str | None = None  # post a note on this incident (lookup), or remember it (learn)
     jira_issue: str | None = None  # learn: remember this Jira issue
     incident_io_incident: str | None = None  # learn: remember this incident.io incident (its id)
+    gitlab_issue: str | None = None  # learn: remember this GitLab issue ("<project id>#<iid>")
 
     @classmethod
     def single(cls, key: str, alert: Alert, title: str, pagerduty_incident: str | None = None) -> Job:

@@ -1,4 +1,4 @@
-"""What the trackers' learners share (Jira, incident.io): a webhook said a record closed, and the learner
+"""What the trackers' learners share (Jira, incident.io, GitLab): a webhook said a record closed, and the learner
 reads it back through the vendor's API (a webhook's body is not the whole story) and remembers it. Through
 the outbox, so retried while the vendor is down, and through `Memory.ingest`, so with the same redaction
 and poison rules as any ingest. (PagerDuty's learner also records the feedback in an incident's notes, so

@@ -177,6 +177,7 @@ class GitLabSettings(_Group):
     labels: str = ""  # comma-separated: issues carrying all of them (none asked by default)
     token: SecretStr | None = None  # a personal, group or project access token with read_api
     url: str = "https://gitlab.com/api/v4"  # self-managed: https://HOST/api/v4
+    webhook_secret: SecretStr | None = None  # the webhook's secret token: learn incidents as they close
     max_retries: int = 4
     backoff: float = 1.0
 

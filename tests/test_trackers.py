@@ -554,6 +554,89 @@ def test_gitlab_ingest_through_the_cli_and_a_wrong_token_names_the_settings(gitl
     assert "ONCALL_MEMORY_GITLAB_TOKEN" in err and "Traceback" not in err and "wrongwrong" not in err
 
 
+def gitlab_issue_event(issue: dict, action: str) -> dict:
+    """An Issue Hook body as GitLab posts it (the fields this reads, and some it does not)."""
+    return {
+        "object_kind": "issue",
+        "event_type": "issue",
+        "user": {"id": 1, "name": "Ada", "username": "ada"},
+        "project": {
+            "id": 42,
+            "name": "ops",
+            "path_with_namespace": "acme/ops",
+            "web_url": "https://gitlab.example.com/acme/ops",
+        },
+        "object_attributes": {
+            "id": issue["id"],
+            "iid": issue["iid"],
+            "title": issue["title"],
+            "state": issue["state"],
+            "action": action,
+            "updated_at": "2025-04-04 00:00:00 UTC",
+            "type": "Incident",
+        },
+        "labels": [{"id": 7, "title": label} for label in issue["labels"]],
+    }
+
+
+def test_a_closed_gitlab_incident_is_learnt_from_its_webhook(gitlab, monkeypatch):
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from oncall_memory.service import create_app
+
+    secret = "gitlab-webhook-token-1"
+    monkeypatch.setenv("ONCALL_MEMORY_GITLAB_WEBHOOK_SECRET", secret)
+    billing = next(i for i in gitlab.issues if i["iid"] == 3)
+    body = gitlab_issue_event(billing, "close")
+    with TestClient(create_app(Settings())) as client:
+        wrong = client.post("/webhooks/gitlab", json=body, headers={"X-Gitlab-Token": "not-it"})
+        assert wrong.status_code == 401 and "not-it" not in wrong.text
+        headers = {"X-Gitlab-Token": secret, "X-Gitlab-Event": "Issue Hook", "X-Gitlab-Event-UUID": "e-1"}
+        answer = client.post("/webhooks/gitlab", json=body, headers=headers)
+        assert answer.status_code == 202 and answer.json()["accepted"] == 1
+        found, started = [], time.monotonic()
+        while not found and time.monotonic() - started < 20:
+            answer = client.get("/similar", params={"text": "kafka consumer lag billing poison message"})
+            if answer.status_code == 200:
+                found = [n for n in answer.json() if n["id"] == "acme/ops#3"]
+            time.sleep(0.05)
+        assert found and found[0]["root_cause"] == "a consumer stuck on a poison message"
+        assert found[0]["fixes_worked"] == ["Skipped the poison message offset; lag drained."]
+        # the same delivery again is a duplicate; an issue reopened is acknowledged and ignored
+        assert client.post("/webhooks/gitlab", json=body, headers=headers).json()["duplicates"] == 1
+        reopened = gitlab_issue_event({**billing, "state": "opened"}, "reopen")
+        assert client.post("/webhooks/gitlab", json=reopened, headers=headers).json()["ignored"] == "issue:reopen"
+        assert (
+            client.post(
+                "/webhooks/gitlab", json={"object_kind": "issue", "project": {"id": "x"}}, headers=headers
+            ).status_code
+            == 422
+        )
+
+
+def test_the_gitlab_webhook_is_off_without_its_secret(gitlab):
+    from fastapi.testclient import TestClient
+
+    from oncall_memory.service import create_app
+
+    with TestClient(create_app(Settings())) as client:
+        response = client.post("/webhooks/gitlab", json={"object_kind": "issue"}, headers={"X-Gitlab-Token": "x"})
+    assert response.status_code == 404 and "ONCALL_MEMORY_GITLAB_WEBHOOK_SECRET" in response.text
+
+
+def test_the_gitlab_learner_leaves_out_what_the_source_would_not_read(gitlab):
+    from oncall_memory.integrations.gitlab.learner import GitLabLearner
+
+    # Reading back needs no memory: `read` is what `send` would ingest.
+    learner = GitLabLearner.from_settings(Settings(), memory=None)  # type: ignore[arg-type]
+    with learner._api:
+        assert learner.read("42#2") is None  # a plain issue, not an incident
+        assert learner.read("42#4") is None  # still open
+        assert learner.read("42#3").id == "acme/ops#3"
+
+
 @pytest.mark.parametrize("project", ["../../etc", "acme/../ops", "", "acme//ops", "https://gitlab.com/acme/ops"])
 def test_gitlab_bad_project_setting_is_a_clear_error(monkeypatch, project):
     monkeypatch.setenv("ONCALL_MEMORY_GITLAB_PROJECT", project)

@@ -424,6 +424,7 @@ def io_incident(
 @dataclass
 class FakeGitLab:
     project: str = "acme/ops"
+    project_id: int = 42
     token: str = "glpat-" + "Ab3dE5gH7jK9mN1pQ3sT"
     issues: list[dict] = field(default_factory=list)
     notes: dict[int, list[dict]] = field(default_factory=dict)
@@ -436,10 +437,16 @@ class FakeGitLab:
         # The WSGI server hands over the path decoded: `acme%2Fops` arrives as `acme/ops`; the raw one is kept.
         self._url = httpserver.url_for(f"/projects/{self.project.replace('/', '%2F')}/issues")
         httpserver.expect_request(f"/projects/{self.project}/issues", method="GET").respond_with_handler(self._issues)
-        for iid in self.notes:
-            httpserver.expect_request(f"/projects/{self.project}/issues/{iid}/notes").respond_with_handler(
-                lambda request, n=iid: self._notes(request, n)
-            )
+        # Each issue and its notes, by the project's path and by its numeric id (as a webhook names it).
+        for where in (self.project, str(self.project_id)):
+            for issue in self.issues:
+                iid = issue["iid"]
+                httpserver.expect_request(f"/projects/{where}/issues/{iid}").respond_with_handler(
+                    lambda request, i=issue: _json(i) if self._authorised(request) else _json({}, 401)
+                )
+                httpserver.expect_request(f"/projects/{where}/issues/{iid}/notes").respond_with_handler(
+                    lambda request, n=iid: self._notes(request, n)
+                )
         return self
 
     def _authorised(self, request: Request) -> bool:
@@ -449,7 +456,7 @@ class FakeGitLab:
     def _notes(self, request: Request, iid: int) -> Response:
         if not self._authorised(request):
             return _json({"message": "401 Unauthorized"}, 401)
-        return _json(self.notes[iid], headers={"x-page": "1", "x-total-pages": "1"})
+        return _json(self.notes.get(iid, []), headers={"x-page": "1", "x-total-pages": "1"})
 
     def _issues(self, request: Request) -> Response:
         if not self._authorised(request):

@@ -28,6 +28,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, OncallMemoryError
 from ..integrations import BUILT_IN, Plugin, service_plugins
+from ..integrations.gitlab.learner import GitLabLearner
 from ..integrations.incident_io.learner import IncidentIoLearner
 from ..integrations.incident_io.source import IncidentIoSource
 from ..integrations.jira.learner import JiraLearner
@@ -75,6 +76,11 @@ def jira_learns(settings: Settings) -> bool:
     """Jira issues are learnt as they resolve with a webhook secret and the API to read them back."""
     jira = settings.jira
     return bool(jira.webhook_secret and jira.url and jira.email and jira.token)
+
+
+def gitlab_learns(settings: Settings) -> bool:
+    """GitLab issues are learnt as they close with the webhook's secret token and the API to read them back."""
+    return bool(settings.gitlab.webhook_secret and settings.gitlab.token)
 
 
 def incident_io_learns(settings: Settings) -> bool:
@@ -166,6 +172,13 @@ def secrets_of(settings: Settings) -> list[str]:
             settings.pagerduty.webhook_secret,
             settings.incident_io.webhook_secret,
             settings.incident_io.token,
+            settings.jira.token,
+            settings.jira.webhook_secret,
+            settings.servicenow.password,
+            settings.github.token,
+            settings.gitlab.token,
+            settings.gitlab.webhook_secret,
+            settings.rootly.token,
             settings.service.alertmanager_token,
             settings.service.opsgenie_token,
             settings.service.api_token,
@@ -205,6 +218,9 @@ def create_app(
             if incident_io_learns(settings):
                 targets.append(IncidentIoLearner(IncidentIoSource.api_from(settings), mem))
                 learning.add("incident_io")
+            if gitlab_learns(settings):
+                targets.append(GitLabLearner.from_settings(settings, mem))
+                learning.add("gitlab")
             targets += plugin_targets(settings, installed, {t.name for t in targets})
             app.state.learning = frozenset(learning)
             for target in targets:

@@ -8,6 +8,7 @@ carry anything (Starlette decodes them as latin-1).
 | /webhooks/opsgenie | ONCALL_MEMORY_OPSGENIE_TOKEN as a custom header, a bearer token or a basic-auth password |
 | /webhooks/jira | `X-Hub-Signature` (HMAC of the body with ONCALL_MEMORY_JIRA_WEBHOOK_SECRET); off without it |
 | /webhooks/incident_io | Svix's `webhook-signature` (HMAC of id, timestamp and body with ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET; a stale timestamp refused); off without it |
+| /webhooks/gitlab | `X-Gitlab-Token` (the webhook's secret token, ONCALL_MEMORY_GITLAB_WEBHOOK_SECRET); off without it |
 | /similar, /feedback, /stats, /metrics, /mcp, /docs, /redoc, /openapi.json | `Authorization: Bearer ONCALL_MEMORY_API_TOKEN` |
 | / and /incidents/{id} (the search page) | the same token as a bearer token, or the session cookie `/login` sets (`page.py`) |
 

@@ -1,5 +1,5 @@
-"""Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie; Jira's and incident.io's (signed), to
-learn; and any an installed integration brings (`webhook.Webhook`, mounted by `mount`). Each answers 202 as
+"""Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie; Jira's and incident.io's (signed) and
+GitLab's (its secret token), to learn; and any an installed integration brings (`webhook.Webhook`, mounted by `mount`). Each answers 202 as
 soon as its jobs are claimed; the worker looks up and posts.
 
 The body is redacted as a whole as soon as it is parsed (its labels and annotations before any fact is
@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError
 from ..errors import InvalidInput
 from ..ingest.backlog import validation_message
 from ..integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
+from ..integrations.gitlab import webhook as gitlab_webhook
 from ..integrations.incident_io import webhook as incident_io_webhook
 from ..integrations.jira import webhook as jira_webhook
 from ..integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_job
@@ -31,6 +32,7 @@ from ..integrations.pagerduty.webhook import (
 )
 from ..jobs import Job
 from ..redact import already_redacted, redact_all
+from ..signatures import same_secret
 from ..webhook import Webhook
 from .auth import alertmanager_token, faces_the_network, opsgenie_token, pager_on
 from .body import documented_body, parse, parse_json, raw_json_body
@@ -161,6 +163,31 @@ def incident_io(
         return {"accepted": 0, "duplicates": 0, "ignored": str(event)[:100]}
     incident_id = parse(IncidentIoRef, incident).id
     return accept(dispatcher, [incident_io_webhook.learn_job(incident_id, request.headers["webhook-id"])])
+
+
+@router.post("/gitlab", status_code=202, openapi_extra=documented_body(gitlab_webhook.GitLabIssueHook))
+def gitlab(
+    request: Request,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    learning: LearningDep,
+    raw: bytes = Depends(raw_json_body),
+) -> dict:
+    """A GitLab project or group webhook (Issues events): a closed issue is read back and remembered."""
+    secret = _learning_secret(
+        settings.gitlab.webhook_secret,
+        "gitlab" in learning,
+        "learning from GitLab is off: set ONCALL_MEMORY_GITLAB_WEBHOOK_SECRET (the webhook's secret token) and "
+        "ONCALL_MEMORY_GITLAB_TOKEN (to read the issue back)",
+    )
+    if not same_secret(request.headers.get("x-gitlab-token", ""), secret):
+        raise HTTPException(401, "missing or wrong X-Gitlab-Token")
+    hook = parse(gitlab_webhook.GitLabIssueHook, redact_all(parse_json(raw)))
+    if not gitlab_webhook.closed(hook):
+        action = hook.object_attributes.action if hook.object_attributes else None
+        return {"accepted": 0, "duplicates": 0, "ignored": f"{hook.object_kind[:50]}:{str(action)[:50]}"}
+    delivery = request.headers.get("x-gitlab-event-uuid")
+    return accept(dispatcher, [gitlab_webhook.learn_job(hook, delivery[:100] if delivery else None)])
 
 
 class IncidentIoRef(BaseModel):

@@ -88,7 +88,7 @@ class GitLabSource(Source):
         self.issue_type = issue_type.strip()
         self.labels = ",".join(label.strip() for label in labels.split(",") if label.strip())
         # The path's "/" are part of one path segment: GitLab wants them as %2F.
-        self._base = f"/projects/{quote(project, safe='')}"
+        self._base = project_path(project)
 
     @classmethod
     def from_settings(cls, settings: Any) -> GitLabSource:
@@ -116,23 +116,37 @@ class GitLabSource(Source):
                 yield self._incident(issue)
 
     def _incident(self, issue: dict[str, Any]) -> Incident | Rejected:
-        iid = issue.get("iid")
-        shown = f"{self._shown_project(issue)}#{iid}"
-        notes: list[dict[str, Any]] = []
-        if isinstance(iid, int) and issue.get("user_notes_count") != 0:
-            for page in self._api.pages(f"{self._base}/issues/{iid}/notes", {"sort": "asc", "order_by": "created_at"}):
-                notes += [note for note in page if not note.get("system")]
-        try:
-            return to_incident(issue, notes, shown, self.labels.split(","))
-        except ValidationError as exc:
-            return Rejected(f"gitlab issue {shown}", validation_message(exc))
+        return read_issue(self._api, self._base, issue, self.project, self.labels)
 
-    def _shown_project(self, issue: dict[str, Any]) -> str:
-        """The project's path as its issues name it ("group/project#12" is GitLab's full reference)."""
-        full = (issue.get("references") or {}).get("full") if isinstance(issue.get("references"), dict) else None
-        if isinstance(full, str) and "#" in full:
-            return full.rsplit("#", 1)[0]
-        return self.project
+
+def project_path(project: str) -> str:
+    """The API path of a project given by its id or its `group/project` path (whose "/" GitLab wants as %2F)."""
+    return f"/projects/{quote(project, safe='')}"
+
+
+def read_issue(api: GitLabAPI, base: str, issue: dict[str, Any], project: str, labels: str) -> Incident | Rejected:
+    """An issue of the project at `base` as an incident, with its comments (system notes passed over)."""
+    iid = issue.get("iid")
+    references = issue.get("references")
+    full = references.get("full") if isinstance(references, dict) else None
+    # GitLab's full reference ("group/project#12") names the issue the same way from any API path.
+    shown = full if isinstance(full, str) and "#" in full else f"{project}#{iid}"
+    notes: list[dict[str, Any]] = []
+    if isinstance(iid, int) and issue.get("user_notes_count") != 0:
+        for page in api.pages(f"{base}/issues/{iid}/notes", {"sort": "asc", "order_by": "created_at"}):
+            notes += [note for note in page if not note.get("system")]
+    try:
+        return to_incident(issue, notes, shown, labels.split(","))
+    except ValidationError as exc:
+        return Rejected(f"gitlab issue {shown}", validation_message(exc))
+
+
+def wanted(issue: dict[str, Any], issue_type: str, labels: str) -> bool:
+    """Is the issue one the source reads: of the type asked (if any), carrying every label asked?"""
+    if issue_type and str(issue.get("issue_type") or "").lower() != issue_type.lower():
+        return False
+    carried = {str(label.get("name") if isinstance(label, dict) else label) for label in issue.get("labels") or []}
+    return {label for label in labels.split(",") if label} <= carried
 
 
 def to_incident(issue: dict[str, Any], notes: list[dict[str, Any]], shown: str, asked: list[str]) -> Incident:

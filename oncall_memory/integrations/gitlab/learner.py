@@ -1,0 +1,55 @@
+"""The memory learns a GitLab incident as it is closed: the webhook says so (`webhook.py`), and this target
+reads the issue and its notes back through the API and ingests them with the source's own mapping
+(`learning.ReadBackLearner` does the rest). An issue the source would not read (another type, without the
+labels asked for) is not remembered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...answer.render import Answer
+from ...incident import Incident
+from ...ingest.backlog import Rejected
+from ...jobs import Job
+from ...learning import ReadBackLearner
+from ...memory import Memory
+from ...targets import DeliveryError
+from .source import GitLabAPI, project_path, read_issue, wanted
+
+
+class GitLabLearner(ReadBackLearner):
+    name = "memory-gitlab"
+    what = "GitLab issue"
+
+    def __init__(self, api: GitLabAPI, memory: Memory, *, issue_type: str = "incident", labels: str = ""):
+        super().__init__(api, memory)
+        self._issue_type = issue_type.strip()
+        self._labels = ",".join(label.strip() for label in labels.split(",") if label.strip())
+
+    @classmethod
+    def from_settings(cls, settings: Any, memory: Memory) -> GitLabLearner:
+        gl = settings.gitlab
+        api = GitLabAPI(gl.url, gl.token, max_retries=gl.max_retries, backoff=gl.backoff)
+        return cls(api, memory, issue_type=gl.issue_type, labels=gl.labels)
+
+    def accepts(self, job: Job) -> bool:
+        return job.kind == "learn" and job.gitlab_issue is not None
+
+    def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
+        return {"issue": job.gitlab_issue}
+
+    def record(self, job: Job) -> str:
+        return job.gitlab_issue or ""
+
+    def read(self, key: str) -> Incident | None:
+        project, _, iid = key.partition("#")
+        base = project_path(project)
+        issue = self._api.get(f"{base}/issues/{int(iid)}").json()
+        if not isinstance(issue, dict) or issue.get("state") != "closed":
+            return None  # reopened since
+        if not wanted(issue, self._issue_type, self._labels):
+            return None  # not an incident as this memory reads them
+        made = read_issue(self._api, base, issue, project, self._labels)
+        if isinstance(made, Rejected):
+            raise DeliveryError(f"{made.where} cannot be remembered: {made.reason}", retry=False)
+        return made
