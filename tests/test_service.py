@@ -500,3 +500,33 @@ def test_the_answer_as_the_cli_prints_it(client):
     assert "\x1b[1m" in styled.text  # bold headings: the only escapes are the renderer's own
     shown = re.sub(r"\x1b\[[0-9;]*m", "", styled.text)
     assert max(len(line) for line in shown.splitlines() if "://" not in line) <= 60  # a link is never broken
+
+
+def test_every_secret_setting_is_masked_in_the_service_logs():
+    """Each SecretStr setting, found from the model (a new one cannot be forgotten), is among what the
+    service's log filter masks."""
+    from pydantic import BaseModel, SecretStr
+
+    from oncall_memory.service.app import secrets_of
+
+    def secret_fields(model: type[BaseModel], prefix: str = "") -> list[str]:
+        found = []
+        for name, field in model.model_fields.items():
+            annotation = field.annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                found += secret_fields(annotation, f"{prefix}{name}.")
+            elif SecretStr in getattr(annotation, "__args__", ()) or annotation is SecretStr:
+                found.append(prefix + name)
+        return found
+
+    names = secret_fields(Settings)
+    assert len(names) >= 19, names
+    settings = Settings()
+    for number, dotted in enumerate(names):
+        *groups, leaf = dotted.split(".")
+        holder = settings
+        for group in groups:
+            holder = getattr(holder, group)
+        object.__setattr__(holder, leaf, SecretStr(f"secret-{number}-{leaf}"))
+    masked = set(secrets_of(settings))
+    assert [n for i, n in enumerate(names) if f"secret-{i}-{n.split('.')[-1]}" not in masked] == []
