@@ -616,6 +616,34 @@ def test_a_closed_gitlab_incident_is_learnt_from_its_webhook(gitlab, monkeypatch
         )
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"[]",
+        b"\xff\xfe",
+        b'{"object_kind": 5}',
+        b'{"object_kind": "issue", "project": {"id": 1}, "object_attributes": {"iid": 1e400, "state": "closed"}}',
+        b'{"object_kind": "issue", "project": {"id": -1}, "object_attributes": {"iid": 1, "state": "closed", "action": "close"}}',
+        b'{"object_kind": "note", "object_attributes": "x"}',
+        b'{"object_kind": "' + b"k" * 100_000 + b'"}',
+    ],
+)
+def test_odd_gitlab_webhook_bodies_get_a_4xx_or_are_ignored(gitlab, monkeypatch, body):
+    from fastapi.testclient import TestClient
+
+    from oncall_memory.service import create_app
+
+    monkeypatch.setenv("ONCALL_MEMORY_GITLAB_WEBHOOK_SECRET", "s")
+    with TestClient(create_app(Settings())) as client:
+        answer = client.post(
+            "/webhooks/gitlab", content=body, headers={"X-Gitlab-Token": "s", "Content-Type": "application/json"}
+        )
+    assert answer.status_code in (202, 400, 413, 415, 422), answer.text
+    if answer.status_code == 202:
+        assert answer.json()["accepted"] == 0 and len(answer.text) < 300
+
+
 def test_the_gitlab_webhook_is_off_without_its_secret(gitlab):
     from fastapi.testclient import TestClient
 

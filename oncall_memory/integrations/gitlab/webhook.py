@@ -18,11 +18,11 @@ LEARN_ACTIONS = ("close", "update")
 
 
 class GitLabProjectRef(Loose):
-    id: int = Field(ge=1)
+    id: int = Field(ge=1, le=2**53)
 
 
 class GitLabIssueAttributes(Loose):
-    iid: int = Field(ge=1)
+    iid: int = Field(ge=1, le=2**53)
     state: str | None = None
     action: str | None = None
     updated_at: str | None = Field(default=None, max_length=64)
