@@ -23,7 +23,7 @@ from pydantic import SecretStr
 from bench.synth import synthetic_rows  # noqa: I001
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.schedule import free_port
-from oncall_memory.integrations.pagerduty.source import PagerDutySource
+from oncall_memory.integrations.pagerduty.backlog import PagerDutySource
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.sources import Window

@@ -235,3 +235,23 @@ def test_every_public_name_imports_from_the_package():
 
     for name, module in oncall_memory._EXPORTS.items():
         assert getattr(oncall_memory, name) is getattr(importlib.import_module(f"oncall_memory.{module}"), name), name
+
+
+def test_every_built_in_source_is_found_through_the_hook_a_plugin_offers():
+    """Each built-in integration with a source offers `source(settings, path)` on its package, as an installed
+    one does, and the name stays that function once the package's modules are imported (a submodule named
+    `source` would take it over: the source lives in `backlog.py`)."""
+    import inspect
+    import pkgutil
+    from importlib import import_module
+
+    from oncall_memory.sources.factory import BUILT_IN
+
+    for name in BUILT_IN:
+        if name == "jsonl":  # files: the core's own
+            continue
+        package = import_module(f"{INTEGRATIONS}.{name}")
+        for module in pkgutil.iter_modules(package.__path__):
+            import_module(f"{package.__name__}.{module.name}")
+        assert inspect.isfunction(package.source), f"{name}: `source` is {package.source!r}"
+        assert list(inspect.signature(package.source).parameters)[:2] == ["settings", "path"], name

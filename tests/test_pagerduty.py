@@ -11,7 +11,7 @@ from oncall_memory.errors import SourceFailed
 from oncall_memory.ingest.backlog import Rejected
 from oncall_memory.integrations.pagerduty import api as pd
 from oncall_memory.integrations.pagerduty.api import PagerDutyAPI, RateLimiter, limiter_for
-from oncall_memory.integrations.pagerduty.source import PagerDutySource
+from oncall_memory.integrations.pagerduty.backlog import PagerDutySource
 from oncall_memory.sources import Window
 
 NOV = Window(datetime(2026, 11, 1, tzinfo=timezone.utc), datetime(2026, 12, 1, tzinfo=timezone.utc))

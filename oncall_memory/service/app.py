@@ -29,10 +29,10 @@ from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, OncallMemoryError
 from ..integrations import BUILT_IN, Plugin, service_plugins
 from ..integrations.gitlab.learner import GitLabLearner
+from ..integrations.incident_io.backlog import IncidentIoSource
 from ..integrations.incident_io.learner import IncidentIoLearner
-from ..integrations.incident_io.source import IncidentIoSource
+from ..integrations.jira.backlog import JiraAPI
 from ..integrations.jira.learner import JiraLearner
-from ..integrations.jira.source import JiraAPI
 from ..integrations.pagerduty import PagerDutyAPI
 from ..integrations.pagerduty.learner import Learner
 from ..integrations.pagerduty.notes import PagerDutyNotes

@@ -75,6 +75,10 @@ class Source:
         Raises `SourceFailed` if the source cannot be read at all."""
         raise NotImplementedError
 
+    def one_shot(self) -> None:
+        """This run is a one-off backfill, not one of a schedule's: keep nothing for later runs (PagerDuty
+        otherwise remembers the incidents it saw open, to look at them again). Nothing to keep by default."""
+
     def close(self) -> None:
         """Release what the source holds (a connection pool); nothing by default."""
 

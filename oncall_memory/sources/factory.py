@@ -1,4 +1,5 @@
-"""Build the source a setting or a command names: the built-in ones, then any a package adds.
+"""Build the source a setting or a command names: files, the built-in integrations' and any a package adds,
+each through the same hook: `source(settings, path) -> Source` on the integration's module.
 
 A package adds a source by declaring an entry point in the `oncall_memory.integrations` group (as llm
 finds its plugins): its name is the source's name, its object the integration's module offering
@@ -11,6 +12,7 @@ finds its plugins): its name is the source's name, its object the integration's 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from types import ModuleType
@@ -22,6 +24,7 @@ from ..settings import Settings
 from . import Source
 from .jsonl import JsonlSource
 
+INTEGRATIONS = "oncall_memory.integrations"
 BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github", "gitlab", "incident_io", "rootly")
 
 
@@ -35,50 +38,26 @@ def source_names() -> list[str]:
 
 
 def make_source(settings: Settings, source: str, path: str | None, *, follow_open: bool = True) -> Source:
-    """The source `source` names. `follow_open`: a PagerDuty source remembers incidents seen open and
-    looks at them again on later runs (what a schedule wants, not a one-shot backfill)."""
+    """The source `source` names: files, or an integration's, built-in or installed, each through the same
+    hook (`source(settings, path)` on its module), as llm loads its default plugins beside installed ones.
+    `follow_open`: a schedule's run (PagerDuty remembers incidents seen open and looks at them again on
+    later runs); False for a one-shot backfill (`Source.one_shot`)."""
     if source == "jsonl":
         if not path:
             raise InvalidInput("the jsonl source needs --path (a JSONL file, a post-mortem, or a folder of them)")
         return JsonlSource(Path(path))
-    if source == "pagerduty":
-        from ..integrations.pagerduty import PagerDutyAPI
-        from ..integrations.pagerduty.source import PagerDutySource
-
-        if settings.pagerduty.token is None:
-            raise InvalidInput("the pagerduty source needs ONCALL_MEMORY_PAGERDUTY_TOKEN (a REST API key)")
-        state = settings.dir.pagerduty_open if follow_open else None
-        return PagerDutySource(
-            PagerDutyAPI.from_settings(settings), service_ids=settings.pagerduty.service_ids, state_file=state
+    if source in BUILT_IN:
+        made = _from_integration(
+            import_module(f"{INTEGRATIONS}.{source}"), f"the built-in source {source!r}", settings, path
         )
-    if source == "jira":
-        from ..integrations.jira.source import JiraSource
-
-        return JiraSource.from_settings(settings)
-    if source == "servicenow":
-        from ..integrations.servicenow.source import ServiceNowSource
-
-        return ServiceNowSource.from_settings(settings)
-    if source == "github":
-        from ..integrations.github.source import GitHubSource
-
-        return GitHubSource.from_settings(settings)
-    if source == "gitlab":
-        from ..integrations.gitlab.source import GitLabSource
-
-        return GitLabSource.from_settings(settings)
-    if source == "incident_io":
-        from ..integrations.incident_io.source import IncidentIoSource
-
-        return IncidentIoSource.from_settings(settings)
-    if source == "rootly":
-        from ..integrations.rootly.source import RootlySource
-
-        return RootlySource.from_settings(settings)
-    plugin = plugins().get(source)
-    if plugin is None:
-        raise InvalidInput(f"unknown source {source!r}: use one of {', '.join(source_names())}")
-    return _from_plugin(plugin, settings, path)
+    else:
+        plugin = plugins().get(source)
+        if plugin is None:
+            raise InvalidInput(f"unknown source {source!r}: use one of {', '.join(source_names())}")
+        made = _from_plugin(plugin, settings, path)
+    if not follow_open:
+        made.one_shot()
+    return made
 
 
 def _from_plugin(plugin: EntryPoint, settings: Settings, path: str | None) -> Source:
@@ -87,7 +66,11 @@ def _from_plugin(plugin: EntryPoint, settings: Settings, path: str | None) -> So
         loaded = plugin.load()
     except Exception as exc:  # a broken plugin is a message naming it, not a traceback of ours
         raise InvalidInput(f"{where} could not be loaded: {type(exc).__name__}: {exc}") from exc
-    # The entry point names the integration (offering `source`) or the source's factory itself.
+    return _from_integration(loaded, where, settings, path)
+
+
+def _from_integration(loaded: object, where: str, settings: Settings, path: str | None) -> Source:
+    """The source an integration's module offers (`source`), or that a plugin's entry point names itself."""
     factory: Callable[[Settings, str | None], object] | None = getattr(loaded, "source", None)
     if factory is None and not isinstance(loaded, ModuleType) and callable(loaded):
         factory = loaded

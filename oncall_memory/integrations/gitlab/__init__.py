@@ -1,1 +1,17 @@
 """GitLab: incident issues (and issues labelled as incidents) as a source."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ...settings import Settings
+    from ...sources import Source
+
+
+def source(settings: Settings, path: str | None = None) -> Source:
+    """The source this integration offers (`ingest --source gitlab`): the hook every integration offers,
+    built-in or installed. Imported when asked for, so finding the integration stays cheap."""
+    from .backlog import GitLabSource
+
+    return GitLabSource.from_settings(settings)

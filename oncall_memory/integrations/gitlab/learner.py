@@ -14,7 +14,7 @@ from ...jobs import Job
 from ...learning import ReadBackLearner
 from ...memory import Memory
 from ...targets import DeliveryError
-from .source import GitLabAPI, project_path, read_issue, wanted
+from .backlog import GitLabAPI, project_path, read_issue, wanted
 
 
 class GitLabLearner(ReadBackLearner):

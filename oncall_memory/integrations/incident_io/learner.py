@@ -10,7 +10,7 @@ from ...answer.render import Answer
 from ...incident import Incident
 from ...jobs import Job
 from ...learning import ReadBackLearner
-from .source import to_incident
+from .backlog import to_incident
 
 
 class IncidentIoLearner(ReadBackLearner):

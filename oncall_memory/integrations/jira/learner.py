@@ -10,7 +10,7 @@ from ...answer.render import Answer
 from ...incident import Incident
 from ...jobs import Job
 from ...learning import ReadBackLearner
-from .source import all_comments, to_incident
+from .backlog import all_comments, to_incident
 
 
 class JiraLearner(ReadBackLearner):

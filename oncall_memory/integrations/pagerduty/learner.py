@@ -17,7 +17,7 @@ from ...jobs import Job
 from ...memory import Memory
 from ...targets import DeliveryError, Target
 from .api import PagerDutyAPI
-from .source import to_incident, verdicts
+from .backlog import to_incident, verdicts
 from .webhook import rest_incident_alert
 
 log = logging.getLogger(__name__)

@@ -84,6 +84,9 @@ class PagerDutySource(Source):
     def close(self) -> None:
         self._api.close()
 
+    def one_shot(self) -> None:
+        self._state_file = None
+
     def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
         """Resolved incidents created in `window` (None: all history), then the ones remembered open that
         have resolved since. Raises `SourceFailed` after retries."""
