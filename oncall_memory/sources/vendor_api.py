@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -125,6 +125,21 @@ class VendorAPI:
             log.warning("%s GET %s: %s, retrying in %.1fs", self.vendor, shown, problem, delay)
             self._sleep(delay)
             attempt += 1
+
+    def linked_pages(self, path: str, params: dict[str, Any], per_page: int = 100) -> Iterator[list[dict[str, Any]]]:
+        """Each page of a listing whose body is a JSON list, following `Link: rel="next"` (GitHub, GitLab)."""
+        url: str = path
+        query: dict[str, Any] | None = {**params, "per_page": per_page}
+        while True:
+            response = self.get(url, query)
+            body = response.json()
+            if not isinstance(body, list):
+                return
+            yield [item for item in body if isinstance(item, dict)]
+            following = next_link(response)
+            if following is None or not body:
+                return
+            url, query = following, None
 
     def _throttle_wait(self, response: httpx.Response) -> float | None:
         """Seconds to wait when the response says "slow down"; None when it says something else."""

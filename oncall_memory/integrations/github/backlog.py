@@ -34,9 +34,7 @@ from ...ingest.backlog import Rejected, validation_message
 from ...sources import Source, Window, moment
 from ...sources.comments import Comment, add_story, read_comments
 from ...sources.postmortem import described
-from ...sources.vendor_api import VendorAPI, next_link, require
-
-PAGE = 100
+from ...sources.vendor_api import VendorAPI, require
 
 
 class GitHubAPI(VendorAPI):
@@ -51,21 +49,6 @@ class GitHubAPI(VendorAPI):
             headers=headers,
             **kwargs,
         )
-
-    def pages(self, path: str, params: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
-        """Each page of a listing, following `Link: rel="next"`."""
-        url: str = path
-        query: dict[str, Any] | None = {**params, "per_page": PAGE}
-        while True:
-            response = self.get(url, query)
-            body = response.json()
-            if not isinstance(body, list):
-                return
-            yield [item for item in body if isinstance(item, dict)]
-            following = next_link(response)
-            if following is None or not body:
-                return
-            url, query = following, None
 
 
 class GitHubSource(Source):
@@ -94,7 +77,7 @@ class GitHubSource(Source):
             params["labels"] = self.labels
         if window is not None:
             params["since"] = window.since.strftime("%Y-%m-%dT%H:%M:%SZ")
-        for page in self._api.pages(f"/repos/{self.repo}/issues", params):
+        for page in self._api.linked_pages(f"/repos/{self.repo}/issues", params):
             for issue in page:
                 updated = moment(issue.get("updated_at"))
                 if window is not None and updated is not None and updated >= window.until:
@@ -107,7 +90,7 @@ class GitHubSource(Source):
         number = issue.get("number")
         comments: list[dict[str, Any]] = []
         if isinstance(issue.get("comments"), int) and issue["comments"] > 0 and number is not None:
-            for page in self._api.pages(f"/repos/{self.repo}/issues/{int(number)}/comments", {}):
+            for page in self._api.linked_pages(f"/repos/{self.repo}/issues/{int(number)}/comments", {}):
                 comments += page
         try:
             return to_incident(issue, comments, self.repo, self.labels.split(","))

@@ -39,9 +39,8 @@ from ...ingest.backlog import Rejected, validation_message
 from ...sources import Source, Window, moment
 from ...sources.comments import Comment, add_story, read_comments
 from ...sources.postmortem import described
-from ...sources.vendor_api import VendorAPI, next_link, require
+from ...sources.vendor_api import VendorAPI, require
 
-PAGE = 100
 # A numeric id, or a namespace path: letters, digits, "_", "-", "." in segments, no "..", no empty segment.
 _PROJECT = re.compile(r"\d+|[\w.-]+(/[\w.-]+)+")
 
@@ -56,21 +55,6 @@ class GitLabAPI(VendorAPI):
             headers=headers,
             **kwargs,
         )
-
-    def pages(self, path: str, params: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
-        """Each page of a listing, following `Link: rel="next"`."""
-        url: str = path
-        query: dict[str, Any] | None = {**params, "per_page": PAGE}
-        while True:
-            response = self.get(url, query)
-            body = response.json()
-            if not isinstance(body, list):
-                return
-            yield [item for item in body if isinstance(item, dict)]
-            following = next_link(response)
-            if following is None or not body:
-                return
-            url, query = following, None
 
 
 class GitLabSource(Source):
@@ -108,7 +92,7 @@ class GitLabSource(Source):
             params["labels"] = self.labels
         if window is not None:
             params["updated_after"] = window.since.strftime("%Y-%m-%dT%H:%M:%SZ")
-        for page in self._api.pages(f"{self._base}/issues", params):
+        for page in self._api.linked_pages(f"{self._base}/issues", params):
             for issue in page:
                 updated = moment(issue.get("updated_at"))
                 if window is not None and updated is not None and updated >= window.until:
@@ -133,7 +117,7 @@ def read_issue(api: GitLabAPI, base: str, issue: dict[str, Any], project: str, l
     shown = full if isinstance(full, str) and "#" in full else f"{project}#{iid}"
     notes: list[dict[str, Any]] = []
     if isinstance(iid, int) and issue.get("user_notes_count") != 0:
-        for page in api.pages(f"{base}/issues/{iid}/notes", {"sort": "asc", "order_by": "created_at"}):
+        for page in api.linked_pages(f"{base}/issues/{iid}/notes", {"sort": "asc", "order_by": "created_at"}):
             notes += [note for note in page if not note.get("system")]
     try:
         return to_incident(issue, notes, shown, labels.split(","))
