@@ -11,6 +11,7 @@ only a line longer than `MAX_LOG_CHARS` (an exception message quoting a body) lo
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +28,8 @@ MAX_LOG_CHARS = 4096  # per argument of a log record (a request line, an excepti
 # every request: each is scanned once, then read from here (0.3 ms a request otherwise). Bounded both ways.
 SEEN_MAX_CHARS = 256
 SEEN_MAX = 1024
+# A %-format specifier of a log call's template: kept as written, only the text between them is scrubbed.
+_SPECIFIER = re.compile(r"%(?:\([^)]*\))?[#0 +\-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[a-zA-Z%]")
 
 
 class RedactingFilter(logging.Filter):
@@ -67,8 +70,21 @@ class RedactingFilter(logging.Filter):
         lines = self._redacted(text).split("\n")
         return "\n".join(_middle_cut(line, MAX_LOG_CHARS) for line in lines)
 
+    def scrub_template(self, template: str) -> str:
+        """A template with arguments scrubbed around its %-specifiers: a configured secret that happens to
+        be a specifier's letters ("s", "d") must not turn "%s" into a broken format."""
+        pieces, last = [], 0
+        for specifier in _SPECIFIER.finditer(template):
+            pieces += [self.scrub(template[last : specifier.start()]), specifier.group()]
+            last = specifier.end()
+        return "".join([*pieces, self.scrub(template[last:])])
+
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = self.scrub(record.msg)
+        has_args = bool(record.args)
+        # With arguments the message is a template; without, it is written as it is (no %-formatting).
+        record.msg = (
+            self.scrub_template(record.msg) if has_args and isinstance(record.msg, str) else self.scrub(record.msg)
+        )
         if isinstance(record.args, tuple):
             # Keep the arguments a tuple: uvicorn's access formatter unpacks them.
             record.args = tuple(self.scrub(a) for a in record.args)

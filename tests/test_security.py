@@ -510,3 +510,20 @@ def test_the_access_logs_repeated_arguments_are_scanned_once_and_redacted_every_
         f.scrub(f"/similar?n={n}")
     assert len(f._seen) <= logs.SEEN_MAX
     assert LONG_TOKEN[:40] not in f.scrub(path)
+
+
+def test_a_short_configured_secret_does_not_break_a_log_template():
+    """A secret that is a specifier's letter ("s") is masked in the text, never inside "%s": the record
+    still formats (pytest's handler raised on it; in production the line was lost)."""
+    import logging
+
+    from oncall_memory.logs import RedactingFilter
+
+    record = logging.LogRecord("t", logging.INFO, __file__, 1, "webhook %s said %d: %s", ("gitlab", 3, "its"), None)
+    assert RedactingFilter(["s"]).filter(record)
+    message = record.getMessage()
+    assert message.startswith("webhook ") and " 3: " in message and "said" not in message  # "s" masked
+    # Without arguments a message is not a template: a "%" in it is text, and a secret in it is masked.
+    plain = logging.LogRecord("t", logging.INFO, __file__, 1, "100% of tok-123456 seen", None, None)
+    RedactingFilter(["tok-123456"]).filter(plain)
+    assert plain.getMessage().startswith("100% of ") and "tok-123456" not in plain.getMessage()
