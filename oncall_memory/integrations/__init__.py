@@ -7,9 +7,10 @@ The core defines the ports an integration fills: `sources.Source` (a backlog), `
 webhook, making `jobs.Job`s), `targets.Target` (where an answer goes; a learner is a target of the memory).
 The service routes webhooks to the integrations and runs their targets through the outbox; the CLI and the
 flow find sources by name (`sources.factory`), built-in and installed alike through the `source` hook on
-the integration's package (a built-in keeps its source in `backlog.py`, so no submodule takes the name). Beside the built-in ones, any installed package can declare
-an integration in the `oncall_memory.integrations` entry-point group (as llm finds its plugins): the entry
-point names either a module (or object) offering any of
+the integration's package (a built-in keeps its source in `backlog.py`, so no submodule takes the name).
+Beside the built-in ones, any installed package can declare an integration in the
+`oncall_memory.integrations` entry-point group (as llm finds its plugins): the entry point names either a
+module (or object) offering any of
 
 - `source(settings, path) -> Source`, for `ingest --source <name>`;
 - `webhook`, a `Webhook`, mounted at `POST /webhooks/<its name>`;

@@ -24,7 +24,6 @@ from ..settings import Settings
 from . import Source
 from .jsonl import JsonlSource
 
-INTEGRATIONS = "oncall_memory.integrations"
 BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github", "gitlab", "incident_io", "rootly")
 
 
@@ -48,7 +47,7 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
         return JsonlSource(Path(path))
     if source in BUILT_IN:
         made = _from_integration(
-            import_module(f"{INTEGRATIONS}.{source}"), f"the built-in source {source!r}", settings, path
+            import_module(f"..integrations.{source}", __package__), f"the built-in source {source!r}", settings, path
         )
     else:
         plugin = plugins().get(source)

@@ -70,7 +70,7 @@ class GitLabSource(Source):
         self._api = api
         self.project = project
         self.issue_type = issue_type.strip()
-        self.labels = ",".join(label.strip() for label in labels.split(",") if label.strip())
+        self.labels = asked_labels(labels)
         # The path's "/" are part of one path segment: GitLab wants them as %2F.
         self._base = project_path(project)
 
@@ -78,8 +78,7 @@ class GitLabSource(Source):
     def from_settings(cls, settings: Any) -> GitLabSource:
         gl = settings.gitlab
         require(gl, "gitlab", "project", why="the project's id or group/project path")
-        api = GitLabAPI(gl.url, gl.token, max_retries=gl.max_retries, backoff=gl.backoff)
-        return cls(api, gl.project, gl.issue_type, gl.labels)
+        return cls(api_from(settings), gl.project, gl.issue_type, gl.labels)
 
     def close(self) -> None:
         self._api.close()
@@ -100,7 +99,20 @@ class GitLabSource(Source):
                 yield self._incident(issue)
 
     def _incident(self, issue: dict[str, Any]) -> Incident | Rejected:
-        return read_issue(self._api, self._base, issue, self.project, self.labels)
+        try:
+            return read_issue(self._api, self._base, issue, self.project, self.labels)
+        except ValidationError as exc:
+            return Rejected(f"gitlab issue {issue_reference(issue, self.project)}", validation_message(exc))
+
+
+def api_from(settings: Any) -> GitLabAPI:
+    gl = settings.gitlab
+    return GitLabAPI(gl.url, gl.token, max_retries=gl.max_retries, backoff=gl.backoff)
+
+
+def asked_labels(labels: str) -> str:
+    """The labels setting as GitLab's `labels` parameter wants it: comma-separated, blanks dropped."""
+    return ",".join(label.strip() for label in labels.split(",") if label.strip())
 
 
 def project_path(project: str) -> str:
@@ -108,21 +120,22 @@ def project_path(project: str) -> str:
     return f"/projects/{quote(project, safe='')}"
 
 
-def read_issue(api: GitLabAPI, base: str, issue: dict[str, Any], project: str, labels: str) -> Incident | Rejected:
-    """An issue of the project at `base` as an incident, with its comments (system notes passed over)."""
-    iid = issue.get("iid")
+def issue_reference(issue: dict[str, Any], project: str) -> str:
+    """GitLab's full reference ("group/project#12"): the issue named the same way from any API path."""
     references = issue.get("references")
     full = references.get("full") if isinstance(references, dict) else None
-    # GitLab's full reference ("group/project#12") names the issue the same way from any API path.
-    shown = full if isinstance(full, str) and "#" in full else f"{project}#{iid}"
+    return full if isinstance(full, str) and "#" in full else f"{project}#{issue.get('iid')}"
+
+
+def read_issue(api: GitLabAPI, base: str, issue: dict[str, Any], project: str, labels: str) -> Incident:
+    """An issue of the project at `base` as an incident, with its comments (system notes passed over).
+    Raises pydantic's `ValidationError` when it cannot be one."""
+    iid = issue.get("iid")
     notes: list[dict[str, Any]] = []
     if isinstance(iid, int) and issue.get("user_notes_count") != 0:
         for page in api.linked_pages(f"{base}/issues/{iid}/notes", {"sort": "asc", "order_by": "created_at"}):
             notes += [note for note in page if not note.get("system")]
-    try:
-        return to_incident(issue, notes, shown, labels.split(","))
-    except ValidationError as exc:
-        return Rejected(f"gitlab issue {shown}", validation_message(exc))
+    return to_incident(issue, notes, issue_reference(issue, project), labels.split(","))
 
 
 def wanted(issue: dict[str, Any], issue_type: str, labels: str) -> bool:

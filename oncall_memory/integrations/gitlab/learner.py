@@ -9,12 +9,10 @@ from typing import Any
 
 from ...answer.render import Answer
 from ...incident import Incident
-from ...ingest.backlog import Rejected
 from ...jobs import Job
 from ...learning import ReadBackLearner
 from ...memory import Memory
-from ...targets import DeliveryError
-from .backlog import GitLabAPI, project_path, read_issue, wanted
+from .backlog import GitLabAPI, api_from, asked_labels, project_path, read_issue, wanted
 
 
 class GitLabLearner(ReadBackLearner):
@@ -24,13 +22,11 @@ class GitLabLearner(ReadBackLearner):
     def __init__(self, api: GitLabAPI, memory: Memory, *, issue_type: str = "incident", labels: str = ""):
         super().__init__(api, memory)
         self._issue_type = issue_type.strip()
-        self._labels = ",".join(label.strip() for label in labels.split(",") if label.strip())
+        self._labels = asked_labels(labels)
 
     @classmethod
     def from_settings(cls, settings: Any, memory: Memory) -> GitLabLearner:
-        gl = settings.gitlab
-        api = GitLabAPI(gl.url, gl.token, max_retries=gl.max_retries, backoff=gl.backoff)
-        return cls(api, memory, issue_type=gl.issue_type, labels=gl.labels)
+        return cls(api_from(settings), memory, issue_type=settings.gitlab.issue_type, labels=settings.gitlab.labels)
 
     def accepts(self, job: Job) -> bool:
         return job.kind == "learn" and job.gitlab_issue is not None
@@ -49,7 +45,4 @@ class GitLabLearner(ReadBackLearner):
             return None  # reopened since
         if not wanted(issue, self._issue_type, self._labels):
             return None  # not an incident as this memory reads them
-        made = read_issue(self._api, base, issue, project, self._labels)
-        if isinstance(made, Rejected):
-            raise DeliveryError(f"{made.where} cannot be remembered: {made.reason}", retry=False)
-        return made
+        return read_issue(self._api, base, issue, project, self._labels)  # a ValidationError: `send` says why
