@@ -4,7 +4,8 @@
 
 For each size (the varied synthetic backlog, fake embedder, 1536 dims, Edge, this machine):
   - ingest rate through `Memory.ingest`;
-  - `oncall-memory serve` started on the store: time to ready, RSS after start and after the lookups,
+  - `oncall-memory serve` started on the store: time to ready, RSS after start and after the lookups (and
+    after them, by part of the store: `bench.resident`),
     p50/p99 of `GET /similar` unfiltered, with an env filter, with env + tag (HTTP included), first with
     exact search, then again after `Memory.build_index` (timed: copy, build in a child process, swap);
   - the raw engine on the same data: one dense query straight to the Edge shard, exact and indexed.
@@ -38,6 +39,7 @@ from oncall_memory.incident import Incident
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 
+from . import resident
 from .serve_memory import proc_kb
 from .serving import Serve
 from .synth import varied_rows
@@ -88,6 +90,7 @@ def measure_serving(data: Path, alerts: list[str], collection: str = "incidents"
             times = serving.lookups(alerts, params)
             out[label] = (statistics.median(times), pct(times, 0.99))
         out["rss_after_mb"] = serving.rss_mb()
+        out["resident"] = resident.of_process(serving.proc.pid, data)
         out["hwm_mb"] = proc_kb(serving.proc.pid, "VmHWM") / 1024
     finally:
         serving.stop()
@@ -293,6 +296,10 @@ def main() -> None:
                 f"  {label:8s} serve ready {m['ready_s']:.1f}s, RSS {m['rss_start_mb']:.0f} MB at start, "
                 f"{m['rss_after_mb']:.0f} MB after lookups (peak {m['hwm_mb']:.0f}); p50/p99 ms: {cells}"
             )
+            parts = ", ".join(f"{part} {mb:.0f}" for part, mb in m["resident"].items() if mb >= 1)
+            print(f"    resident after lookups, MB: {parts}")
+            if label == "indexed" and not server:
+                print(f"    (of the anonymous part, the pinned int8 copies: {n * DIM / 2**20:.0f} MB)")
         ix = r["indexed"]["unfiltered"][0]
         line = (
             f"  raw engine, one dense top-50 query: exact {r['raw_exact_ms']:.1f} ms, indexed {r['raw_indexed_ms']:.2f} ms; "
