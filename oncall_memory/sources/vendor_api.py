@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,6 +23,7 @@ import httpx
 
 from ..errors import InvalidInput, SourceFailed
 from ..http_answers import error_message, wait_hint
+from . import moment
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +142,16 @@ class VendorAPI:
             if following is None or not body:
                 return
             url, query = following, None
+
+    def updated_until(self, path: str, params: dict[str, Any], until: datetime | None) -> Iterator[dict[str, Any]]:
+        """Each item of a `linked_pages` listing the caller asked sorted by `updated_at`, oldest first, up to
+        the first updated at or after `until`: the rest are later still, so no further page is read."""
+        for page in self.linked_pages(path, params):
+            for item in page:
+                updated = moment(item.get("updated_at"))
+                if until is not None and updated is not None and updated >= until:
+                    return
+                yield item
 
     def _throttle_wait(self, response: httpx.Response) -> float | None:
         """Seconds to wait when the response says "slow down"; None when it says something else."""

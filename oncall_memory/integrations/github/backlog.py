@@ -77,13 +77,8 @@ class GitHubSource(Source):
             params["labels"] = self.labels
         if window is not None:
             params["since"] = window.since.strftime("%Y-%m-%dT%H:%M:%SZ")
-        for page in self._api.linked_pages(f"/repos/{self.repo}/issues", params):
-            for issue in page:
-                updated = moment(issue.get("updated_at"))
-                if window is not None and updated is not None and updated >= window.until:
-                    return  # sorted by update: the rest are later than the window
-                if "pull_request" in issue:
-                    continue
+        for issue in self._api.updated_until(f"/repos/{self.repo}/issues", params, window.until if window else None):
+            if "pull_request" not in issue:
                 yield self._incident(issue)
 
     def _incident(self, issue: dict[str, Any]) -> Incident | Rejected:

@@ -91,12 +91,8 @@ class GitLabSource(Source):
             params["labels"] = self.labels
         if window is not None:
             params["updated_after"] = window.since.strftime("%Y-%m-%dT%H:%M:%SZ")
-        for page in self._api.linked_pages(f"{self._base}/issues", params):
-            for issue in page:
-                updated = moment(issue.get("updated_at"))
-                if window is not None and updated is not None and updated >= window.until:
-                    return  # sorted by update: the rest are later than the window
-                yield self._incident(issue)
+        for issue in self._api.updated_until(f"{self._base}/issues", params, window.until if window else None):
+            yield self._incident(issue)
 
     def _incident(self, issue: dict[str, Any]) -> Incident | Rejected:
         try:
