@@ -36,6 +36,12 @@ class Job(Redacted):
     def single(cls, key: str, alert: Alert, title: str, pagerduty_incident: str | None = None) -> Job:
         return cls(key=key, items=[Item(key=key, alert=alert, title=title)], pagerduty_incident=pagerduty_incident)
 
+    @classmethod
+    def learn(cls, key: str, event: str, **record: str) -> Job:
+        """Read a record back and remember it: `record` names it in the field its learner reads (`jira_issue=`),
+        and `event` says what happened (the one item is a label, never looked up)."""
+        return cls(key=key, kind="learn", items=[Item(key=key, alert=Alert(text=event), title=event)], **record)
+
     @property
     def title(self) -> str:
         """How the message names what fired: the alert's title, or how many of the group fired."""

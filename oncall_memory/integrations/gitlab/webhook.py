@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ...alert import Alert
-from ...jobs import Item, Job
+from ...jobs import Job
 from .. import Loose
 
 ISSUE_KINDS = ("issue",)  # object_kind; confidential issues come as event_type "confidential_issue", same kind
@@ -52,9 +51,4 @@ def learn_job(hook: GitLabIssueHook, delivery: str | None) -> Job:
     assert hook.project is not None and hook.object_attributes is not None
     record = f"{hook.project.id}#{hook.object_attributes.iid}"
     key = f"gitlab-learn:{record}:{delivery or hook.object_attributes.updated_at or hook.object_attributes.action}"
-    return Job(
-        key=key,
-        kind="learn",
-        items=[Item(key=key, alert=Alert(text="issue closed"), title="issue closed")],
-        gitlab_issue=record,
-    )
+    return Job.learn(key, "issue closed", gitlab_issue=record)

@@ -22,8 +22,7 @@ import hmac
 import time
 from typing import Any
 
-from ...alert import Alert
-from ...jobs import Item, Job
+from ...jobs import Job
 from ...signatures import same_secret
 
 LEARN_EVENTS = (
@@ -75,9 +74,4 @@ def learn_job(incident_id: str, delivery: str) -> Job:
     """Read the incident back and remember it; keyed by Svix's message id: each delivery once (its retries
     carry the same id), a later edit learnt again."""
     key = f"incident_io-learn:{incident_id}:{delivery[:100]}"
-    return Job(
-        key=key,
-        kind="learn",
-        items=[Item(key=key, alert=Alert(text="incident closed"), title="incident closed")],
-        incident_io_incident=incident_id,
-    )
+    return Job.learn(key, "incident closed", incident_io_incident=incident_id)

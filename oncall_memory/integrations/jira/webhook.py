@@ -13,8 +13,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ...alert import Alert
-from ...jobs import Item, Job
+from ...jobs import Job
 from ...signatures import same_secret
 from .. import Loose
 
@@ -60,9 +59,4 @@ def learn_job(hook: JiraWebhook, delivery: str | None) -> Job:
     event's time: each delivery once, a later edit learnt again."""
     assert hook.issue is not None
     key = f"jira-learn:{hook.issue.key}:{delivery or hook.timestamp or hook.webhookEvent}"
-    return Job(
-        key=key,
-        kind="learn",
-        items=[Item(key=key, alert=Alert(text=hook.webhookEvent), title=hook.webhookEvent)],
-        jira_issue=hook.issue.key,
-    )
+    return Job.learn(key, hook.webhookEvent, jira_issue=hook.issue.key)

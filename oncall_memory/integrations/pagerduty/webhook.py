@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from ...alert import Alert
-from ...jobs import Item, Job
+from ...jobs import Job
 from ...noise import strip_ceremony
 from ...signatures import same_secret
 from .. import Loose
@@ -104,9 +104,4 @@ def learn_job(incident_id: str, event_id: str | None, event_type: str) -> Job:
     """Remember this incident now (resolved) or again (annotated). Keyed by PagerDuty's event id: each
     event once."""
     key = f"pagerduty-learn:{incident_id}:{event_id or event_type}"
-    return Job(
-        key=key,
-        kind="learn",
-        items=[Item(key=key, alert=Alert(text=event_type), title=event_type)],
-        pagerduty_incident=incident_id,
-    )
+    return Job.learn(key, event_type, pagerduty_incident=incident_id)
