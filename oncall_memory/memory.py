@@ -264,6 +264,11 @@ class Memory:
         """Should `build_index` run: past `index_threshold` incidents, with a tenth of them unindexed."""
         return (state := self.index_state()) is not None and state.due(self.settings.index_threshold)
 
+    def keep_ranking_fields(self) -> None:
+        """For a long-running process (the service): where the store keeps its payload on disk, hold the
+        ranking fields in memory, read in the background (`GuardedStore.keep_ranking_fields`)."""
+        self._guard.keep_ranking_fields()
+
     def build_index(self, *, force: bool = False) -> IndexReport | None:
         """Build the vector index beside the live collection and swap it in when due (or `force`); see
         `GuardedStore.build_index`. The build runs in another process."""

@@ -330,6 +330,10 @@ class Settings(BaseSettings):
     # The embedded store searches exactly below this many incidents and builds its vector index (HNSW over
     # int8 vectors, rescored) above it, in the background; 0 never builds one. See the README's "Scale".
     index_threshold: int = Field(default=20_000, ge=0)
+    # Where a new embedded collection keeps its payload: on disk, with a service holding only the ranking
+    # fields packed in memory (about 0.3 KB an incident instead of 2), or all of it in RAM. Fixed at creation;
+    # docs/operations.md, "Scale".
+    payload_on_disk: bool = False
     weights: RankingWeights = Field(default_factory=RankingWeights)
 
     # Each integration's settings in its group (the environment variables keep their names):

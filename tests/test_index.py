@@ -209,7 +209,7 @@ def test_a_store_made_before_the_index_existed_is_upgraded_when_opened(tmp_path,
         sparse_vectors={edge.SPARSE: edge.E.EdgeSparseVectorParams(modifier=edge.E.Modifier.Idf)},
     )
     with monkeypatch.context() as m:  # the config earlier versions created stores with
-        m.setattr(edge, "edge_config", lambda dimension: plain)
+        m.setattr(edge, "edge_config", lambda dimension, **_: plain)
         with Memory.open(settings, embedder=FakeEmbedder(dimension=256)) as old:
             old.ingest(incidents(350))
     with Memory.open(settings, embedder=FakeEmbedder(dimension=256)) as mem:

@@ -200,6 +200,7 @@ def create_app(
     async def lifespan(app: FastAPI):
         async with AsyncExitStack() as stack:
             mem = memory or stack.enter_context(Memory.open(settings))
+            mem.keep_ranking_fields()
             box = outbox or stack.enter_context(Outbox(settings.dir.outbox))
             stack.enter_context(redacted_logs(secrets_of(settings)))
             slack_app = None

@@ -10,7 +10,9 @@ and an index build never interleave on the embedded engine.
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,6 +23,8 @@ from .engines import IncidentStore
 from .engines.base import BuildsIndex, IndexReport, IndexState, no_collection
 
 REPLAY_BATCH = 256
+TABLE_CHECK_SECONDS = 5.0  # how soon a swapped-in collection's ranking fields start to be read
+log = logging.getLogger("oncall_memory.store")
 
 
 class _Both:
@@ -50,6 +54,7 @@ class GuardedStore:
         self.writing = _Both(self._gate, self.lock)
         self._building = threading.Lock()  # one index build at a time
         self._contract_checked = False  # once per store: a lookup should not ask the engine every time
+        self._closed = threading.Event()
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -73,12 +78,15 @@ class GuardedStore:
         with self.lock:
             if not self.store.exists():
                 raise NothingStored(no_collection(self.store.collection, self.store.location))
-            return {
+            out = {
                 "collection": self.store.collection,
                 "location": self.store.location,
                 **self.store.contract(),
                 "count": self.store.count(),
             }
+            if (held := self.store.ranking_table()) is not None:  # a service, with the payload on disk
+                out["ranking_fields_in_memory"] = held[0]
+            return out
 
     def check_contract(self, embedder: Embedder) -> None:
         """Raise `NothingStored` before any ingest (before the embedder is asked its dimension: loading the
@@ -155,6 +163,37 @@ class GuardedStore:
                 records = store.read_points(ids[at : at + REPLAY_BATCH])
             yield records
 
+    def keep_ranking_fields(self) -> threading.Thread:
+        """Keep the ranking fields in memory where the store keeps its payload on disk: a thread reads them
+        a batch at a time under the lock (lookups and writes go on between batches; lookups read the disk
+        until the table is full), and again after a reindex or restore swaps another collection in."""
+
+        def fill() -> None:
+            more, started = True, time.perf_counter()
+            while not self._closed.wait(0 if more else TABLE_CHECK_SECONDS):
+                with self.lock:
+                    if self._closed.is_set():
+                        return
+                    if not more:
+                        started = time.perf_counter()
+                    try:
+                        was, more = more, self.store.fill_ranking_table()
+                    except OncallMemoryError as exc:
+                        log.warning("reading the ranking fields into memory stopped: %s", exc)
+                        return
+                    if was and not more and (held := self.store.ranking_table()):
+                        log.info(
+                            "ranking fields of %d incidents held in memory (%.0f MB packed), read in %.1f s",
+                            held[0],
+                            held[1] / 2**20,
+                            time.perf_counter() - started,
+                        )
+
+        thread = threading.Thread(target=fill, name="ranking-fields", daemon=True)
+        thread.start()
+        return thread
+
     def close(self) -> None:
+        self._closed.set()
         with self.lock:
             self.store.close()

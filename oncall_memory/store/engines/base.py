@@ -236,6 +236,15 @@ class IncidentStore(ABC):
         """Incidents whose canonical signature is exactly `key`."""
         return self.find([Match(P.SIGNATURE_KEY, key)], limit=limit)
 
+    def fill_ranking_table(self) -> bool:
+        """Read the next batch of ranking fields into memory, where the engine keeps its payload on disk
+        (Edge's `payload: disk`). True while there is more to read; most engines keep none."""
+        return False
+
+    def ranking_table(self) -> tuple[int, int] | None:
+        """(points held, bytes packed) of the ranking fields kept in memory, or None."""
+        return None
+
     def swap_in(self, new: IncidentStore) -> None:
         """Put the complete collection `new` in this one's place, then drop `new`. Engines that can
         rename do it in place; the default copies by vector (no embedding)."""

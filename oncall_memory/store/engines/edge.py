@@ -22,8 +22,10 @@ import qdrant_edge as E
 
 from ...errors import NothingStored, OncallMemoryError, StoreDamaged, StoreUnavailable
 from ...lexical import Sparse
+from .. import payload as P
 from ..conditions import HasId, Match, Range, Where
 from ..datadir import write_atomic
+from ..ranking_table import TRAINED_ON, RankingTable
 from .base import (
     DENSE,
     INDEXES,
@@ -67,7 +69,7 @@ OVERSAMPLING = 2.0  # quantized candidates fetched per result, then rescored wit
 FULL_SCAN_KB = 10_000  # a filter leaving fewer vectors than this (in KB) is searched exactly, by its payload index
 
 
-def edge_config(dimension: int) -> E.EdgeConfig:
+def edge_config(dimension: int, *, payload_on_disk: bool = False) -> E.EdgeConfig:
     return E.EdgeConfig(
         vectors={
             DENSE: E.EdgeVectorParams(
@@ -90,7 +92,9 @@ def edge_config(dimension: int) -> E.EdgeConfig:
         optimizers=E.EdgeOptimizersConfig(indexing_threshold=1),
         # Cached: a lookup reads the ranking fields of its 50 candidates, scattered over the payload pages;
         # read from disk that was 5 of the 11 ms of a first-time lookup at 100,000 incidents (bench.scale).
-        payload_memory=E.Memory.Cached,
+        # On disk (Cold), 2 KB an incident less in RAM: a service then keeps the ranking fields packed in
+        # memory (`RankingTable`) and reads from disk only the payloads it shows.
+        payload_memory=E.Memory.Cold if payload_on_disk else E.Memory.Cached,
     )
 
 
@@ -127,10 +131,15 @@ _IN_USE = (
 
 
 class EdgeStore(IncidentStore, BuildsIndex):
-    def __init__(self, root: Path, collection: str, *, load: bool = True):
+    def __init__(self, root: Path, collection: str, *, load: bool = True, payload_on_disk: bool = False):
         """Open (and lock) the collection. `load=False` holds the lock without reading the shard: enough to
-        restore a backup over a store too damaged to load."""
+        restore a backup over a store too damaged to load. `payload_on_disk`: where a collection created
+        here keeps its payload (one already there keeps its own choice, recorded in its contract)."""
         self.collection = collection
+        self._payload_on_disk = payload_on_disk
+        self._table: RankingTable | None = None  # see `fill_ranking_table`
+        self._table_ready = False
+        self._table_offset: Any = None
         self._root = root
         self._path = root / collection
         self._contract_file = root / f"{collection}.contract.json"
@@ -151,6 +160,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
 
     def close(self) -> None:
         self._close_shard()
+        self._forget_table()
         if not self._lock.closed:
             self._lock.close()  # releases the lock
 
@@ -166,7 +176,9 @@ class EdgeStore(IncidentStore, BuildsIndex):
         self._root.mkdir(parents=True, exist_ok=True)
         if self._path.exists():  # a shard left by a create that never recorded its contract
             shutil.rmtree(self._path)
-        shard = E.EdgeShard.create(str(self._path), edge_config(contract["dimension"]))
+        if self._payload_on_disk:
+            contract = {**contract, "payload": "disk"}
+        shard = E.EdgeShard.create(str(self._path), self._config(contract))
         for field, kind in INDEXES.items():
             shard.update(E.UpdateOperation.create_field_index(field, _INDEX_TYPES[kind]))
         # The contract is written last: a collection without one does not exist yet.
@@ -182,11 +194,15 @@ class EdgeStore(IncidentStore, BuildsIndex):
     def _update_contract(self, **fields: Any) -> None:
         write_atomic(self._contract_file, json.dumps({**self.contract(), **fields}))
 
+    def _config(self, contract: dict[str, Any] | None = None) -> E.EdgeConfig:
+        contract = contract or self.contract()
+        return edge_config(contract["dimension"], payload_on_disk=_on_disk(contract))
+
     def _open_shard(self) -> None:
         # Loading with today's config upgrades a store made by an older version: its next index build
         # quantizes and moves the vectors to disk.
         contract = self.contract()
-        self._shard = _load(self._path, edge_config(contract["dimension"]))
+        self._shard = _load(self._path, self._config(contract))
         self._indexed = contract.get("indexed", 0)
 
     def _close_shard(self) -> None:
@@ -201,7 +217,12 @@ class EdgeStore(IncidentStore, BuildsIndex):
         shutil.rmtree(self._path, ignore_errors=True)
 
     def sibling(self, collection: str) -> EdgeStore:
-        return EdgeStore(self._root, collection)
+        """Another collection beside this one (a reindex's), with the payload on disk if this one has it."""
+        try:
+            on_disk = self._payload_on_disk or (self.exists() and _on_disk(self.contract()))
+        except (OSError, ValueError):  # a contract too damaged to read (a restore over it comes next)
+            on_disk = self._payload_on_disk
+        return EdgeStore(self._root, collection, payload_on_disk=on_disk)
 
     def swap_in(self, new: IncidentStore) -> None:
         """Directory renames, each atomic: the old collection is retired only once the new one is in place."""
@@ -219,6 +240,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
         new.close()
         (self._root / f"{new.collection}.lock").unlink(missing_ok=True)
         self._open_shard()
+        self._forget_table()  # another collection now: its ranking fields are read afresh
 
     @property
     def shard(self) -> E.EdgeShard:
@@ -239,6 +261,9 @@ class EdgeStore(IncidentStore, BuildsIndex):
                 [E.Point(p.point_id, {DENSE: p.dense, SPARSE: _sparse(p.sparse)}, p.payload) for p in points]
             )
         )
+        if self._table is not None:
+            for p in points:
+                self._table.put(p.point_id, p.payload)
 
     @_engine_errors
     def replace_payloads(self, payloads: dict[str, dict[str, Any]], sparse: dict[str, Sparse] | None = None) -> None:
@@ -246,6 +271,8 @@ class EdgeStore(IncidentStore, BuildsIndex):
             self._written_since.update(payloads)
         for point_id, payload in payloads.items():
             self.shard.update(E.UpdateOperation.overwrite_payload([point_id], payload))
+            if self._table is not None:
+                self._table.put(point_id, payload)
         if sparse:
             self.shard.update(
                 E.UpdateOperation.update_vectors(
@@ -304,7 +331,10 @@ class EdgeStore(IncidentStore, BuildsIndex):
             searches.append(E.Query.Nearest(_sparse(sparse), using=SPARSE))
         # No vector comes back: a candidate's words ride in its payload (`terms`); reading 50 sparse vectors
         # from their store cost 2.5 ms of a first-time lookup at 100,000 incidents.
-        common: dict[str, Any] = dict(limit=limit, with_payload=with_payload(fields), with_vector=False)
+        tabled = self._table_ready and fields is not None and tuple(fields) == P.RANKING_FIELDS
+        common: dict[str, Any] = dict(
+            limit=limit, with_payload=False if tabled else with_payload(fields), with_vector=False
+        )
         params = INDEXED_SEARCH if self._indexed else None  # below the threshold every search is exact
         if plan.fused:
             pick = (CANDIDATE_SEARCH if plan.rescore else INDEXED_SEARCH) if self._indexed else None
@@ -324,7 +354,44 @@ class EdgeStore(IncidentStore, BuildsIndex):
                 request = E.QueryRequest(query=E.Fusion.Rrf(k=RRF_K), prefetches=fused, **common)  # type: ignore[arg-type]
         else:
             request = E.QueryRequest(query=searches[0], filter=flt, params=params if plan.dense else None, **common)
-        return [hit(p.id, p.score, p.payload, None) for p in self.shard.query(request)]
+        found = self.shard.query(request)
+        if not tabled:
+            return [hit(p.id, p.score, p.payload, None) for p in found]
+        ids = [str(p.id) for p in found]
+        assert self._table is not None  # tabled
+        payloads = self._table.get_many(ids)
+        if missing := [i for i in ids if i not in payloads]:  # not expected: every write passes through here
+            payloads.update(self.retrieve(missing, fields))
+        return [hit(i, p.score, payloads.get(i), None) for i, p in zip(ids, found, strict=True)]
+
+    # -- the ranking fields in memory, for a payload on disk ---------------------------------------
+
+    def fill_ranking_table(self, batch: int = 1024) -> bool:
+        """Read the next `batch` points' ranking fields into the table kept in memory, starting it first
+        (a collection whose payload is in RAM needs none). True while there is more to read; lookups read
+        the table once it holds every point. The caller holds the store's lock for each call, so writes and
+        lookups go on between batches, and a point written meanwhile is read as it now is."""
+        if self._table_ready or self._shard is None or not _on_disk(self.contract()):
+            return False
+        if self._table is None:  # packed with a dictionary trained on the store's first records
+            sample, _ = self._scroll(E.ScrollRequest(limit=TRAINED_ON, with_payload=list(P.RANKING_FIELDS)))
+            self._table = RankingTable([r.payload or {} for r in sample])
+        records, self._table_offset = self._scroll(
+            E.ScrollRequest(
+                offset=self._table_offset, limit=batch, with_payload=list(P.RANKING_FIELDS), with_vector=False
+            )
+        )
+        for r in records:
+            self._table.put(str(r.id), r.payload or {})
+        self._table_ready = self._table_offset is None
+        return not self._table_ready
+
+    def ranking_table(self) -> tuple[int, int] | None:
+        """(points held, bytes packed) of the ranking fields in memory, or None when none are kept."""
+        return (len(self._table), self._table.packed_bytes) if self._table is not None else None
+
+    def _forget_table(self) -> None:
+        self._table, self._table_ready, self._table_offset = None, False, None
 
     @_engine_errors
     def _scroll(self, request: E.ScrollRequest) -> tuple[list, Any]:
@@ -387,6 +454,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
             "oncall_memory.store.engines.edge_index",
             str(job.path),
             str(self.contract()["dimension"]),
+            "disk" if _on_disk(self.contract()) else "memory",
         ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
@@ -406,7 +474,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
     def replay_into_index(self, job: IndexJob, batches: Iterable[list[Any]]) -> None:
         """Write what was written during the build (the records `batches` yields) into the built copy."""
         started = time.perf_counter()
-        built = _load(job.path, edge_config(self.contract()["dimension"]))
+        built = _load(job.path, self._config())
         try:
             if (held := built.count(E.CountRequest(exact=True))) != job.count:
                 raise OncallMemoryError(
@@ -479,6 +547,11 @@ def _lock_exclusive(handle: IO[bytes]) -> None:
             raise BlockingIOError(str(exc)) from exc
         return
     fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _on_disk(contract: dict[str, Any]) -> bool:
+    """Where the collection keeps its payload: recorded at creation (before the choice existed, in RAM)."""
+    return contract.get("payload") == "disk"
 
 
 def _load(path: Path, config: E.EdgeConfig | None = None) -> E.EdgeShard:

@@ -1,6 +1,6 @@
 """Build the Edge engine's vector index of a copied collection, in a process of its own.
 
-    python -m oncall_memory.store.engines.edge_index PATH DIMENSION
+    python -m oncall_memory.store.engines.edge_index PATH DIMENSION [disk|memory]
 
 `EdgeShard.optimize()` holds Python's GIL until it is done (tens of seconds at 100,000 incidents), so in
 the service's process it would stop every lookup, webhook and health check. `EdgeStore.build_index`
@@ -18,9 +18,10 @@ import qdrant_edge as E
 from .edge import edge_config
 
 
-def main(path: str, dimension: int) -> dict:
+def main(path: str, dimension: int, payload: str = "memory") -> dict:
+    """`payload`: where the collection keeps its payload (its contract says; the copy has no contract)."""
     started = time.perf_counter()
-    shard = E.EdgeShard.load(path, edge_config(dimension))
+    shard = E.EdgeShard.load(path, edge_config(dimension, payload_on_disk=payload == "disk"))
     try:
         shard.optimize()
         shard.flush()
@@ -35,4 +36,4 @@ def main(path: str, dimension: int) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1], int(sys.argv[2]))))
+    print(json.dumps(main(sys.argv[1], int(sys.argv[2]), *sys.argv[3:4])))

@@ -1,0 +1,157 @@
+"""A store whose payload lives on disk, with the ranking fields packed in memory (`RankingTable`): what the
+table gives back is what the engine holds, lookups answer the same from either, writes reach it, and a
+swapped-in collection is read afresh."""
+
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from conftest import make_incident
+
+from oncall_memory.alert import Alert
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.incident import Incident
+from oncall_memory.memory import Memory
+from oncall_memory.settings import Settings
+from oncall_memory.store import payload as P
+from oncall_memory.store.ranking_table import RankingTable
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+
+
+def sample_incidents() -> list[Incident]:
+    lines = (FIXTURES / "incidents.jsonl").read_text().splitlines()
+    return [Incident.model_validate(json.loads(line)) for line in lines if line.strip()]
+
+
+def sample_alerts() -> list[Alert]:
+    alerts = []
+    for path in sorted((FIXTURES / "alerts").glob("*.json")):
+        body = json.loads(path.read_text())
+        alerts.append(Alert.model_validate(body) if "text" in body else Alert(text=json.dumps(body)))
+    return alerts
+
+
+def on_disk(tmp_path: Path) -> Memory:
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake", payload_on_disk=True)
+    return Memory.open(settings, embedder=FakeEmbedder())
+
+
+def fill(memory: Memory) -> None:
+    while memory._store.fill_ranking_table(batch=16):
+        pass
+
+
+def answers(memory: Memory, alerts: list[Alert]) -> list[list[dict]]:
+    """Each alert's neighbours as the service shows them (ids, scores, how sure, why)."""
+    return [[n.model_dump(mode="json") for n in memory.similar(a, limit=5, now=NOW).neighbours] for a in alerts]
+
+
+def test_the_table_gives_back_what_the_engine_holds(tmp_path):
+    with on_disk(tmp_path) as memory:
+        memory.ingest(sample_incidents())
+        store = memory._store
+        ids = [pid for pid, _, _ in store.points()]
+        engine = store.retrieve(ids, P.RANKING_FIELDS)
+        table = RankingTable(engine.values())
+        for pid, payload in engine.items():
+            table.put(pid, payload)
+        held = table.get_many(ids)
+        assert len(table) == len(ids) > 30
+        for pid in ids:
+            mine, theirs = dict(held[pid]), dict(engine[pid])
+            # `terms` are read as a set everywhere; the table keeps them sorted by its own numbering
+            assert set(mine.pop(P.TERMS)) == set(theirs.pop(P.TERMS))
+            assert mine == theirs
+        # packed, they are a fraction of what they are as JSON
+        assert table.packed_bytes < 0.5 * sum(len(json.dumps(p)) for p in engine.values())
+
+
+def test_a_payload_stored_before_terms_existed_comes_back_without_them():
+    table = RankingTable()  # no sample: packed without a dictionary
+    table.put("7d5c0f1e-1111-4b7e-9a55-2f6f9c0d3a11", {P.INCIDENT_ID: "OLD-1", P.TEXT: "disk full on db-1 ✓"})
+    table.put("not-a-uuid", {P.INCIDENT_ID: "NEW-1", P.TERMS: [5, 2**31 - 1, 17]})
+    got = table.get_many(["7d5c0f1e-1111-4b7e-9a55-2f6f9c0d3a11", "not-a-uuid", "missing"])
+    assert got["7d5c0f1e-1111-4b7e-9a55-2f6f9c0d3a11"] == {P.INCIDENT_ID: "OLD-1", P.TEXT: "disk full on db-1 ✓"}
+    assert sorted(got["not-a-uuid"][P.TERMS]) == [5, 17, 2**31 - 1]
+    assert "missing" not in got
+    table.discard(["not-a-uuid"])
+    assert "not-a-uuid" not in table and len(table) == 1
+
+
+def test_lookups_answer_the_same_from_the_table_as_from_the_disk(tmp_path):
+    alerts = sample_alerts()
+    with on_disk(tmp_path) as memory:
+        memory.ingest(sample_incidents())
+        assert memory.stats()["payload"] == "disk"
+        from_disk = answers(memory, alerts)
+        fill(memory)
+        assert memory._store.ranking_table()[0] == memory.stats()["count"]
+        assert answers(memory, alerts) == from_disk
+        assert any(lookup for lookup in from_disk)
+
+
+def test_a_write_after_the_table_is_full_is_what_lookups_rank_by(tmp_path):
+    with on_disk(tmp_path) as memory:
+        memory.ingest(sample_incidents())
+        fill(memory)
+        alert = Alert(text="ZZTOP-77 widget frobnicator melted", service="widgets")
+        memory.ingest([make_incident(id="NEW-1", title="ZZTOP-77 widget frobnicator melted", service="gadgets")])
+        first = memory.similar(alert, now=NOW).neighbours[0]
+        assert first.id == "NEW-1" and first.service == "gadgets"
+        # facts change, not the text: the payload is replaced and the table follows
+        memory.ingest([make_incident(id="NEW-1", title="ZZTOP-77 widget frobnicator melted", service="widgets")])
+        first = memory.similar(alert, now=NOW).neighbours[0]
+        assert first.id == "NEW-1" and "service" in {b.kind for b in first.boosts}
+
+
+def test_the_service_fills_the_table_in_the_background_and_a_reindex_refills_it(tmp_path, monkeypatch):
+    from oncall_memory.store import guard
+
+    monkeypatch.setattr(guard, "TABLE_CHECK_SECONDS", 0.05)
+    with on_disk(tmp_path) as memory:
+        memory.ingest(sample_incidents())
+        count = memory.stats()["count"]
+        memory.keep_ranking_fields()
+        deadline = time.monotonic() + 30
+        while (memory._store.ranking_table() or (0,))[0] < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert memory._store.ranking_table()[0] == count
+        memory.reindex()  # another collection swapped in: read afresh
+        deadline = time.monotonic() + 30
+        while not memory._store._table_ready and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert memory._store.ranking_table()[0] == count
+
+
+def test_a_store_keeps_where_its_payload_lives(tmp_path):
+    with on_disk(tmp_path) as memory:
+        memory.ingest(sample_incidents()[:3])
+    # opened again without the setting: the contract says the payload is on disk
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake")
+    with Memory.open(settings, embedder=FakeEmbedder()) as memory:
+        assert memory.stats()["payload"] == "disk"
+        fill(memory)
+        assert memory._store.ranking_table()[0] == 3
+    # and a store made without it keeps its payload in RAM, with no table
+    with Memory.open(Settings(data_dir=tmp_path / "other", embedder="fake"), embedder=FakeEmbedder()) as memory:
+        memory.ingest(sample_incidents()[:3])
+        assert "payload" not in memory.stats()
+        assert not memory._store.fill_ranking_table() and memory._store.ranking_table() is None
+
+
+@pytest.mark.parametrize("payload_on_disk", [True, False])
+def test_the_index_build_keeps_where_the_payload_lives(tmp_path, payload_on_disk):
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake", payload_on_disk=payload_on_disk)
+    with Memory.open(settings, embedder=FakeEmbedder()) as memory:
+        memory.ingest(sample_incidents())
+        fill(memory)
+        before = answers(memory, sample_alerts())
+        memory.build_index(force=True)
+        config = json.loads((memory._store.disk_path / "edge_config.json").read_text())
+        assert config["payload_memory"] == ("cold" if payload_on_disk else "cached")
+        assert (memory._store.ranking_table() is not None) is payload_on_disk
+        assert answers(memory, sample_alerts()) == before
