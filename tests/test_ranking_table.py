@@ -155,3 +155,31 @@ def test_the_index_build_keeps_where_the_payload_lives(tmp_path, payload_on_disk
         assert config["payload_memory"] == ("cold" if payload_on_disk else "cached")
         assert (memory._store.ranking_table() is not None) is payload_on_disk
         assert answers(memory, sample_alerts()) == before
+
+
+def test_packed_rows_hold_what_was_put_through_growth_replacement_and_compaction(monkeypatch):
+    from oncall_memory.store.ranking_table import PackedRows
+
+    monkeypatch.setattr(PackedRows, "CHUNK", 4096)  # small chunks: many, and compaction comes early
+    rows, want = PackedRows(), {}
+    for i in range(5000):  # past several doublings of the slots
+        key = i.to_bytes(16, "little")  # the low half is the slot's start: neighbouring keys probe on
+        want[key] = f"row {i} ".encode() * (i % 7 + 1)
+        rows.put(key, want[key])
+    compactions = []
+    compact = PackedRows._compact
+    monkeypatch.setattr(PackedRows, "_compact", lambda self: compactions.append(1) or compact(self))
+    for i in [*range(5000), *range(0, 5000, 3)]:  # replaced: old bytes left behind, then compacted away
+        key = i.to_bytes(16, "little")
+        want[key] = b"again " + want[key]
+        rows.put(key, want[key])
+    assert compactions
+    for i in range(0, 5000, 5):
+        key = i.to_bytes(16, "little")
+        rows.discard(key)
+        del want[key]
+    assert len(rows) == len(want) and rows.live_bytes == sum(map(len, want.values()))
+    assert all(rows.get(k) == v for k, v in want.items())
+    assert rows.get((5).to_bytes(16, "little")) is None and (5).to_bytes(16, "little") not in rows
+    rows.put((5).to_bytes(16, "little"), b"back")  # a discarded key put again
+    assert rows.get((5).to_bytes(16, "little")) == b"back"

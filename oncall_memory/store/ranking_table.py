@@ -13,6 +13,7 @@ every reader takes as a set (a test holds the two equal).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import uuid
@@ -32,27 +33,27 @@ _TERMS = b"\x01"  # after the fields when the payload has `terms` (one stored be
 
 
 class RankingTable:
-    """Point id to ranking fields. Writers call `put`; `get_many` is safe beside them (one lock for writes)."""
+    """Point id to ranking fields; safe to share between threads."""
 
     def __init__(self, sample: Iterable[dict[str, Any]] = ()):
         self._dictionary = dictionary(sample)
         self._codecs = threading.local()  # a zstd (de)compressor serves one thread at a time
-        self._rows: dict[bytes, bytes] = {}
+        self._rows = PackedRows()
         self._numbers: dict[int, int] = {}  # term id (a 31-bit hash) to its number here, in order of first sight
         self._terms = np.zeros(1024, dtype=np.int64)  # and back (the first len(self._numbers) entries)
         self._lock = threading.Lock()
-        self._packed = 0
 
     def __len__(self) -> int:
         return len(self._rows)
 
     @property
     def packed_bytes(self) -> int:
-        """What the packed rows hold (not counting the dict that holds them, about 100 bytes a row)."""
-        return self._packed
+        """What the packed rows hold (the index of them takes about 40 bytes a row more)."""
+        return self._rows.live_bytes
 
     def __contains__(self, point_id: str) -> bool:
-        return _key(point_id) in self._rows
+        with self._lock:
+            return _key(point_id) in self._rows
 
     def put(self, point_id: str, payload: dict[str, Any]) -> None:
         fields = _json({f: payload[f] for f in PACKED if f in payload})
@@ -62,22 +63,24 @@ class RankingTable:
             else:  # sorted, as steps: the store's common words have small numbers, so the steps are small
                 numbers = np.sort(np.fromiter((self._number(t) for t in terms), dtype=np.int64, count=len(terms)))
                 steps = _TERMS + np.diff(numbers, prepend=0).astype("<u4").tobytes()
-            row = self._codec()[0].compress(len(fields).to_bytes(4, "little") + fields + steps)
-            self._packed += len(row) - len(self._rows.get(key := _key(point_id), b""))
-            self._rows[key] = row
+            self._rows.put(
+                _key(point_id), self._codec()[0].compress(len(fields).to_bytes(4, "little") + fields + steps)
+            )
 
     def get_many(self, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The ranking fields of each id held (ids not held are absent)."""
         out = {}
-        for point_id in point_ids:
-            if (row := self._rows.get(_key(point_id))) is not None:
+        with self._lock:
+            rows = [(point_id, self._rows.get(_key(point_id))) for point_id in point_ids]
+        for point_id, row in rows:
+            if row is not None:
                 out[point_id] = self._unpack(row)
         return out
 
     def discard(self, point_ids: Iterable[str]) -> None:
         with self._lock:
             for point_id in point_ids:
-                self._packed -= len(self._rows.pop(_key(point_id), b""))
+                self._rows.discard(_key(point_id))
 
     def _number(self, term: int) -> int:
         number = self._numbers.get(term)
@@ -130,6 +133,129 @@ def _json(fields: dict[str, Any]) -> bytes:
 
 def _key(point_id: str) -> bytes:
     try:
-        return uuid.UUID(point_id).bytes  # 16 bytes where the text is 36
+        return uuid.UUID(point_id).bytes  # our point ids are uuid5s
     except ValueError:
-        return point_id.encode()
+        return hashlib.blake2b(point_id.encode(), digest_size=16).digest()
+
+
+class PackedRows:
+    """Bytes by 16-byte key, at about 40 bytes a row beside the bytes themselves (a dict of bytes takes
+    about 300 more: two objects and an entry a row). Open addressing over numpy arrays of the key's halves;
+    the rows' bytes in 16 MB chunks, so growing never copies them all. Not thread-safe: the table locks."""
+
+    CHUNK = 16 * 2**20
+    EMPTY, GONE = -1, -2
+
+    def __init__(self) -> None:
+        self._hi = np.zeros(0, dtype=np.uint64)  # the key's halves and its row, by slot
+        self._lo = np.zeros(0, dtype=np.uint64)
+        self._row_at = np.zeros(0, dtype=np.int64)
+        self._used = 0
+        self._slots(1024)
+        self._where = np.zeros(1024, dtype=np.int64)  # row number -> chunk << 32 | offset
+        self._size = np.zeros(1024, dtype=np.int32)
+        self._chunks = [bytearray()]
+        self._count = 0  # row numbers given out (a discarded row keeps its number unused)
+        self.live = 0
+        self.live_bytes = 0
+        self._dead_bytes = 0
+
+    def __len__(self) -> int:
+        return self.live
+
+    def __contains__(self, key: bytes) -> bool:
+        return self._row(key) >= 0
+
+    def get(self, key: bytes) -> bytes | None:
+        if (row := self._row(key)) < 0:
+            return None
+        where, size = int(self._where[row]), int(self._size[row])
+        at = where & 0xFFFFFFFF
+        return bytes(self._chunks[where >> 32][at : at + size])
+
+    def put(self, key: bytes, data: bytes) -> None:
+        slot = self._slot_of(key)
+        row = int(self._row_at[slot])
+        if row >= 0:  # replaced: its old bytes are left behind until the next compaction
+            self._dead_bytes += int(self._size[row])
+            self.live_bytes -= int(self._size[row])
+        else:
+            if 2 * (self._used + 1) > len(self._row_at):
+                self._slots(2 * len(self._row_at), rehash=True)
+                slot = self._slot_of(key)
+            row = self._count
+            self._count += 1
+            if row == len(self._where):
+                self._where = np.concatenate([self._where, np.zeros_like(self._where)])
+                self._size = np.concatenate([self._size, np.zeros_like(self._size)])
+            hi, lo = _halves(key)
+            self._hi[slot], self._lo[slot], self._row_at[slot] = hi, lo, row
+            self._used += 1
+            self.live += 1
+        self._where[row] = self._append(data)
+        self._size[row] = len(data)
+        self.live_bytes += len(data)
+        if self._dead_bytes > max(self.CHUNK, self.live_bytes):
+            self._compact()
+
+    def discard(self, key: bytes) -> None:
+        if (row := self._row(key)) < 0:
+            return
+        slot = self._slot_of(key)
+        self._row_at[slot] = self.GONE  # probing goes on past it
+        self._dead_bytes += int(self._size[row])
+        self.live_bytes -= int(self._size[row])
+        self.live -= 1
+
+    def _append(self, data: bytes) -> int:
+        chunk = self._chunks[-1]
+        if len(chunk) + len(data) > max(self.CHUNK, len(data)) and chunk:
+            chunk = bytearray()
+            self._chunks.append(chunk)
+        at = len(chunk)
+        chunk += data
+        return (len(self._chunks) - 1) << 32 | at
+
+    def _slots(self, capacity: int, *, rehash: bool = False) -> None:
+        old: tuple[np.ndarray, np.ndarray, np.ndarray] | None = (self._hi, self._lo, self._row_at) if rehash else None
+        self._hi = np.zeros(capacity, dtype=np.uint64)
+        self._lo = np.zeros(capacity, dtype=np.uint64)
+        self._row_at = np.full(capacity, self.EMPTY, dtype=np.int64)
+        self._used = 0
+        if old is not None:
+            for hi, lo, row in zip(*(a.tolist() for a in old), strict=True):
+                if row >= 0:
+                    slot = self._probe(hi, lo)
+                    self._hi[slot], self._lo[slot], self._row_at[slot] = hi, lo, row
+                    self._used += 1
+
+    def _probe(self, hi: int, lo: int) -> int:
+        """The slot holding this key, else the empty slot where it would go."""
+        mask = len(self._row_at) - 1
+        slot = lo & mask
+        row_at, his, los = self._row_at, self._hi, self._lo
+        while True:
+            row = row_at[slot]
+            if row == self.EMPTY or (row != self.GONE and his[slot] == hi and los[slot] == lo):
+                return slot
+            slot = (slot + 1) & mask
+
+    def _slot_of(self, key: bytes) -> int:
+        return self._probe(*_halves(key))
+
+    def _row(self, key: bytes) -> int:
+        return int(self._row_at[self._slot_of(key)])
+
+    def _compact(self) -> None:
+        """Copy the live rows into fresh chunks, leaving replaced and discarded bytes behind."""
+        chunks, where, size = self._chunks, self._where, self._size
+        self._chunks = [bytearray()]
+        for row in self._row_at[self._row_at >= 0].tolist():
+            w, n = int(where[row]), int(size[row])
+            at = w & 0xFFFFFFFF
+            where[row] = self._append(bytes(chunks[w >> 32][at : at + n]))
+        self._dead_bytes = 0
+
+
+def _halves(key: bytes) -> tuple[int, int]:
+    return int.from_bytes(key[:8], "little"), int.from_bytes(key[8:], "little")

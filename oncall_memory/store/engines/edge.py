@@ -25,6 +25,7 @@ from ...lexical import Sparse
 from .. import payload as P
 from ..conditions import HasId, Match, Range, Where
 from ..datadir import write_atomic
+from ..pages import page_out
 from ..ranking_table import TRAINED_ON, RankingTable
 from .base import (
     DENSE,
@@ -384,6 +385,8 @@ class EdgeStore(IncidentStore, BuildsIndex):
         for r in records:
             self._table.put(str(r.id), r.payload or {})
         self._table_ready = self._table_offset is None
+        if self._table_ready:  # every payload page was read once: hand them back (lookups now read 5 a time)
+            page_out(self._path, "payload_storage")
         return not self._table_ready
 
     def ranking_table(self) -> tuple[int, int] | None:
