@@ -3,6 +3,9 @@ table gives back is what the engine holds, lookups answer the same from either, 
 swapped-in collection is read afresh."""
 
 import json
+import mmap
+import re
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -183,3 +186,33 @@ def test_packed_rows_hold_what_was_put_through_growth_replacement_and_compaction
     assert rows.get((5).to_bytes(16, "little")) is None and (5).to_bytes(16, "little") not in rows
     rows.put((5).to_bytes(16, "little"), b"back")  # a discarded key put again
     assert rows.get((5).to_bytes(16, "little")) == b"back"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise and /proc/self/smaps are Linux's")
+def test_released_pages_leave_the_resident_memory_and_lose_nothing(tmp_path):
+    from oncall_memory.store.pages import release
+
+    path = tmp_path / "segments" / "payload_storage" / "page_0.dat"
+    path.parent.mkdir(parents=True)
+    content = bytes(range(256)) * (4 * 4096)  # 4 MB
+    path.write_bytes(content)
+
+    def resident_kb() -> int:
+        smaps, kb, mine = Path("/proc/self/smaps").read_text(), 0, False
+        for line in smaps.splitlines():
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                mine = line.rstrip().endswith(str(path))
+            elif mine and line.startswith("Rss:"):
+                kb += int(line.split()[1])
+        return kb
+
+    with path.open("r+b") as fh, mmap.mmap(fh.fileno(), 0) as mapped:  # shared, as the engine maps its files
+        assert mapped[:] == content  # every page read: mapped
+        assert resident_kb() >= 4000
+        assert release(tmp_path, "payload_storage") >= len(content)
+        assert resident_kb() < 100
+        assert mapped[:] == content  # read again, from the page cache or the file
+        mapped[0:4] = b"edit"  # a change through the mapping survives a release too
+        release(tmp_path, "payload_storage")
+        assert mapped[0:4] == b"edit"
+    assert release(tmp_path / "elsewhere", "payload_storage") == 0

@@ -25,7 +25,7 @@ from ...lexical import Sparse
 from .. import payload as P
 from ..conditions import HasId, Match, Range, Where
 from ..datadir import write_atomic
-from ..pages import page_out
+from ..pages import release
 from ..ranking_table import TRAINED_ON, RankingTable
 from .base import (
     DENSE,
@@ -67,6 +67,7 @@ RECOVERY = (
 HNSW_M, HNSW_EF_CONSTRUCT = 16, 100
 HNSW_EF = 128  # candidates the graph search keeps; a lookup asks for 50
 OVERSAMPLING = 2.0  # quantized candidates fetched per result, then rescored with the original vectors
+RELEASE_SECONDS = 30.0  # how often a service with the payload on disk lets go of the payload pages it mapped
 FULL_SCAN_KB = 10_000  # a filter leaving fewer vectors than this (in KB) is searched exactly, by its payload index
 
 
@@ -141,6 +142,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
         self._table: RankingTable | None = None  # see `fill_ranking_table`
         self._table_ready = False
         self._table_offset: Any = None
+        self._released = 0.0  # when the payload pages were last let go of (monotonic)
         self._root = root
         self._path = root / collection
         self._contract_file = root / f"{collection}.contract.json"
@@ -371,8 +373,13 @@ class EdgeStore(IncidentStore, BuildsIndex):
         """Read the next `batch` points' ranking fields into the table kept in memory, starting it first
         (a collection whose payload is in RAM needs none). True while there is more to read; lookups read
         the table once it holds every point. The caller holds the store's lock for each call, so writes and
-        lookups go on between batches, and a point written meanwhile is read as it now is."""
-        if self._table_ready or self._shard is None or not _on_disk(self.contract()):
+        lookups go on between batches, and a point written meanwhile is read as it now is. Once full, a
+        call now and then lets go of the payload pages lookups have mapped since (`pages.release`)."""
+        if self._table_ready:
+            if time.monotonic() - self._released > RELEASE_SECONDS:
+                self._release_payload()
+            return False
+        if self._shard is None or not _on_disk(self.contract()):
             return False
         if self._table is None:  # packed with a dictionary trained on the store's first records
             sample, _ = self._scroll(E.ScrollRequest(limit=TRAINED_ON, with_payload=list(P.RANKING_FIELDS)))
@@ -385,9 +392,15 @@ class EdgeStore(IncidentStore, BuildsIndex):
         for r in records:
             self._table.put(str(r.id), r.payload or {})
         self._table_ready = self._table_offset is None
-        if self._table_ready:  # every payload page was read once: hand them back (lookups now read 5 a time)
-            page_out(self._path, "payload_storage")
+        if self._table_ready:  # every payload page was read once: let go of them (lookups now read 5 a time)
+            self._release_payload()
         return not self._table_ready
+
+    def _release_payload(self) -> None:
+        # The kernel maps a faulted page's cached neighbours too (fault-around, 64 KB): each payload a lookup
+        # shows would otherwise keep 16 pages mapped, and the whole payload in time.
+        release(self._path, "payload_storage")
+        self._released = time.monotonic()
 
     def ranking_table(self) -> tuple[int, int] | None:
         """(points held, bytes packed) of the ranking fields in memory, or None when none are kept."""
