@@ -2,6 +2,8 @@
 
     python -m bench.scale [--sizes 10000 50000 100000 200000] [--lookups 200] [--recall-sizes 10000 20000 40000]
 
+With ONCALL_MEMORY_PAYLOAD_ON_DISK=true the stores are made with the payload on disk.
+
 For each size (the varied synthetic backlog, fake embedder, 1536 dims, Edge, this machine):
   - ingest rate through `Memory.ingest`;
   - `oncall-memory serve` started on the store: time to ready, RSS after start and after the lookups (and
@@ -280,6 +282,8 @@ def main() -> None:
     args = ap.parse_args()
     server = Settings().qdrant_url
     engine = f"Qdrant server at {server}" if server else "Edge"
+    if not server and Settings().payload_on_disk:  # ONCALL_MEMORY_PAYLOAD_ON_DISK=true
+        engine += " (payload on disk, the service holding the ranking fields in memory)"
     print(
         f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; "
         f"fake embedder, {DIM} dims, {engine}; {args.lookups} lookups per kind over HTTP",

@@ -44,3 +44,15 @@ def release(root: Path, marker: str) -> int:
         else:  # unmapped since it was listed (ENOMEM), or an older kernel (EINVAL): nothing to do
             log.debug("madvise(%d) on %s: errno %d", advice, path, ctypes.get_errno())
     return released
+
+
+def trim_heap() -> None:
+    """Hand the heap's free memory back to the kernel (glibc's `malloc_trim`). Reading a million payloads a
+    batch at a time leaves freed memory scattered through the heap, which glibc keeps: at 100,000 incidents
+    25 MB of the 53 MB the read added. Where there is no glibc, nothing happens."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # musl and others have no malloc_trim
+        pass
