@@ -35,10 +35,11 @@ _TERMS = b"\x01"  # after the fields when the payload has `terms` (one stored be
 class RankingTable:
     """Point id to ranking fields; safe to share between threads."""
 
-    def __init__(self, sample: Iterable[dict[str, Any]] = ()):
+    def __init__(self, sample: Iterable[dict[str, Any]] = (), *, expected: int = 0):
+        """`sample`: records to train the dictionary on; `expected`: rows to make room for at once."""
         self._dictionary = dictionary(sample)
         self._codecs = threading.local()  # a zstd (de)compressor serves one thread at a time
-        self._rows = PackedRows()
+        self._rows = PackedRows(expected)
         self._numbers: dict[int, int] = {}  # term id (a 31-bit hash) to its number here, in order of first sight
         self._terms = np.zeros(1024, dtype=np.int64)  # and back (the first len(self._numbers) entries)
         self._lock = threading.Lock()
@@ -61,8 +62,9 @@ class RankingTable:
             if (terms := payload.get(P.TERMS)) is None:
                 steps = b""
             else:  # sorted, as steps: the store's common words have small numbers, so the steps are small
-                numbers = np.sort(np.fromiter((self._number(t) for t in terms), dtype=np.int64, count=len(terms)))
-                steps = _TERMS + np.diff(numbers, prepend=0).astype("<u4").tobytes()
+                numbers = np.sort(np.fromiter(map(self._number, terms), dtype=np.int64, count=len(terms)))
+                numbers[1:] -= numbers[:-1].copy()
+                steps = _TERMS + numbers.astype("<u4").tobytes()
             self._rows.put(
                 _key(point_id), self._codec()[0].compress(len(fields).to_bytes(4, "little") + fields + steps)
             )
@@ -146,14 +148,15 @@ class PackedRows:
     CHUNK = 16 * 2**20
     EMPTY, GONE = -1, -2
 
-    def __init__(self) -> None:
+    def __init__(self, expected: int = 0) -> None:
         self._hi = np.zeros(0, dtype=np.uint64)  # the key's halves and its row, by slot
         self._lo = np.zeros(0, dtype=np.uint64)
         self._row_at = np.zeros(0, dtype=np.int64)
         self._used = 0
-        self._slots(1024)
-        self._where = np.zeros(1024, dtype=np.int64)  # row number -> chunk << 32 | offset
-        self._size = np.zeros(1024, dtype=np.int32)
+        rows = max(1024, expected + expected // 8)  # room for some writes before the arrays grow
+        self._slots(1 << (2 * rows - 1).bit_length())  # at most half full
+        self._where = np.zeros(rows, dtype=np.int64)  # row number -> chunk << 32 | offset
+        self._size = np.zeros(rows, dtype=np.int32)
         self._chunks = [bytearray()]
         self._count = 0  # row numbers given out (a discarded row keeps its number unused)
         self.live = 0

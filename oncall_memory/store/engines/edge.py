@@ -387,7 +387,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
             return False
         if self._table is None:  # packed with a dictionary trained on the store's first records
             sample, _ = self._scroll(E.ScrollRequest(limit=TRAINED_ON, with_payload=list(P.RANKING_FIELDS)))
-            self._table = RankingTable([r.payload or {} for r in sample])
+            self._table = RankingTable([r.payload or {} for r in sample], expected=self.count())
         records, self._table_offset = self._scroll(
             E.ScrollRequest(
                 offset=self._table_offset, limit=batch, with_payload=list(P.RANKING_FIELDS), with_vector=False
