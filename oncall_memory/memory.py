@@ -244,8 +244,7 @@ class Memory:
             return {p[P.INCIDENT_ID]: p for _, p, _ in self._store.points()} if self._store.exists() else {}
 
     def ready(self) -> Readiness:
-        """Can this memory answer? Ready while the store answers; an unreachable embedder makes it
-        degraded (lookups fall back to words), not unready (see `readiness.py`)."""
+        """Ready while the store answers; an unreachable embedder degrades lookups to words (`readiness.py`)."""
         try:
             with self._guard.lock:
                 count = self._store.count() if self._store.exists() else 0
@@ -256,8 +255,7 @@ class Memory:
     # -- the vector index -----------------------------------------------------------------------
 
     def index_state(self) -> IndexState | None:
-        """How many incidents are stored and how many of them the vector index covers; None before the
-        first ingest or where the engine indexes by itself."""
+        """Incidents stored and indexed; None before the first ingest or where the engine indexes itself."""
         return self._guard.index_state()
 
     def index_due(self) -> bool:
@@ -265,13 +263,11 @@ class Memory:
         return (state := self.index_state()) is not None and state.due(self.settings.index_threshold)
 
     def keep_ranking_fields(self) -> None:
-        """For a long-running process (the service): where the store keeps its payload on disk, hold the
-        ranking fields in memory, read in the background (`GuardedStore.keep_ranking_fields`)."""
+        """For the service, with the payload on disk: see `GuardedStore.keep_ranking_fields`."""
         self._guard.keep_ranking_fields()
 
     def build_index(self, *, force: bool = False) -> IndexReport | None:
-        """Build the vector index beside the live collection and swap it in when due (or `force`); see
-        `GuardedStore.build_index`. The build runs in another process."""
+        """Build the vector index beside the live collection when due (or `force`): `GuardedStore.build_index`."""
         return self._guard.build_index(
             lambda state: force or state.due(self.settings.index_threshold),
             lambda: self.settings.dir.need_for_index_build(self._store.disk_path),
@@ -286,8 +282,7 @@ class Memory:
         return report
 
     def verify(self, source: Iterable[Incident] | None = None) -> Verification:
-        """Read every point and check it against the contract, and against `source` (a backlog's incidents)
-        when given (see `backup.verify_against`)."""
+        """Check every point against the contract and `source`, a backlog, if given (`backup.verify_against`)."""
         with self._guard.lock:
             return verify_against(self._store, source)
 
