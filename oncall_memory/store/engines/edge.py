@@ -384,14 +384,16 @@ class EdgeStore(IncidentStore, BuildsIndex):
             return False
         if self._shard is None or not _on_disk(self.contract()):
             return False
-        if self._table is None:  # packed with a dictionary trained on the store's first records
-            sample, _ = self._scroll(E.ScrollRequest(limit=TRAINED_ON, with_payload=list(P.RANKING_FIELDS)))
-            self._table = RankingTable([r.payload or {} for r in sample], expected=self.count())
         records, self._table_offset = self._scroll(
             E.ScrollRequest(
-                offset=self._table_offset, limit=batch, with_payload=list(P.RANKING_FIELDS), with_vector=False
+                offset=self._table_offset,
+                limit=TRAINED_ON if self._table is None else batch,
+                with_payload=list(P.RANKING_FIELDS),
+                with_vector=False,
             )
         )
+        if self._table is None:  # the first records read train the table's dictionary, then go in it
+            self._table = RankingTable([r.payload or {} for r in records], expected=self.count())
         for r in records:
             self._table.put(str(r.id), r.payload or {})
         self._table_ready = self._table_offset is None
