@@ -240,9 +240,18 @@ def test_a_varied_backlog_is_answered_the_same_from_the_table_with_filters_and_e
 
         # The engine orders candidates of equal score differently from one run to the next, so the 50th
         # candidate, and with it now and then one lookup's answers in a thousand, can differ between two runs
-        # from the disk alone: each answer from the table must be one the disk gave.
+        # from the disk alone (a third run once gave a variant neither of two earlier ones had, in CI). Wrong
+        # fields from the table would change most answers; a tie cut differently changes one in a hundred at most.
         from_disk = all_answers(), all_answers()
         fill(memory)
         from_table = all_answers()
-        assert all(t in (a, b) for t, a, b in zip(from_table, *from_disk, strict=True))
+        store = memory._store  # and exactly, below the engine's ties: every row the table holds is the engine's
+        ids = [pid for pid, _, _ in store.points()]
+        engine, held = store.retrieve(ids, P.RANKING_FIELDS), store._table.get_many(ids)
+        assert len(held) == len(ids) == 1_400
+        for pid in ids:
+            mine, theirs = dict(held[pid]), dict(engine[pid])
+            assert set(mine.pop(P.TERMS, ())) == set(theirs.pop(P.TERMS, ())) and mine == theirs
+        differ = [i for i, (t, a, b) in enumerate(zip(from_table, *from_disk, strict=True)) if t not in (a, b)]
+        assert len(differ) <= len(from_table) // 100, differ
         assert sum(len(a) for a in from_table) > 1_000
