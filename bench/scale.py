@@ -284,6 +284,8 @@ def main() -> None:
     engine = f"Qdrant server at {server}" if server else "Edge"
     if not server and Settings().payload_on_disk:  # ONCALL_MEMORY_PAYLOAD_ON_DISK=true
         engine += " (payload on disk, the service holding the ranking fields in memory)"
+    if not server:  # ONCALL_MEMORY_QUANTIZATION
+        engine += f", vectors quantized {Settings().quantization} in RAM"
     print(
         f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; "
         f"fake embedder, {DIM} dims, {engine}; {args.lookups} lookups per kind over HTTP",

@@ -334,6 +334,9 @@ class Settings(BaseSettings):
     # fields packed in memory (about 0.3 KB an incident instead of 2), or all of it in RAM. Fixed at creation;
     # docs/operations.md, "Scale".
     payload_on_disk: bool = False
+    # How a new embedded collection quantizes the vectors its graph search reads in RAM (the originals stay on
+    # disk and rescore): int8, or TurboQuant at 4, 2 or 1 bits a dimension. Fixed at creation; docs/operations.md.
+    quantization: Literal["int8", "turbo4", "turbo2", "turbo1"] = "int8"
     weights: RankingWeights = Field(default_factory=RankingWeights)
 
     # Each integration's settings in its group (the environment variables keep their names):

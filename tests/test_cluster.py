@@ -73,6 +73,12 @@ def test_a_cluster_collection_gets_the_layout_asked_for_in_qdrants_own_terms():
     assert body.quantization_config.scalar.type == models.ScalarType.INT8
     assert body.quantization_config.scalar.always_ram is True  # int8 in RAM, originals on disk
     assert body.sparse_vectors["words"].modifier == models.Modifier.IDF  # type: ignore[index]
+    # an embedded store made with TurboQuant (ONCALL_MEMORY_QUANTIZATION) keeps it on the server
+    turbo = collection_config({"embed_model": "m", "dimension": 1536, "quantization": "turbo2"}, True)
+    turbo.pop("sparse_vectors_config")
+    body = models.CreateCollection(vectors=turbo.pop("vectors_config"), **turbo)
+    assert body.quantization_config.turbo.bits == models.TurboQuantBitSize.BITS2  # type: ignore[union-attr]
+    assert body.quantization_config.turbo.always_ram is True  # type: ignore[union-attr]
 
 
 def test_migrate_to_says_what_is_wrong_in_one_line(settings, capsys, monkeypatch):

@@ -3,6 +3,7 @@ above it, built on a copy in another process while lookups and writes go on, swa
 
 import json
 import threading
+from collections import Counter
 
 import pytest
 from conftest import make_incident
@@ -253,3 +254,38 @@ def test_the_service_builds_in_the_background_when_an_ingest_makes_it_due(tmp_pa
                 assert time.monotonic() < deadline, "no index was built"
                 time.sleep(0.05)
         assert memory.index_state() == IndexState(400, 400) and in_graph(memory) == 400
+
+
+@pytest.mark.parametrize("quantization", ["turbo4", "turbo2", "turbo1"])
+def test_a_turboquant_store_finds_what_exact_search_found_and_keeps_its_quantization(tmp_path, quantization):
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake", index_threshold=300, quantization=quantization)
+    with Memory.open(settings, embedder=FakeEmbedder(dimension=256)) as memory:
+        memory.ingest(incidents(700))
+        queries = [Alert(text=i.title) for i in incidents(60, start=300)]
+        exact = [memory.similar(q, limit=10, mode="dense", rank=False) for q in queries]
+        assert memory.build_index().indexed == 700 and in_graph(memory) == 700
+        config = json.loads((memory._store.disk_path / "edge_config.json").read_text())
+        assert "turbo" in json.dumps(config["vectors"]).lower()
+        indexed = [memory.similar(q, limit=10, mode="dense", rank=False) for q in queries]
+        # Rescored from the originals, the quantized copy only shortlists: each answer's similarities are true
+        # ones (none above what exact search found first), and nearly every one exact search found is found.
+        # Compared by similarity, since many of these incidents share their words (equally near ones may swap).
+        found = []
+        for a, b in zip(exact, indexed):
+            want, got = (Counter(round(n.similarity, 4) for n in r.neighbours) for r in (a, b))
+            assert max(got) <= max(want) and a.neighbours[0].id in {n.id for n in b.neighbours}
+            found.append(sum((want & got).values()) / sum(want.values()))
+        assert sum(found) / len(found) >= 0.95, sum(found) / len(found)
+    # opened again without the setting, and rebuilt by a reindex: the contract keeps what it was made with
+    with Memory.open(Settings(data_dir=tmp_path / "data", embedder="fake"), embedder=FakeEmbedder(256)) as memory:
+        assert memory.stats()["quantization"] == quantization
+        memory.reindex()
+        assert memory.stats()["quantization"] == quantization and memory.stats()["count"] == 700
+
+
+def test_a_store_made_with_int8_records_nothing_and_an_unknown_quantization_is_refused(tmp_path):
+    with Memory.open(Settings(data_dir=tmp_path / "data", embedder="fake"), embedder=FakeEmbedder(64)) as memory:
+        memory.ingest(incidents(5))
+        assert "quantization" not in memory.stats()
+    with pytest.raises(ValueError, match="quantization"):
+        Settings(quantization="binary")

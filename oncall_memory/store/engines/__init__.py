@@ -65,4 +65,10 @@ def open_edge(settings: Settings, *, load: bool = True) -> IncidentStore:
     data.make_private()
     if load:
         data.need_for_store(data.edge / settings.collection, writing=0, doing="open the embedded store")
-    return EdgeStore(data.edge, settings.collection, load=load, payload_on_disk=settings.payload_on_disk)
+    return EdgeStore(
+        data.edge,
+        settings.collection,
+        load=load,
+        payload_on_disk=settings.payload_on_disk,
+        quantization=settings.quantization,
+    )

@@ -71,7 +71,25 @@ RELEASE_SECONDS = 30.0  # how often a service with the payload on disk lets go o
 FULL_SCAN_KB = 10_000  # a filter leaving fewer vectors than this (in KB) is searched exactly, by its payload index
 
 
-def edge_config(dimension: int, *, payload_on_disk: bool = False) -> E.EdgeConfig:
+# The copies of the vectors a lookup's graph search reads, in RAM (`ONCALL_MEMORY_QUANTIZATION`, fixed when a
+# collection is created). int8: 1 byte a dimension. TurboQuant (Qdrant 1.18) rotates each vector, then keeps
+# 4, 2 or 1 bits a dimension: at 100,000 x 1536 fake-embedder vectors, 2 bits gave int8's recall@10 (0.886
+# against 0.879, both rescored) in a quarter of the memory and 2.1 ms against 2.9 (docs/operations.md, "Scale").
+QUANTIZATIONS = ("int8", "turbo4", "turbo2", "turbo1")
+_TURBO_BITS = {
+    "turbo4": E.TurboQuantBitSize.Bits4,
+    "turbo2": E.TurboQuantBitSize.Bits2,
+    "turbo1": E.TurboQuantBitSize.Bits1,
+}
+
+
+def _quantization_config(quantization: str) -> Any:
+    if quantization == "int8":
+        return E.ScalarQuantizationConfig(type=E.ScalarType.Int8, quantile=0.99, memory=E.Memory.Pinned)
+    return E.TurboQuantQuantizationConfig(bits=_TURBO_BITS[quantization], memory=E.Memory.Pinned)
+
+
+def edge_config(dimension: int, *, payload_on_disk: bool = False, quantization: str = "int8") -> E.EdgeConfig:
     return E.EdgeConfig(
         vectors={
             DENSE: E.EdgeVectorParams(
@@ -80,9 +98,7 @@ def edge_config(dimension: int, *, payload_on_disk: bool = False) -> E.EdgeConfi
                 size=dimension,
                 distance=E.Distance.Cosine,
                 memory=E.Memory.Cold,
-                quantization_config=E.ScalarQuantizationConfig(
-                    type=E.ScalarType.Int8, quantile=0.99, memory=E.Memory.Pinned
-                ),
+                quantization_config=_quantization_config(quantization),
                 hnsw_config=E.HnswIndexConfig(
                     m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=FULL_SCAN_KB, memory=E.Memory.Cached
                 ),
@@ -136,12 +152,22 @@ _IN_USE = (
 
 
 class EdgeStore(IncidentStore, BuildsIndex):
-    def __init__(self, root: Path, collection: str, *, load: bool = True, payload_on_disk: bool = False):
+    def __init__(
+        self,
+        root: Path,
+        collection: str,
+        *,
+        load: bool = True,
+        payload_on_disk: bool = False,
+        quantization: str = "int8",
+    ):
         """Open (and lock) the collection. `load=False` holds the lock without reading the shard: enough to
-        restore a backup over a store too damaged to load. `payload_on_disk`: where a collection created
-        here keeps its payload (one already there keeps its own choice, recorded in its contract)."""
+        restore a backup over a store too damaged to load. `payload_on_disk` and `quantization`: where a
+        collection created here keeps its payload and how it quantizes its vectors (one already there keeps
+        its own choices, recorded in its contract)."""
         self.collection = collection
         self._payload_on_disk = payload_on_disk
+        self._quantization = quantization
         self._table: RankingTable | None = None  # see `fill_ranking_table`
         self._table_ready = False
         self._table_offset: Any = None
@@ -184,6 +210,8 @@ class EdgeStore(IncidentStore, BuildsIndex):
             shutil.rmtree(self._path)
         if self._payload_on_disk:
             contract = {**contract, "payload": "disk"}
+        if self._quantization != "int8" and "quantization" not in contract:
+            contract = {**contract, "quantization": self._quantization}
         shard = E.EdgeShard.create(str(self._path), self._config(contract))
         for field, kind in INDEXES.items():
             shard.update(E.UpdateOperation.create_field_index(field, _index_params(field, kind, contract)))
@@ -202,7 +230,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
 
     def _config(self, contract: dict[str, Any] | None = None) -> E.EdgeConfig:
         contract = contract or self.contract()
-        return edge_config(contract["dimension"], payload_on_disk=_on_disk(contract))
+        return edge_config(contract["dimension"], payload_on_disk=_on_disk(contract), quantization=_quantized(contract))
 
     def _open_shard(self) -> None:
         # Loading with today's config upgrades a store made by an older version: its next index build
@@ -223,12 +251,15 @@ class EdgeStore(IncidentStore, BuildsIndex):
         shutil.rmtree(self._path, ignore_errors=True)
 
     def sibling(self, collection: str) -> EdgeStore:
-        """Another collection beside this one (a reindex's), with the payload on disk if this one has it."""
+        """Another collection beside this one (a reindex's), with this one's payload layout and quantization."""
+        on_disk, quantization = self._payload_on_disk, self._quantization
         try:
-            on_disk = self._payload_on_disk or (self.exists() and _on_disk(self.contract()))
+            if self.exists():
+                contract = self.contract()
+                on_disk, quantization = on_disk or _on_disk(contract), _quantized(contract)
         except (OSError, ValueError):  # a contract too damaged to read (a restore over it comes next)
-            on_disk = self._payload_on_disk
-        return EdgeStore(self._root, collection, payload_on_disk=on_disk)
+            pass
+        return EdgeStore(self._root, collection, payload_on_disk=on_disk, quantization=quantization)
 
     def swap_in(self, new: IncidentStore) -> None:
         """Directory renames, each atomic: the old collection is retired only once the new one is in place."""
@@ -341,9 +372,11 @@ class EdgeStore(IncidentStore, BuildsIndex):
         common: dict[str, Any] = dict(
             limit=limit, with_payload=False if tabled else with_payload(fields), with_vector=False
         )
-        params = INDEXED_SEARCH if self._indexed else None  # below the threshold every search is exact
+        # Below the threshold every search is exact, and says so: the engine quantizes a TurboQuant collection
+        # as it is written, and left to its defaults an exact search scored by those copies (0.9967 for 1.0).
+        params = INDEXED_SEARCH if self._indexed else EXACT_SCORES
         if plan.fused:
-            pick = (CANDIDATE_SEARCH if plan.rescore else INDEXED_SEARCH) if self._indexed else None
+            pick = (CANDIDATE_SEARCH if plan.rescore else INDEXED_SEARCH) if self._indexed else EXACT_SCORES
             fused = [
                 E.Prefetch(limit=limit, query=q, filter=flt, params=pick if q is searches[0] and plan.dense else None)
                 for q in searches
@@ -479,6 +512,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
             str(job.path),
             str(self.contract()["dimension"]),
             "disk" if _on_disk(self.contract()) else "memory",
+            _quantized(self.contract()),
         ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
@@ -588,6 +622,14 @@ def _index_params(field: str, kind: str, contract: dict[str, Any]) -> Any:
 def _on_disk(contract: dict[str, Any]) -> bool:
     """Where the collection keeps its payload: recorded at creation (before the choice existed, in RAM)."""
     return contract.get("payload") == "disk"
+
+
+def _quantized(contract: dict[str, Any]) -> str:
+    """How the collection quantizes its vectors: recorded at creation (before the choice existed, int8)."""
+    quantization = contract.get("quantization", "int8")
+    if quantization not in QUANTIZATIONS:
+        raise StoreDamaged(f"the store's contract names an unknown quantization {quantization!r}: {RECOVERY}")
+    return quantization
 
 
 def _load(path: Path, config: E.EdgeConfig | None = None) -> E.EdgeShard:

@@ -304,9 +304,7 @@ def collection_config(
     if server:
         index = dict(
             hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100),
-            quantization_config=models.ScalarQuantization(
-                scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
-            ),
+            quantization_config=_quantization(contract.get("quantization", "int8")),
             # In RAM, as on Edge: a lookup reads the ranking fields of 50 scattered candidates.
             on_disk_payload=False,
             shard_number=shard_number,
@@ -322,6 +320,18 @@ def collection_config(
         metadata=contract,
         **index,
     )
+
+
+def _quantization(name: str) -> models.ScalarQuantization | models.TurboQuantization:
+    """The server's copy of the embedded store's choice (`edge.QUANTIZATIONS`), kept in RAM."""
+    if name == "int8":
+        return models.ScalarQuantization(
+            scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
+        )
+    bits = {"turbo4": models.TurboQuantBitSize.BITS4, "turbo2": models.TurboQuantBitSize.BITS2}.get(
+        name, models.TurboQuantBitSize.BITS1
+    )
+    return models.TurboQuantization(turbo=models.TurboQuantQuantizationConfig(bits=bits, always_ram=True))
 
 
 def _sparse(vector: Sparse) -> models.SparseVector:
