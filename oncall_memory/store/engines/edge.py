@@ -178,6 +178,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
         self.location = str(self._path)
         self.disk_path = self._path
         self._shard: E.EdgeShard | None = None
+        self._payload_disk = False  # the open collection's payload is on disk (its contract says)
         self._indexed = 0  # points the vector index covers (see `index_state`)
         self._written_since: set[str] | None = None  # ids written while an index build runs on a copy
         self._lock = _hold_lock(root / f"{collection}.lock", self._path)
@@ -217,7 +218,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
             shard.update(E.UpdateOperation.create_field_index(field, _index_params(field, kind, contract)))
         # The contract is written last: a collection without one does not exist yet.
         write_atomic(self._contract_file, json.dumps(contract))
-        self._shard = shard
+        self._shard, self._payload_disk = shard, _on_disk(contract)
 
     def expected_count(self) -> int | None:
         return self.contract().get("count") if self.exists() else None
@@ -237,6 +238,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
         # quantizes and moves the vectors to disk.
         contract = self.contract()
         self._shard = _load(self._path, self._config(contract))
+        self._payload_disk = _on_disk(contract)  # read once: the service's table thread asks every 5 s
         self._indexed = contract.get("indexed", 0)
 
     def _close_shard(self) -> None:
@@ -415,7 +417,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
             if time.monotonic() - self._released > RELEASE_SECONDS:
                 self._release_payload()
             return False
-        if self._shard is None or not _on_disk(self.contract()):
+        if self._shard is None or not self._payload_disk:
             return False
         records, self._table_offset = self._scroll(
             E.ScrollRequest(
