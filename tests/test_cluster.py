@@ -89,3 +89,22 @@ def test_migrate_to_says_what_is_wrong_in_one_line(settings, capsys, monkeypatch
     assert main(["migrate", "--to", "http://127.0.0.1:9", "--shards", "3"]) == 1
     err = capsys.readouterr().err
     assert "127.0.0.1:9" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_turboquant_store_migrates_into_a_turboquant_collection(tmp_path, monkeypatch):
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake", quantization="turbo2")
+    with Memory.open(settings, embedder=FakeEmbedder()) as memory:
+        memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    target, asked = stand_in_server(), []
+    real_create = target._client.create_collection
+
+    def create(name, **config):  # what a server would be asked for (local mode keeps no quantization)
+        asked.append(config)
+        return real_create(name, **config)
+
+    monkeypatch.setattr(target._client, "create_collection", create)
+    with open_edge(settings) as source:
+        report = migrate_to(source, target, batch=10)
+        assert report.target == report.source > 30 and snapshot(target) == snapshot(source)
+    assert asked[0]["quantization_config"].turbo.bits == models.TurboQuantBitSize.BITS2
+    assert target.contract()["quantization"] == "turbo2"
