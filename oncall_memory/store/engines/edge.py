@@ -259,7 +259,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
             if self.exists():
                 contract = self.contract()
                 on_disk, quantization = on_disk or _on_disk(contract), _quantized(contract)
-        except (OSError, ValueError):  # a contract too damaged to read (a restore over it comes next)
+        except (OSError, ValueError, StoreDamaged):  # a contract too damaged to read (a restore over it comes next)
             pass
         return EdgeStore(self._root, collection, payload_on_disk=on_disk, quantization=quantization)
 
