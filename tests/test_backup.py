@@ -5,13 +5,14 @@ import json
 import shutil
 
 import pytest
-from conftest import snapshot
+from conftest import FIXTURES, snapshot
 
 from bench.synth import synthetic_incidents  # noqa: I001  (the repository root is on sys.path under pytest)
 from oncall_memory.alert import Alert
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import InvalidInput, StoreDamaged
+from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines import open_store
@@ -140,3 +141,15 @@ def test_a_drifting_count_is_caught_and_verify_source_names_missing_and_extra_in
     report = json.loads(capsys.readouterr().out)
     assert report["missing"] == [f"NEW-{i}" for i in range(4)] and report["extra"] == [rows[0]["id"]]
     assert any("4 incident(s) of the source are not stored: NEW-0" in p for p in report["drift"])
+
+
+def test_a_backup_comes_back_with_the_layout_it_was_made_with(tmp_path):
+    made = Settings(data_dir=tmp_path / "data", embedder="fake", quantization="turbo2", payload_on_disk=True)
+    with Memory.open(made, embedder=FakeEmbedder()) as memory:
+        memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+        memory.backup(tmp_path / "backup")
+    elsewhere = Settings(data_dir=tmp_path / "elsewhere", embedder="fake")  # the defaults: int8, payload in RAM
+    assert Memory.restore(elsewhere, tmp_path / "backup") > 30
+    with Memory.open(elsewhere, embedder=FakeEmbedder()) as memory:
+        stats = memory.stats()
+        assert (stats["quantization"], stats["payload"]) == ("turbo2", "disk")

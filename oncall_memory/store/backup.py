@@ -239,7 +239,7 @@ def backed_up_points(path: Path, *, batch: int = 256) -> Iterator[list[StoredPoi
 def restore_into(target: IncidentStore, path: Path, manifest: dict[str, Any]) -> int:
     """Write the backup's points into the empty collection `target`. Returns the points written."""
     contract = manifest["contract"]
-    target.ensure_collection(contract["embed_model"], contract["dimension"])
+    target.ensure_collection(contract["embed_model"], contract["dimension"], like=contract)
     written = 0
     for points in backed_up_points(path):
         target.write(points)

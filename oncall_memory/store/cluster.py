@@ -33,13 +33,9 @@ def migrate_to(source: IncidentStore, target: IncidentStore, *, batch: int = BAT
     if not source.exists():
         raise InvalidInput(f"no collection {source.collection!r} at {source.location} to migrate")
     contract = source.contract()
-    # A collection already there must be of the same model and dimension (else ContractMismatch). One made
-    # here keeps how the source quantizes its vectors (`ONCALL_MEMORY_QUANTIZATION`).
-    if not target.exists() and "quantization" in contract:
-        target._create(
-            {k: contract[k] for k in ("embed_model", "dimension", "schema", "quantization") if k in contract}
-        )
-    target.ensure_collection(contract["embed_model"], contract["dimension"])
+    # A collection already there must be of the same model and dimension (else ContractMismatch); one made
+    # here keeps how the source quantizes its vectors.
+    target.ensure_collection(contract["embed_model"], contract["dimension"], like=contract)
     total = written = already = 0
     pending: list[StoredPoint] = []
 

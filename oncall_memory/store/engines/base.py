@@ -22,6 +22,8 @@ from ..conditions import HasId, Match, Where
 DENSE = "meaning"
 SPARSE = "words"
 SCHEMA_VERSION = 1  # the payload layout; a store written by a newer layout is refused, not misread
+# A collection's layout choices, recorded in its contract at creation and kept by every copy of it.
+LAYOUT = ("payload", "quantization")
 RRF_K = 2  # Qdrant's own default k, so fused orders agree across engines
 
 Mode = Literal["hybrid", "dense", "lexical"]
@@ -125,10 +127,13 @@ class IncidentStore(ABC):
     def _create(self, contract: dict[str, Any]) -> None:
         """Create the collection with both vectors, every index in `INDEXES`, and record `contract`."""
 
-    def ensure_collection(self, model: str, dimension: int) -> None:
-        """Create the collection for this embedder on first write; afterwards check it was built with it."""
+    def ensure_collection(self, model: str, dimension: int, *, like: dict[str, Any] | None = None) -> None:
+        """Create the collection for this embedder on first write; afterwards check it was built with it.
+        `like`: the contract of a collection this one copies (a restore, a reindex's copy, a migration), whose
+        layout choices (`LAYOUT`: where the payload lives, how vectors are quantized) a new one keeps."""
         if not self.exists():
-            self._create({"embed_model": model, "dimension": dimension, "schema": SCHEMA_VERSION})
+            layout = {k: like[k] for k in LAYOUT if k in like} if like else {}
+            self._create({"embed_model": model, "dimension": dimension, "schema": SCHEMA_VERSION, **layout})
             return
         self.check_contract(model, dimension)
 
@@ -348,7 +353,7 @@ class IndexReport:
 def copy_points(source: IncidentStore, target: IncidentStore, *, batch: int = 256) -> int:
     """Copy every point (both vectors and the whole payload) from `source` into `target`."""
     contract = source.contract()
-    target.ensure_collection(contract["embed_model"], contract["dimension"])
+    target.ensure_collection(contract["embed_model"], contract["dimension"], like=contract)
     copied, pending = 0, []
     for point_id, payload, vectors in source.points(with_vectors=True, batch=batch):
         assert vectors is not None  # asked for

@@ -507,14 +507,15 @@ class EdgeStore(IncidentStore, BuildsIndex):
     def build_index(self, job: IndexJob, *, timeout: float | None = None) -> None:
         """Optimize the copy in a child process (no lock held: lookups and writes go on here)."""
         started = time.perf_counter()
+        contract = self.contract()
         command = [
             sys.executable,
             "-m",
             "oncall_memory.store.engines.edge_index",
             str(job.path),
-            str(self.contract()["dimension"]),
-            "disk" if _on_disk(self.contract()) else "memory",
-            _quantized(self.contract()),
+            str(contract["dimension"]),
+            "disk" if _on_disk(contract) else "memory",
+            _quantized(contract),
         ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:

@@ -328,9 +328,11 @@ def _quantization(name: str) -> models.ScalarQuantization | models.TurboQuantiza
         return models.ScalarQuantization(
             scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
         )
-    bits = {"turbo4": models.TurboQuantBitSize.BITS4, "turbo2": models.TurboQuantBitSize.BITS2}.get(
-        name, models.TurboQuantBitSize.BITS1
-    )
+    bits = {
+        "turbo4": models.TurboQuantBitSize.BITS4,
+        "turbo2": models.TurboQuantBitSize.BITS2,
+        "turbo1": models.TurboQuantBitSize.BITS1,
+    }[name]
     return models.TurboQuantization(turbo=models.TurboQuantQuantizationConfig(bits=bits, always_ram=True))
 
 
