@@ -263,8 +263,8 @@ class Memory:
         return (state := self.index_state()) is not None and state.due(self.settings.index_threshold)
 
     def keep_ranking_fields(self) -> None:
-        """For the service, with the payload on disk: see `GuardedStore.keep_ranking_fields`."""
-        self._guard.keep_ranking_fields()
+        """For the service: what its lookups read, kept in memory (`GuardedStore.keep_in_memory`)."""
+        self._guard.keep_in_memory()
 
     def build_index(self, *, force: bool = False) -> IndexReport | None:
         """Build the vector index beside the live collection when due (or `force`): `GuardedStore.build_index`."""

@@ -15,7 +15,7 @@ from oncall_memory.errors import OncallMemoryError
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines import edge
-from oncall_memory.store.engines.base import IndexState
+from oncall_memory.store.engines.base import RRF_K, IndexState
 
 SERVICES = ["checkout", "orders", "search", "payments", "auth", "gateway"]
 ENVS = ["prod", "staging", "dev"]
@@ -163,6 +163,70 @@ def test_ranked_lookups_under_the_index_score_by_the_original_vectors(memory):
             assert n.similarity == pytest.approx(cosine(query, by_id[n.id]), abs=1e-5)
             checked += 1
     assert checked == 200
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_the_fusion_edge_runs_itself_picks_what_the_engines_own_fusion_picks(memory, indexed):
+    """A ranked lookup's two searches run apart and are fused here (Edge's own fusion of the same two took
+    twice as long). The same candidates as the engine's one-call plan, asked here beside it: any difference
+    is among candidates whose fused scores tie at the cut, where the engine's order is its own."""
+    import qdrant_edge as E
+
+    from oncall_memory.answer.retrieve import make_query
+
+    memory.ingest(incidents(700))
+    if indexed:
+        assert memory.build_index().indexed == 700
+    store = memory._store
+    pick = edge.CANDIDATE_SEARCH if indexed else edge.EXACT_SCORES
+    compared = 0
+    for alert in [Alert(text=i.title + " again") for i in incidents(30, start=350)] + [Alert(text="dns quota")]:
+        query = make_query(alert, memory.embedder, "hybrid")
+        hits, words = store.hybrid(dense=query.dense, sparse=query.sparse, where=[], limit=20)
+        dense = E.Query.Nearest(list(query.dense), using=edge.DENSE)
+        sparse = E.Query.Nearest(edge._sparse(query.sparse), using=edge.SPARSE)
+        bare = dict(with_payload=False, with_vector=False)
+        theirs = store.shard.query(
+            E.QueryRequest(
+                query=E.Fusion.Rrf(k=RRF_K),
+                prefetches=[E.Prefetch(limit=20, query=dense, params=pick), E.Prefetch(limit=20, query=sparse)],
+                limit=20,
+                **bare,
+            )
+        )
+        cut = theirs[-1].score
+        differ = {str(p.id) for p in theirs} ^ {h.point_id for h in hits}
+        assert all(abs(s.score - cut) < 1e-6 for s in theirs if str(s.id) in differ)
+        assert len(hits) == len(theirs) == 20
+        # Scored by meaning, exactly, best first; the word search's own hits and IDF scores as it gives them.
+        exact = store.similarities(query.dense, [h.point_id for h in hits])
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        assert all(h.score == pytest.approx(exact[h.point_id], abs=1e-6) for h in hits)
+        alone = store.shard.query(E.QueryRequest(query=sparse, limit=20, **bare))
+        assert [(h.point_id, h.score) for h in words] == [(str(p.id), p.score) for p in alone]
+        compared += 1
+    assert compared == 31
+
+
+def test_reciprocal_rank_fusion_scores_as_qdrant_clients_own():
+    import random
+
+    from qdrant_client.http import models
+    from qdrant_client.hybrid.fusion import reciprocal_rank_fusion
+
+    from oncall_memory.store.engines.base import reciprocal_rank
+
+    rng = random.Random(7)
+    for _ in range(50):
+        ids = [f"p{i}" for i in range(40)]
+        lists = [rng.sample(ids, rng.randint(0, 25)) for _ in range(2)]
+        theirs = reciprocal_rank_fusion(
+            [[models.ScoredPoint(id=i, version=0, score=0.0) for i in ranked] for ranked in lists],
+            limit=15,
+            ranking_constant_k=RRF_K,
+        )
+        mine = reciprocal_rank(lists, 15)
+        assert [(str(p.id), pytest.approx(p.score)) for p in theirs] == mine
 
 
 def test_filters_stay_right_under_the_index(memory):

@@ -22,7 +22,7 @@ from ..lexical import Rarity, Sparse, sparse_vector
 from ..settings import RankingWeights
 from ..signature import canonical_signature
 from ..store import payload as P
-from ..store.conditions import Where, holds
+from ..store.conditions import holds
 from ..store.engines import Hit, IncidentStore, Mode, QueryPlan
 from ..vocabulary import symptoms, terms
 from . import confidence, ranking
@@ -128,14 +128,20 @@ class Retriever:
         mode, dense, key = query.mode, query.dense, query.signature_key
         # Ranked hybrid needs each candidate's similarity, not its fused rank: the engine rescores.
         plan = QueryPlan.of(dense, query.sparse, mode, rescore=rank)
-        hits = self._store.query(
-            plan,
-            dense=dense,
-            sparse=query.sparse,
-            where=where,
-            limit=max(limit, self._candidates) if rank else limit,
-            fields=P.RANKING_FIELDS,
-        )
+        many = max(limit, self._candidates) if rank else limit
+        # The word search's own scores (IDF over the whole memory) for the words part of relevance, read from
+        # its first candidates; an incident it did not rank among them shares little.
+        searched: dict[str, float] = {}
+        if plan.rescore and self._weights.words == "search":
+            assert dense is not None  # a rescored plan has both searches
+            hits, by_words = self._store.hybrid(
+                dense=dense, sparse=query.sparse, where=where, limit=many, fields=P.RANKING_FIELDS
+            )
+            searched = _over_best(by_words[: self._candidates])
+        else:
+            hits = self._store.query(
+                plan, dense=dense, sparse=query.sparse, where=where, limit=many, fields=P.RANKING_FIELDS
+            )
         if plan.rescore:  # the word overlap is read; points stored before payloads carried their terms
             if unworded := [h.point_id for h in hits if P.TERMS not in h.payload]:
                 words = self._store.words_of(unworded)
@@ -156,9 +162,6 @@ class Retriever:
         query_terms = frozenset(query.sparse.indices)
         weights = self._weights
         rarity = Rarity(query_terms, (h.terms for h in hits)) if plan.rescore and weights.words == "rarity" else None
-        # The word search's own score (IDF over the whole memory) for the words part of relevance, read from
-        # its first candidates; an incident it did not rank among them shares little.
-        searched = self._word_scores(query, where) if plan.rescore and weights.words == "search" else {}
         candidates, overlaps = [], {}
         for h in hits:
             similarity = cosines.get(h.point_id)
@@ -216,13 +219,6 @@ class Retriever:
             confidence=confidence.overall([n.confidence for n in neighbours]),
         )
 
-    def _word_scores(self, query: Query, where: Where) -> dict[str, float]:
-        """The word search's scores for its first candidates, over the best of them (0..1)."""
-        plan = QueryPlan(dense=False, sparse=True)
-        hits = self._store.query(plan, dense=None, sparse=query.sparse, where=where, limit=self._candidates, fields=())
-        top = max((h.score for h in hits), default=0.0)
-        return {h.point_id: h.score / top for h in hits} if top > 0 else {}
-
     def _relevance(
         self,
         h: Hit,
@@ -272,3 +268,9 @@ def evidence(
         service=where(ranking.SERVICE, facts.service, P.SERVICE),
         env=where(ranking.ENV, facts.env, P.ENV),
     )
+
+
+def _over_best(hits: list[Hit]) -> dict[str, float]:
+    """The word search's scores over the best of them (0..1)."""
+    top = max((h.score for h in hits), default=0.0)
+    return {h.point_id: h.score / top for h in hits} if top > 0 else {}

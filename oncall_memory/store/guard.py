@@ -19,6 +19,7 @@ from typing import Any
 
 from ..embedders import Embedder
 from ..errors import NothingStored, OncallMemoryError
+from . import page_cache
 from .engines import IncidentStore
 from .engines.base import BuildsIndex, IndexReport, IndexState, no_collection
 
@@ -162,6 +163,14 @@ class GuardedStore:
             with self.lock:
                 records = store.read_points(ids[at : at + REPLAY_BATCH])
             yield records
+
+    def keep_in_memory(self) -> None:
+        """For a service: the ranking fields in memory (`keep_ranking_fields`), and the files its lookups score
+        candidates from in the page cache (`page_cache`)."""
+        self.keep_ranking_fields()
+        with self.lock:
+            files = self.store.rescored_files()
+        page_cache.keep_cached(files, self._closed, "original vectors")
 
     def keep_ranking_fields(self) -> threading.Thread:
         """Keep the ranking fields in memory where the store keeps its payload on disk: a thread reads them

@@ -231,6 +231,25 @@ class IncidentStore(ABC):
         )
         return {h.point_id: h.score for h in hits}
 
+    def hybrid(
+        self, *, dense: Sequence[float], sparse: Sparse, where: Where, limit: int, fields: Sequence[str] | None = None
+    ) -> tuple[list[Hit], list[Hit]]:
+        """What a ranked hybrid lookup reads: the fused candidates scored by cosine similarity of meaning
+        (`QueryPlan(rescore=True)`), and the word search's own first `limit` hits with its scores. Two calls
+        here (one round trip each to a server); Edge runs the searches apart anyway and answers both at once."""
+        hits = self.query(
+            QueryPlan(dense=True, sparse=True, rescore=True),
+            dense=dense,
+            sparse=sparse,
+            where=where,
+            limit=limit,
+            fields=fields,
+        )
+        words = self.query(
+            QueryPlan(dense=False, sparse=True), dense=None, sparse=sparse, where=where, limit=limit, fields=()
+        )
+        return hits, words
+
     def words_of(self, point_ids: Sequence[str]) -> dict[str, frozenset[int]]:
         """The terms of these points' sparse vectors: for points stored before the payload carried them."""
         if not point_ids:
@@ -245,6 +264,11 @@ class IncidentStore(ABC):
         """Read the next batch of ranking fields into memory, where the engine keeps its payload on disk
         (Edge's `payload: disk`). True while there is more to read; most engines keep none."""
         return False
+
+    def rescored_files(self) -> list[Path]:
+        """The files a lookup's candidates are scored from, where the engine keeps them on this machine's disk
+        (Edge: the original vectors); a service reads them into the page cache (`page_cache`)."""
+        return []
 
     def ranking_table(self) -> tuple[int, int] | None:
         """(points held, bytes packed) of the ranking fields kept in memory, or None."""
@@ -371,6 +395,16 @@ def hit(point_id: Any, score: float, payload: dict | None, sparse: Any) -> Hit:
     payload = payload or {}
     words = sparse.indices if sparse is not None else payload.get(P.TERMS) or ()
     return Hit(point_id=str(point_id), score=score, payload=payload, terms=frozenset(words))
+
+
+def reciprocal_rank(rankings: Sequence[Sequence[str]], limit: int, k: int = RRF_K) -> list[tuple[str, float]]:
+    """Ids fused by reciprocal rank, best first, as Qdrant fuses them: each list gives its n-th (from 0)
+    1 / (n + k); equal scores keep the order they were first seen in (the first list first)."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for n, point_id in enumerate(ranking):
+            scores[point_id] = scores.get(point_id, 0.0) + 1.0 / (n + k)
+    return sorted(scores.items(), key=lambda item: -item[1])[:limit]
 
 
 # What both engines read back the same way: the payload a call asks for, and a point's named vectors.

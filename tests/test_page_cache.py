@@ -1,0 +1,73 @@
+"""A service reads the original vectors its lookups score candidates from into the page cache, once, without
+growing its own resident memory, and leaves them on disk when they would not fit."""
+
+import logging
+import threading
+
+from conftest import make_incident
+
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.memory import Memory
+from oncall_memory.settings import Settings
+from oncall_memory.store import page_cache
+
+
+def resident_kb() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def test_files_are_read_whole_into_one_buffer_not_into_the_process(tmp_path):
+    big = tmp_path / "matrix.dat"
+    with open(big, "wb") as f:
+        for _ in range(12):
+            f.write(b"\x01" * page_cache.CHUNK)
+    small = tmp_path / "chunk_0.mmap"
+    small.write_bytes(b"\x02" * 1000)
+    before = resident_kb()
+    done = page_cache.read_into_cache([big, tmp_path / "gone.dat", small], threading.Event())
+    assert done == 12 * page_cache.CHUNK + 1000  # every byte, the vanished file skipped
+    # 96 MB read; what stays in the process is the one 8 MB buffer at most (and the interpreter's noise)
+    assert resident_kb() - before < 40 * 1024
+
+
+def test_a_stop_ends_the_read_at_once(tmp_path):
+    path = tmp_path / "matrix.dat"
+    path.write_bytes(b"\x01" * (3 * page_cache.CHUNK))
+    stop = threading.Event()
+    stop.set()
+    assert page_cache.read_into_cache([path], stop) == 0
+
+
+def test_files_larger_than_half_the_available_memory_are_left_on_disk(tmp_path, monkeypatch, caplog):
+    path = tmp_path / "matrix.dat"
+    path.write_bytes(b"\x01" * 4096)
+    monkeypatch.setattr(page_cache, "available", lambda: 8000)
+    with caplog.at_level(logging.INFO, logger="oncall_memory.store"):
+        assert page_cache.keep_cached([path], threading.Event(), "original vectors") is None
+    assert "left on disk: more than half the 0.0 GB available" in caplog.text
+    monkeypatch.setattr(page_cache, "available", lambda: None)  # a kernel that does not say: nothing read
+    assert page_cache.keep_cached([path], threading.Event(), "original vectors") is None
+
+
+def incidents(n=40):
+    return [
+        make_incident(id=f"PC-{i}", title=f"checkout pods crash looping on node group {chr(97 + i % 26)}")
+        for i in range(n)
+    ]
+
+
+def test_a_service_reads_its_stores_original_vectors_into_the_page_cache(tmp_path, caplog):
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake", embed_dim=256)
+    with Memory.open(settings, embedder=FakeEmbedder(dimension=256)) as memory:
+        memory.ingest(incidents())
+        files = memory._store.rescored_files()
+        # the originals, not the quantized copies or the deleted flags beside them
+        assert files and all("vector_storage-meaning" in str(p) for p in files)
+        assert not any("quantized" in str(p) or "deleted" in str(p) for p in files)
+        assert sum(p.stat().st_size for p in files) >= 256 * 4 * len(incidents())
+        with caplog.at_level(logging.INFO, logger="oncall_memory.store"):
+            memory.keep_ranking_fields()
+            (reader,) = [t for t in threading.enumerate() if t.name == "page-cache"]
+            reader.join(30)
+        assert "original vectors (0.0 GB) read into the page cache in" in caplog.text
