@@ -71,3 +71,36 @@ def test_a_service_reads_its_stores_original_vectors_into_the_page_cache(tmp_pat
             (reader,) = [t for t in threading.enumerate() if t.name == "page-cache"]
             reader.join(30)
         assert "original vectors (0.0 GB) read into the page cache in" in caplog.text
+
+
+def rss_file_kb() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("RssFile:"))
+
+
+def test_mapped_pages_are_let_go_of_after_each_read_and_nothing_is_lost(tmp_path):
+    import mmap
+
+    from oncall_memory.store.pages import AfterEachRead
+
+    folder = tmp_path / "vector_storage-meaning"
+    folder.mkdir()
+    path = folder / "matrix.dat"
+    path.write_bytes(bytes(range(256)) * (64 * 2**20 // 256))
+    (folder / "quantized.data").write_bytes(b"\x07" * 2**20)
+    let_go = AfterEachRead(tmp_path, "vector_storage-meaning", skip=("quantized",))
+    with open(path, "rb") as f, open(folder / "quantized.data", "rb") as q:
+        mapped = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+        kept = mmap.mmap(q.fileno(), 0, prot=mmap.PROT_READ)
+        before = rss_file_kb()
+        assert sum(mapped[i] for i in range(0, len(mapped), 4096)) == sum(i % 256 for i in range(0, len(mapped), 4096))
+        assert kept[0] == 7
+        assert rss_file_kb() - before > 48 * 1024  # the touched pages are the process's now
+        assert let_go() >= len(mapped)
+        assert rss_file_kb() - before < 8 * 1024  # let go of, the skipped file's page aside
+        assert mapped[12345] == 12345 % 256 and mapped[-1] == 255  # and read back from the page cache
+        assert let_go() >= len(mapped)  # from the ranges listed before, checked
+        mapped.close()  # unmapped: nothing is let go of, and the ranges are listed afresh
+        assert let_go() == 0
+        assert let_go() == 0
+        kept.close()

@@ -25,7 +25,7 @@ from ...lexical import Sparse
 from .. import payload as P
 from ..conditions import HasId, Match, Range, Where
 from ..datadir import write_atomic
-from ..pages import release, trim_heap
+from ..pages import AfterEachRead, release, trim_heap
 from ..ranking_table import TRAINED_ON, RankingTable
 from .base import (
     DENSE,
@@ -177,6 +177,8 @@ class EdgeStore(IncidentStore, BuildsIndex):
         self._released = 0.0  # when the payload pages were last let go of (monotonic)
         self._root = root
         self._path = root / collection
+        # The original vectors' mapped pages, let go of after each lookup that scored by them (see AfterEachRead).
+        self._let_go_originals = AfterEachRead(self._path, f"vector_storage-{DENSE}", skip=SKIPPED)
         self._contract_file = root / f"{collection}.contract.json"
         self.location = str(self._path)
         self.disk_path = self._path
@@ -385,6 +387,8 @@ class EdgeStore(IncidentStore, BuildsIndex):
                 with_vector=False,
             )
         )
+        if plan.dense:
+            self._let_go_originals()
         return self._hits([(str(p.id), p.score, p.payload) for p in found], fields, tabled)
 
     @_engine_errors
@@ -418,6 +422,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
         fused = reciprocal_rank([[str(p.id) for p in by_meaning], [h.point_id for h in words]], limit)
         tabled = self._tabled(fields)
         if not plan.rescore:
+            self._let_go_originals()  # the dense search rescored its candidates by them
             payloads = {} if tabled or not fused else self.retrieve([i for i, _ in fused], fields)
             return self._hits([(i, score, payloads.get(i)) for i, score in fused], fields, tabled), words
         if not fused:
@@ -433,6 +438,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
                 with_vector=False,
             )
         )
+        self._let_go_originals()
         return self._hits([(str(p.id), p.score, p.payload) for p in scored], fields, tabled), words
 
     def _tabled(self, fields: Sequence[str] | None) -> bool:
