@@ -73,11 +73,6 @@ def test_a_service_reads_its_stores_original_vectors_into_the_page_cache(tmp_pat
         assert "original vectors (0.0 GB) read into the page cache in" in caplog.text
 
 
-def rss_file_kb() -> int:
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("RssFile:"))
-
-
 def test_mapped_pages_are_let_go_of_after_each_read_and_nothing_is_lost(tmp_path):
     import mmap
 
@@ -92,15 +87,47 @@ def test_mapped_pages_are_let_go_of_after_each_read_and_nothing_is_lost(tmp_path
     with open(path, "rb") as f, open(folder / "quantized.data", "rb") as q:
         mapped = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
         kept = mmap.mmap(q.fileno(), 0, prot=mmap.PROT_READ)
-        before = rss_file_kb()
+        before = resident_kb()
         assert sum(mapped[i] for i in range(0, len(mapped), 4096)) == sum(i % 256 for i in range(0, len(mapped), 4096))
         assert kept[0] == 7
-        assert rss_file_kb() - before > 48 * 1024  # the touched pages are the process's now
+        assert resident_kb() - before > 48 * 1024  # the touched pages are the process's now
         assert let_go() >= len(mapped)
-        assert rss_file_kb() - before < 8 * 1024  # let go of, the skipped file's page aside
+        assert resident_kb() - before < 8 * 1024  # let go of, the skipped file's page aside
         assert mapped[12345] == 12345 % 256 and mapped[-1] == 255  # and read back from the page cache
         assert let_go() >= len(mapped)  # from the ranges listed before, checked
         mapped.close()  # unmapped: nothing is let go of, and the ranges are listed afresh
         assert let_go() == 0
         assert let_go() == 0
         kept.close()
+
+
+def test_files_gone_since_they_were_listed_are_nothing_to_read(tmp_path):
+    assert page_cache.keep_cached([tmp_path / "gone" / "matrix.dat"], threading.Event(), "original vectors") is None
+
+
+def test_where_the_mappings_cannot_be_checked_they_are_listed_afresh_each_time(tmp_path, monkeypatch):
+    import mmap
+    import os
+
+    from oncall_memory.store import pages
+
+    folder = tmp_path / "vector_storage-meaning"
+    folder.mkdir()
+    path = folder / "matrix.dat"
+    path.write_bytes(b"\x05" * (16 * 2**20))
+
+    def refused(link):
+        raise PermissionError(link)
+
+    monkeypatch.setattr(os, "readlink", refused)  # an unprivileged process on an older kernel
+    let_go = pages.AfterEachRead(tmp_path, "vector_storage-meaning")
+    with open(path, "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+        assert let_go() == 0  # refused: nothing let go of on a list it could not check
+        for _ in range(2):
+            before = resident_kb()
+            assert sum(mapped[i] for i in range(0, len(mapped), 4096)) == 5 * len(mapped) // 4096
+            assert resident_kb() - before > 12 * 1024
+            assert let_go() >= len(mapped)  # listed afresh, and let go of
+            assert resident_kb() - before < 4 * 1024
+        mapped.close()

@@ -62,7 +62,7 @@ def read_into_cache(paths: Sequence[Path], stop: threading.Event) -> int:
 def keep_cached(paths: Sequence[Path], stop: threading.Event, what: str) -> threading.Thread | None:
     """Start a thread reading `paths` into the page cache when they fit (see the module's docstring); None
     when they do not, or when there is nothing to read."""
-    total = sum(p.stat().st_size for p in paths if p.is_file())
+    total = sum(_size(p) for p in paths)
     if not total:
         return None
     room = available()
@@ -89,3 +89,10 @@ def keep_cached(paths: Sequence[Path], stop: threading.Event, what: str) -> thre
     thread = threading.Thread(target=read, name="page-cache", daemon=True)
     thread.start()
     return thread
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # gone since it was listed (a reindex swapped the collection in)
+        return 0

@@ -77,7 +77,8 @@ class AfterEachRead:
     (reading /proc/self/maps took 0.8 ms) and listed again every `fresh_seconds` for files mapped since.
     Before each range is let go of, `/proc/self/map_files/<range>` must still name its file (4 us a range):
     `MADV_DONTNEED` on a range the process has since mapped to something else would zero its memory. Where
-    that check is refused (it needs the right to trace the process), the list is read every time.
+    that check is refused (before Linux 5.9 it needs CAP_SYS_ADMIN, since then CAP_CHECKPOINT_RESTORE too),
+    the list is read afresh every time instead.
 
     Why after every read: the original vectors a lookup scores by sit in the page cache in large folios (a
     service reads them there, `page_cache`), and one touch of a mapped page maps its whole folio. Let go of
