@@ -2,9 +2,9 @@
 
 Known secrets (the configured tokens, the Slack webhook URL) are replaced by value; anything else a
 detector finds (a token in a path, URL-encoded or not, in an exception message) is redacted. The access log
-writes a query's names, not its values (`query_names`). Each argument is read up to twice `MAX_LOG_CHARS` and written up to `MAX_LOG_CHARS`: the access
-log runs on the event loop, and a request line is the client's to choose (a secret across the cut is seen
-whole before the cut is made). A traceback is redacted whole and kept whole, frames and exception line;
+writes a query's names, not its values (`query_names`). Each argument is read up to twice `MAX_LOG_CHARS`
+and written up to `MAX_LOG_CHARS`: the access log runs on the event loop, and a request line is the
+client's to choose (a secret across the cut is seen whole before the cut is made). A traceback is redacted whole and kept whole, frames and exception line;
 only a line longer than `MAX_LOG_CHARS` (an exception message quoting a body) loses its middle.
 """
 
@@ -57,8 +57,8 @@ class RedactingFilter(logging.Filter):
         for secret in self._known:
             text = text.replace(secret, MARKER)
         if "%" in text or "+" in text:
-            # A query string in an access log line is form-encoded: when it holds a secret, the line is
-            # written as it was typed, redacted (its own %-escapes are then read as well).
+            # A URL in a log line (an outgoing request's, a path) is form-encoded: when it holds a secret, the
+            # line is written as it was typed, redacted (its own %-escapes are then read as well).
             decoded = unquote_plus(text)
             if decoded != text and secret_spans(decoded):
                 return redact(decoded)

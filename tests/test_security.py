@@ -512,6 +512,26 @@ def test_the_access_logs_repeated_arguments_are_scanned_once_and_redacted_every_
     assert LONG_TOKEN[:40] not in f.scrub(path)
 
 
+def test_the_access_log_writes_a_querys_names_not_its_values():
+    import logging
+
+    from oncall_memory import logs
+
+    assert logs.query_names("/similar?text=disk%20full&limit=5&tag=vm&tag=db") == "/similar?text=…&limit=…&tag=…&tag=…"
+    assert logs.query_names("/healthz") == "/healthz" and logs.query_names("/x?") == "/x?"
+    record = logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5000", "GET", f"/similar?text=pods%20crash&token={LONG_TOKEN}", "1.1", 200),
+        None,
+    )
+    assert logs.RedactingFilter().filter(record)
+    assert record.getMessage() == '127.0.0.1:5000 - "GET /similar?text=…&token=… HTTP/1.1" 200'
+
+
 def test_a_short_configured_secret_does_not_break_a_log_template():
     """A secret that is a specifier's letter ("s") is masked in the text, never inside "%s": the record
     still formats (pytest's handler raised on it; in production the line was lost)."""
