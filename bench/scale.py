@@ -1,6 +1,7 @@
 """How the embedded store scales, exact and indexed, with a projection to a million incidents.
 
     python -m bench.scale [--sizes 10000 50000 100000 200000] [--lookups 200] [--recall-sizes 10000 20000 40000]
+    python -m bench.scale --store DATA_DIR --incidents 1000000 [--passes cold,warm]   # a store made before
 
 With ONCALL_MEMORY_PAYLOAD_ON_DISK=true the stores are made with the payload on disk.
 
@@ -274,12 +275,46 @@ def recall_run(n: int, queries: int = 200) -> dict:
     return out
 
 
+def serve_store(data: Path, n: int, lookups: int, passes: list[str]) -> None:
+    """`measure_serving` on a store made before (by this script, or `python -m bench.scale` at a million, kept):
+    one pass per entry of `passes`, "cold" after the kernel's page cache is dropped (root only), "warm" as it
+    is, each with alerts the previous pass did not ask (the backlog's rows after the first `n`)."""
+    rows = varied_rows(n + 2 * lookups)
+    for i, how in enumerate(passes):
+        if how == "cold":
+            os.sync()
+            try:
+                Path("/proc/sys/vm/drop_caches").write_text("3\n")
+            except OSError as exc:
+                raise SystemExit(f"a cold pass drops the page cache, which needs root: {exc}") from exc
+        start = n + (i % 2) * lookups
+        m = measure_serving(data, [r["title"] for r in rows[start : start + lookups]])
+        cells = "  ".join(f"{k} {m[k][0]:.1f}/{m[k][1]:.1f}" for k in FILTERS)
+        table = "" if m["table_s"] is None else f" (ranking fields in memory {m['table_s']:.1f}s later)"
+        print(
+            f"[{how}] serve ready {m['ready_s']:.1f}s{table}, RSS {m['rss_start_mb']:.0f} MB at start, "
+            f"{m['rss_after_mb']:.0f} MB after lookups (peak {m['hwm_mb']:.0f}); p50/p99 ms: {cells}",
+            flush=True,
+        )
+        print(
+            "    resident after lookups, MB: " + ", ".join(f"{k} {v:.0f}" for k, v in m["resident"].items() if v >= 1)
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 50_000, 100_000, 200_000])
     ap.add_argument("--lookups", type=int, default=200)
     ap.add_argument("--recall-sizes", type=int, nargs="*", default=[10_000, 20_000, 40_000])
+    ap.add_argument("--store", type=Path, help="measure serving on this data dir, made before, and stop")
+    ap.add_argument("--incidents", type=int, help="with --store: how many incidents it holds (the first rows)")
+    ap.add_argument("--passes", default="cold,warm", help="with --store: cold (page cache dropped) and/or warm")
     args = ap.parse_args()
+    if args.store:
+        if not args.incidents:
+            ap.error("--store needs --incidents: the alerts asked are the varied backlog's rows after those")
+        serve_store(args.store, args.incidents, args.lookups, args.passes.split(","))
+        return
     server = Settings().qdrant_url
     engine = f"Qdrant server at {server}" if server else "Edge"
     if not server and Settings().payload_on_disk:  # ONCALL_MEMORY_PAYLOAD_ON_DISK=true
