@@ -131,3 +131,22 @@ def test_where_the_mappings_cannot_be_checked_they_are_listed_afresh_each_time(t
             assert let_go() >= len(mapped)  # listed afresh, and let go of
             assert resident_kb() - before < 4 * 1024
         mapped.close()
+
+
+def test_a_private_mapping_is_left_alone(tmp_path):
+    # MADV_PAGEOUT, the only advice a private mapping may get, would take the pages out of the page cache too.
+    import mmap
+
+    from oncall_memory.store.pages import AfterEachRead
+
+    path = tmp_path / "vector_storage-meaning" / "matrix.dat"
+    path.parent.mkdir()
+    path.write_bytes(b"\x03" * 2**20)
+    with open(path, "rb") as f:
+        private = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+        assert private[100] == 3
+        assert AfterEachRead(tmp_path, "vector_storage-meaning")() == 0
+        shared = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+        assert AfterEachRead(tmp_path, "vector_storage-meaning")() == len(shared)
+        private.close()
+        shared.close()

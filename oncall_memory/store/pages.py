@@ -12,6 +12,7 @@ only advises. Elsewhere than Linux nothing happens.
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import os
 import sys
@@ -50,11 +51,17 @@ def mappings(root: Path, marker: str, skip: tuple[str, ...] = ()) -> list[Mappin
     return found
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
 def let_go(found: list[Mapping]) -> int:
     """madvise each mapping (see the module's docstring). Returns the bytes of the mappings let go of."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
+    if (libc := _libc()) is None:
         return 0
     released = 0
     for m in found:
@@ -92,9 +99,12 @@ class AfterEachRead:
 
     def __call__(self) -> int:
         if self._listed is None or not self._checked or time.monotonic() - self._at > self._fresh:
-            self._listed, self._at = mappings(self._root, self._marker, self._skip), time.monotonic()
-            if self._listed is None:
+            found, self._at = mappings(self._root, self._marker, self._skip), time.monotonic()
+            if found is None:
                 return 0
+            # Shared mappings only: a private one is asked MADV_PAGEOUT, which would take the pages out of the
+            # page cache too, and they are there to be read again.
+            self._listed = [m for m in found if m.shared]
             if not self._checked:
                 return let_go(self._listed)
         still = [m for m in self._listed if self._still(m)]
