@@ -150,3 +150,20 @@ def test_a_private_mapping_is_left_alone(tmp_path):
         assert AfterEachRead(tmp_path, "vector_storage-meaning")() == len(shared)
         private.close()
         shared.close()
+
+
+def test_a_data_dir_whose_name_holds_a_skipped_word_still_has_its_originals_let_go_of(tmp_path):
+    import mmap
+
+    from oncall_memory.store.pages import AfterEachRead
+
+    root = tmp_path / "deleted-quantized-store"
+    path = root / "vector_storage-meaning" / "matrix.dat"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\x04" * 2**20)
+    with open(path, "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+        assert mapped[0] == 4
+        # the words are read below the store's own folder, where the engine names its files
+        assert AfterEachRead(root, "vector_storage-meaning", skip=("quantized", "deleted"))() == len(mapped)
+        mapped.close()

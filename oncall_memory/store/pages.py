@@ -32,7 +32,8 @@ class Mapping(NamedTuple):
 
 
 def mappings(root: Path, marker: str, skip: tuple[str, ...] = ()) -> list[Mapping] | None:
-    """This process's mappings of files under `root` whose path holds `marker` and none of `skip`; None off
+    """This process's mappings of files under `root` whose path below `root` holds `marker` and none of `skip`
+    (read below it: a data dir that happens to be named "deleted-..." must not hide every file); None off
     Linux."""
     if not sys.platform.startswith("linux"):
         return None
@@ -45,7 +46,8 @@ def mappings(root: Path, marker: str, skip: tuple[str, ...] = ()) -> list[Mappin
     for line in maps.splitlines():
         fields = line.split(maxsplit=5)
         path = fields[5].strip() if len(fields) > 5 else ""
-        if path.startswith(prefix) and marker in path and not any(word in path for word in skip):
+        below = path[len(prefix) :] if path.startswith(prefix + "/") else None
+        if below is not None and marker in below and not any(word in below for word in skip):
             start, end = (int(x, 16) for x in fields[0].split("-"))
             found.append(Mapping(start, end, fields[1].endswith("s"), path))
     return found

@@ -414,9 +414,8 @@ class EdgeStore(IncidentStore, BuildsIndex):
         # A ranked lookup picks its dense candidates by their quantized copies alone and then scores every
         # fused candidate by its original vector; an unranked one keeps the dense search's rescored order.
         pick = (CANDIDATE_SEARCH if plan.rescore else INDEXED_SEARCH) if self._indexed else EXACT_SCORES
-        by_meaning = self.shard.query(
-            E.QueryRequest(query=E.Query.Nearest(list(dense), using=DENSE), params=pick, **bare)
-        )
+        meaning = E.Query.Nearest(list(dense), using=DENSE)  # asked twice: for candidates, then their scores
+        by_meaning = self.shard.query(E.QueryRequest(query=meaning, params=pick, **bare))
         by_words = self.shard.query(E.QueryRequest(query=E.Query.Nearest(_sparse(sparse), using=SPARSE), **bare))
         words = [hit(p.id, p.score, None, None) for p in by_words]
         fused = reciprocal_rank([[str(p.id) for p in by_meaning], [h.point_id for h in words]], limit)
@@ -430,7 +429,7 @@ class EdgeStore(IncidentStore, BuildsIndex):
         # Every fused candidate scored by its original vector: one exact search over just those points.
         scored = self.shard.query(
             E.QueryRequest(
-                query=E.Query.Nearest(list(dense), using=DENSE),
+                query=meaning,
                 filter=to_filter([HasId(frozenset(i for i, _ in fused))]),
                 params=EXACT_SCORES,
                 limit=len(fused),
