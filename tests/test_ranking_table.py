@@ -166,26 +166,29 @@ def test_packed_rows_hold_what_was_put_through_growth_replacement_and_compaction
     monkeypatch.setattr(PackedRows, "CHUNK", 4096)  # small chunks: many, and compaction comes early
     rows, want = PackedRows(), {}
     for i in range(5000):  # past several doublings of the slots
-        key = i.to_bytes(16, "little")  # the low half is the slot's start: neighbouring keys probe on
+        key = (i << 64).to_bytes(16, "little")  # the first half is the slot's start: all start at 0, probe on
         want[key] = f"row {i} ".encode() * (i % 7 + 1)
         rows.put(key, want[key])
     compactions = []
     compact = PackedRows._compact
     monkeypatch.setattr(PackedRows, "_compact", lambda self: compactions.append(1) or compact(self))
     for i in [*range(5000), *range(0, 5000, 3)]:  # replaced: old bytes left behind, then compacted away
-        key = i.to_bytes(16, "little")
+        key = (i << 64).to_bytes(16, "little")
         want[key] = b"again " + want[key]
         rows.put(key, want[key])
     assert compactions
     for i in range(0, 5000, 5):
-        key = i.to_bytes(16, "little")
+        key = (i << 64).to_bytes(16, "little")
         rows.discard(key)
         del want[key]
     assert len(rows) == len(want) and rows.live_bytes == sum(map(len, want.values()))
     assert all(rows.get(k) == v for k, v in want.items())
-    assert rows.get((5).to_bytes(16, "little")) is None and (5).to_bytes(16, "little") not in rows
-    rows.put((5).to_bytes(16, "little"), b"back")  # a discarded key put again
-    assert rows.get((5).to_bytes(16, "little")) == b"back"
+    # Many at once (a lookup's candidates): the first slots probed together, the rest one by one.
+    keys = [(i << 64).to_bytes(16, "little") for i in range(0, 5000, 7)]
+    assert rows.get_many(keys) == [want.get(k) for k in keys] and rows.get_many([]) == []
+    assert rows.get((5 << 64).to_bytes(16, "little")) is None and (5 << 64).to_bytes(16, "little") not in rows
+    rows.put((5 << 64).to_bytes(16, "little"), b"back")  # a discarded key put again
+    assert rows.get((5 << 64).to_bytes(16, "little")) == b"back"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise and /proc/self/smaps are Linux's")

@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import orjson
 import zstandard
 
 from . import payload as P
@@ -70,13 +70,34 @@ class RankingTable:
             )
 
     def get_many(self, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The ranking fields of each id held (ids not held are absent)."""
-        out = {}
+        """The ranking fields of each id held (ids not held are absent). Done for the lookup's 50 at once: one
+        probe of the index, one pass over every term (row by row it was 0.9 of the 1.3 ms this takes now)."""
         with self._lock:
-            rows = [(point_id, self._rows.get(_key(point_id))) for point_id in point_ids]
-        for point_id, row in rows:
-            if row is not None:
-                out[point_id] = self._unpack(row)
+            rows = self._rows.get_many([_key(point_id) for point_id in point_ids])
+            vocabulary = self._terms  # grown by a copy, so the one read now holds every number of these rows
+        decompress = self._codec()[1].decompress
+        out: dict[str, dict[str, Any]] = {}
+        worded: list[tuple[dict[str, Any], np.ndarray]] = []
+        for point_id, row in zip(point_ids, rows, strict=True):
+            if row is None:
+                continue
+            data = decompress(row)
+            end = 4 + int.from_bytes(data[:4], "little")
+            fields = out[point_id] = orjson.loads(data[4:end])
+            if data[end : end + 1] == _TERMS:
+                worded.append((fields, np.frombuffer(data, dtype="<u4", offset=end + 1)))
+        if worded:
+            steps = [s for _, s in worded]
+            sizes = np.fromiter(map(len, steps), dtype=np.int64, count=len(steps))
+            numbers = np.cumsum(np.concatenate(steps), dtype=np.int64)
+            # Each row's steps start from its own first number: take off the running sum the rows before left.
+            before = np.cumsum(sizes) - sizes
+            numbers -= np.repeat(np.where(before > 0, numbers[before - 1], 0), sizes)
+            terms = vocabulary[numbers].tolist()
+            at = 0
+            for (fields, _), size in zip(worded, sizes.tolist(), strict=True):
+                fields[P.TERMS] = terms[at : at + size]
+                at += size
         return out
 
     def discard(self, point_ids: Iterable[str]) -> None:
@@ -105,15 +126,6 @@ class RankingTable:
             )
         return codec
 
-    def _unpack(self, row: bytes) -> dict[str, Any]:
-        data = self._codec()[1].decompress(row)
-        end = 4 + int.from_bytes(data[:4], "little")
-        fields: dict[str, Any] = json.loads(data[4:end])
-        if data[end : end + 1] == _TERMS:
-            steps = np.frombuffer(data, dtype="<u4", offset=end + 1)
-            fields[P.TERMS] = self._terms[np.cumsum(steps)].tolist()
-        return fields
-
 
 def dictionary(sample: Iterable[dict[str, Any]]) -> zstandard.ZstdCompressionDict | None:
     """A zstd dictionary trained on sample records' packed fields: field names, the common values and the
@@ -134,10 +146,18 @@ def _json(fields: dict[str, Any]) -> bytes:
 
 
 def _key(point_id: str) -> bytes:
+    # Our point ids are uuid5s in their usual form: read as hex, three times faster than `uuid.UUID`. The key
+    # lives only in this process's memory, so any other id just needs a key of its own.
+    if len(point_id) == 36 and len(key := _hex_bytes(point_id.replace("-", ""))) == 16:
+        return key
+    return hashlib.blake2b(point_id.encode(), digest_size=16).digest()
+
+
+def _hex_bytes(text: str) -> bytes:
     try:
-        return uuid.UUID(point_id).bytes  # our point ids are uuid5s
+        return bytes.fromhex(text)
     except ValueError:
-        return hashlib.blake2b(point_id.encode(), digest_size=16).digest()
+        return b""
 
 
 class PackedRows:
@@ -175,6 +195,33 @@ class PackedRows:
         where, size = int(self._where[row]), int(self._size[row])
         at = where & 0xFFFFFFFF
         return bytes(self._chunks[where >> 32][at : at + size])
+
+    def get_many(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        """`get` for many keys, probed together: slot by slot, each key on from where it was not found."""
+        if not keys:
+            return []
+        halves = np.frombuffer(b"".join(keys), dtype="<u8").reshape(-1, 2)
+        hi, lo = halves[:, 0], halves[:, 1]
+        mask = len(self._row_at) - 1
+        slots = (hi & np.uint64(mask)).astype(np.int64)
+        found = np.full(len(keys), self.EMPTY, dtype=np.int64)
+        todo = np.arange(len(keys))
+        while len(todo):
+            probed = slots[todo]
+            rows = self._row_at[probed]
+            there = (rows >= 0) & (self._hi[probed] == hi[todo]) & (self._lo[probed] == lo[todo])
+            found[todo[there]] = rows[there]
+            todo = todo[~there & (rows != self.EMPTY)]  # another key (or a discarded one) sat there: go on
+            slots[todo] = (slots[todo] + 1) & mask
+        out: list[bytes | None] = []
+        for row in found.tolist():
+            if row < 0:
+                out.append(None)
+                continue
+            where, size = int(self._where[row]), int(self._size[row])
+            at = where & 0xFFFFFFFF
+            out.append(bytes(self._chunks[where >> 32][at : at + size]))
+        return out
 
     def put(self, key: bytes, data: bytes) -> None:
         slot = self._slot_of(key)
@@ -235,7 +282,9 @@ class PackedRows:
     def _probe(self, hi: int, lo: int) -> int:
         """The slot holding this key, else the empty slot where it would go."""
         mask = len(self._row_at) - 1
-        slot = lo & mask
+        # The home slot from the key's first bytes: a uuid's ninth byte has its variant in the top two bits,
+        # so slots from the second half used a quarter of the table and probed on through long runs.
+        slot = hi & mask
         row_at, his, los = self._row_at, self._hi, self._lo
         while True:
             row = row_at[slot]
