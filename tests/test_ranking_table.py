@@ -183,7 +183,7 @@ def test_packed_rows_hold_what_was_put_through_growth_replacement_and_compaction
         del want[key]
     assert len(rows) == len(want) and rows.live_bytes == sum(map(len, want.values()))
     assert all(rows.get(k) == v for k, v in want.items())
-    # Many at once (a lookup's candidates): the first slots probed together, the rest one by one.
+    # Many at once (a lookup's candidates), probed together along the same chain, discarded keys among them.
     keys = [(i << 64).to_bytes(16, "little") for i in range(0, 5000, 7)]
     assert rows.get_many(keys) == [want.get(k) for k in keys] and rows.get_many([]) == []
     assert rows.get((5 << 64).to_bytes(16, "little")) is None and (5 << 64).to_bytes(16, "little") not in rows
