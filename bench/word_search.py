@@ -28,18 +28,17 @@ from pathlib import Path
 
 import qdrant_edge as E
 
-from oncall_memory.distill import distill, distill_alert
+from oncall_memory.alert import Alert
+from oncall_memory.answer.retrieve import make_query
+from oncall_memory.distill import distill
+from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.incident import Incident
-from oncall_memory.lexical import Sparse, sparse_vector
+from oncall_memory.lexical import Sparse
+from oncall_memory.store import payload as P
 from oncall_memory.store.engines.base import SPARSE
-from oncall_memory.vocabulary import symptoms, terms
+from oncall_memory.vocabulary import symptoms
 
 from .synth import varied_rows
-
-
-def words_of(text: str, told: str | None = None) -> Sparse:
-    """The sparse vector of a distilled text, with the symptoms `told` of (the text itself by default)."""
-    return sparse_vector(text, terms(symptoms(text if told is None else told)))
 
 
 def config(datatype: str = "Float32", idf: bool = True) -> E.EdgeConfig:
@@ -59,7 +58,8 @@ def build(path: Path, rows: list[dict]) -> Counter[int]:
     """The word index of `rows`, optimized; returns how many incidents hold each word."""
     shard, held, batch = E.EdgeShard.create(str(path), config()), Counter[int](), []
     for i, row in enumerate(rows):
-        words = words_of(distill(Incident.model_construct(**row)))
+        text = distill(Incident.model_construct(**row))
+        words = P.sparse_of({P.TEXT: text, P.SYMPTOMS: symptoms(text)})  # as `build_point` makes them
         held.update(words.indices)
         batch.append(E.Point(str(uuid.UUID(int=i + 1)), {SPARSE: vector(words)}, {}))
         if len(batch) == 2000:
@@ -110,10 +110,9 @@ def main() -> None:
     args = parser.parse_args()
     n = args.incidents
     rows = varied_rows(n + args.lookups)
-    queries = []
-    for row in rows[n:]:
-        text = distill_alert(row["title"])
-        queries.append(vector(words_of(text, f"{row['title']}\n{text}")))
+    # The word search's query as a lookup makes it (words only: no embedding).
+    embedder = FakeEmbedder(dimension=8)
+    queries = [vector(make_query(Alert(text=row["title"]), embedder, "lexical").sparse) for row in rows[n:]]
     root = Path(tempfile.mkdtemp(prefix="word-search-"))
     try:
         started = time.perf_counter()
