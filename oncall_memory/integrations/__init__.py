@@ -23,10 +23,12 @@ Integrations import the core, never the service or the CLI, and never each other
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -36,6 +38,7 @@ BUILT_IN = (
     "pagerduty",
     "alertmanager",
     "opsgenie",
+    "grafana",
     "slack",
     "jira",
     "servicenow",
@@ -45,6 +48,7 @@ BUILT_IN = (
     "rootly",
 )
 
+BUILT_IN_WHERE = "built in"  # a Plugin's `where` when it is one of ours
 log = logging.getLogger(__name__)
 
 
@@ -66,15 +70,23 @@ class Plugin:
     """What one installed integration offers the service (its source is found by `sources.factory`)."""
 
     name: str
-    where: str  # its entry point, for messages: "zabbix = oncall_memory_zabbix"
+    where: str  # its entry point, for messages: "zabbix = oncall_memory_zabbix"; BUILT_IN_WHERE for ours
     webhook: Any = None  # a webhook.Webhook
     targets: Callable[..., list[Any]] | None = None  # settings -> [targets.Target]
 
 
 def service_plugins() -> list[Plugin]:
-    """The installed integrations with a webhook or targets, loaded. One that cannot be loaded is logged
-    with its entry point and left out: a broken plugin does not keep the service down."""
+    """The integrations with a webhook or targets offered through the hooks, built in (their package offers
+    them, as `grafana` does) and installed, loaded. An installed one that cannot be loaded is logged with its
+    entry point and left out: a broken plugin does not keep the service down."""
     found = []
+    for name in BUILT_IN:
+        package = importlib.import_module(f"{__name__}.{name}")
+        # A built-in's submodules `webhook.py` and `targets.py` are its own code, not these hooks.
+        webhook, targets = (getattr(package, h, None) for h in ("webhook", "targets"))
+        webhook, targets = (None if isinstance(h, ModuleType) else h for h in (webhook, targets))
+        if webhook is not None or targets is not None:
+            found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets))
     for name, ep in sorted(plugins(BUILT_IN).items()):
         where = f"{ep.name} = {ep.value}"
         try:

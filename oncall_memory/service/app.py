@@ -27,13 +27,14 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, OncallMemoryError
-from ..integrations import BUILT_IN, Plugin, service_plugins
+from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, service_plugins
 from ..integrations.gitlab.learner import GitLabLearner
 from ..integrations.incident_io.backlog import IncidentIoSource
 from ..integrations.incident_io.learner import IncidentIoLearner
 from ..integrations.jira.backlog import JiraAPI
 from ..integrations.jira.learner import JiraLearner
 from ..integrations.pagerduty import PagerDutyAPI
+from ..integrations.pagerduty.details import CustomDetails
 from ..integrations.pagerduty.learner import Learner
 from ..integrations.pagerduty.notes import PagerDutyNotes
 from ..integrations.slack.app import SlackApp
@@ -202,7 +203,8 @@ def create_app(
             mem = memory or stack.enter_context(Memory.open(settings))
             mem.keep_ranking_fields()
             box = outbox or stack.enter_context(Outbox(settings.dir.outbox))
-            stack.enter_context(redacted_logs(secrets_of(settings)))
+            hooked = [p.webhook.secret(settings) for p in installed if isinstance(p.webhook, Webhook)]
+            stack.enter_context(redacted_logs([*secrets_of(settings), *(s for s in hooked if s)]))
             slack_app = None
             if settings.slack.signing_secret is not None:
                 slack_app = SlackApp(settings, mem)
@@ -230,6 +232,10 @@ def create_app(
             metrics.known([t.name for t in targets], _routes(app))
             for line in summary(settings, targets, mem):
                 log.info("%s", line)
+            refine = None
+            if settings.pagerduty.token:  # a triggered incident's custom details are read before its lookup
+                refine = CustomDetails.from_settings(settings)
+                stack.callback(refine.close)
             stack.callback(metrics.watch(box, lambda: mem.stats()["count"], mem.index_state, app.state.room.free_bytes))
             dispatcher = Dispatcher(
                 box,
@@ -238,6 +244,7 @@ def create_app(
                 retry_policy(settings),
                 outcome=metrics.delivery,
                 room=app.state.room,
+                refine=refine,
             )
             migrate_ledger(
                 settings.dir.file("enrich.sqlite3"),
@@ -284,7 +291,8 @@ def create_app(
     app.include_router(webhooks.router)
     installed = service_plugins()
     for plugin in installed:
-        if isinstance(plugin.webhook, Webhook) and plugin.webhook.name not in BUILT_IN:
+        built_in = plugin.where == BUILT_IN_WHERE
+        if isinstance(plugin.webhook, Webhook) and (built_in or plugin.webhook.name not in BUILT_IN):
             webhooks.mount(app, plugin.webhook, plugin.where)
         elif plugin.webhook is not None:
             log.error("the integration %s offers a webhook that is not a oncall_memory.webhook.Webhook", plugin.where)

@@ -56,11 +56,13 @@ class Dispatcher:
         *,
         outcome: Callable[[str, str], None] = lambda target, outcome: None,
         room: Room | None = None,
+        refine: Callable[[Job], Job] | None = None,
     ):
         self._outbox = outbox
         self._outcome = outcome  # told (target, "delivered" | "retried" | "failed") after each attempt
         self._room = room  # told when a claim was written (the data dir has room again)
         self._lookup = lookup
+        self._refine = refine  # a job's alerts read further before the lookup (a pager's custom details)
         self._targets = targets
         self._policy = policy
         self._wake = threading.Condition()
@@ -178,7 +180,7 @@ class Dispatcher:
     def answers(self, job: Job) -> list[Answer]:
         """One lookup per distinct alert: a thousand pods crash looping read the same once cleaned."""
         groups: dict[tuple, list] = {}
-        for item in job.items:
+        for item in (self._refine(job) if self._refine else job).items:
             a = item.alert
             key = (distill_alert(a.text), a.service, a.env, a.flavor, tuple(a.component_tags), a.signature)
             groups.setdefault(key, []).append(item)

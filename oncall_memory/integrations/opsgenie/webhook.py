@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from ...alert import Alert
+from ...annotations import texts
 from ...jobs import Job
 from ...label_facts import facts_from_labels
 from .. import Loose
@@ -36,7 +37,8 @@ class OpsgenieWebhook(Loose):
 def opsgenie_alert(
     a: OGAlert, mapping: Mapping[str, list[str]] | None = None, known: Mapping[str, Iterable[str]] | None = None
 ) -> Alert:
-    """The alert in an Opsgenie create: message and description; `entity` as the service, `tags` as
+    """The alert in an Opsgenie create: message, description and the prose among `details` (the annotations
+    of an Alertmanager alert Opsgenie received, a team's own keys); `entity` as the service, `tags` as
     component tags, and `details` read like labels."""
     facts = facts_from_labels({k: v for k, v in a.details.items() if isinstance(v, str)}, mapping, known)
     sources = facts.pop("fact_sources", {})
@@ -45,7 +47,8 @@ def opsgenie_alert(
     facts["component_tags"] = [*a.tags, *facts.get("component_tags", [])]
     if sources:
         facts["fact_sources"] = sources
-    return Alert(text=" - ".join(p for p in (a.message, a.description) if p), **facts)
+    said = [p for p in (a.message, a.description) if p]
+    return Alert(text=" - ".join([*said, *texts(a.details, skip=said)]), **facts)
 
 
 def opsgenie_job(

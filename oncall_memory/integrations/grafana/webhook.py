@@ -1,0 +1,109 @@
+"""Grafana Alerting's webhook contact point in: the body as Grafana sends it (Alertmanager-shaped: each
+alert's labels and annotations, plus `title`, `message`, `state`, `orgId` and each alert's `valueString`,
+`silenceURL`, `dashboardURL`, `panelURL`), checked by its Authorization header or its HMAC signature, and
+the one job a group's firing alerts become.
+
+Written through the `webhook.Webhook` port only: the service mounts it as it mounts an installed plugin's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from ...annotations import texts
+from ...jobs import Job
+from ...rule_alerts import RuleAlert, group_key, rule_alert, rule_item
+from ...settings import Settings
+from ...signatures import same_secret
+from ...webhook import Webhook
+from .. import Loose
+
+# Grafana's default signature header; the timestamp header has no default name in Grafana, so both names
+# its documentation and its provisioning examples use are read.
+SIGNATURE = "x-grafana-alerting-signature"
+TIMESTAMPS = ("x-grafana-alerting-signature-timestamp", "x-grafana-alerting-timestamp")
+REPLAY_WINDOW = 300.0  # seconds: a signed timestamp older (or newer) than this is refused
+
+
+class GrafanaAlert(RuleAlert):
+    valueString: str | None = None  # "[ var='B' labels={...} value=97.3 ]": the query's values, not words
+    startsAt: str = ""
+    fingerprint: str = ""
+
+
+class GrafanaWebhook(Loose):
+    version: str | None = None
+    status: str | None = None
+    state: str | None = None
+    orgId: int | None = None
+    groupKey: str | None = None
+    groupLabels: dict[str, str] = {}
+    title: str | None = None
+    message: str | None = None
+    alerts: list[GrafanaAlert]
+
+
+def _signature_ok(secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
+    offered = headers.get(SIGNATURE, "").strip().lower()
+    stamp = next((headers[h] for h in TIMESTAMPS if headers.get(h)), None)
+    signed = raw
+    if stamp is not None:
+        try:
+            if abs(time.time() - float(stamp)) > REPLAY_WINDOW:
+                return False
+        except ValueError:
+            return False
+        signed = stamp.encode("latin-1", "replace") + b":" + raw
+    expected = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    return same_secret(offered, expected)
+
+
+def grafana_jobs(
+    hook: GrafanaWebhook, label_facts: Mapping[str, list[str]] | None, known: Mapping[str, Any]
+) -> tuple[list[Job], int]:
+    """The group as one job of its firing alerts, each read as Alertmanager's are (its name and every text
+    its annotations carry). An alert with no text of its own, alone in its post, is read by the post's
+    `title` and `message` (Grafana's default message lists labels and links; links are left out)."""
+    items, ignored = [], 0
+    firing = [a for a in hook.alerts if a.status == "firing"]
+    for a in firing:
+        alert = rule_alert(a, label_facts, known)
+        if alert is not None and len(firing) == 1 and not texts(a.annotations):
+            group = " - ".join(texts({"title": hook.title or "", "message": hook.message or ""}, skip=[alert.text]))
+            alert = alert.model_copy(update={"text": " - ".join(p for p in (alert.text, group) if p)})
+        if alert is None:
+            ignored += 1
+            continue
+        if not a.fingerprint:  # Grafana always sends one; a hand-made post may not
+            a = a.model_copy(
+                update={"fingerprint": hashlib.sha256(repr(sorted(a.labels.items())).encode()).hexdigest()[:16]}
+            )
+        items.append(rule_item(a, "grafana", alert))
+    if not items:
+        return [], ignored
+    key = group_key("grafana", hook.groupKey, items)
+    return [Job(key=key, items=items, group=hook.groupLabels.get("alertname"))], ignored
+
+
+class GrafanaHook(Webhook):
+    """`POST /webhooks/grafana`. Its secret (ONCALL_MEMORY_GRAFANA_SECRET) is sent by Grafana as the
+    contact point's Authorization credentials (`Bearer <secret>`), or is its HMAC signature's secret."""
+
+    name: ClassVar[str] = "grafana"
+    variable: ClassVar[str] = "ONCALL_MEMORY_GRAFANA_SECRET"
+    body: ClassVar[type[BaseModel] | None] = GrafanaWebhook
+
+    def authentic(self, secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
+        scheme, _, credential = headers.get("authorization", "").partition(" ")
+        bearer = credential.strip() if scheme.lower() == "bearer" else ""
+        # Both compared whatever the first says, so the time taken does not tell which was tried.
+        return sum((same_secret(bearer, secret), _signature_ok(secret, headers, raw))) > 0
+
+    def jobs(self, body: Any, settings: Settings, known: Mapping[str, Any]) -> tuple[list[Job], int | str]:
+        return grafana_jobs(GrafanaWebhook.model_validate(body), settings.service.label_facts, known)

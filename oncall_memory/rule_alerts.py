@@ -1,0 +1,107 @@
+"""An alert a rule fired, as Prometheus-style rulers post it: its labels, its annotations, when it started and
+its fingerprint. Alertmanager's webhook, Grafana Alerting's contact point and the rulers behind them (Mimir,
+Loki, Thanos) all send alerts of this shape; each pager's package reads its own envelope and leaves the
+alerts to this module: the alert to look up, the heading that tells it from its group, a group's job key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from .alert import Alert
+from .annotations import texts
+from .jobs import Item
+from .label_facts import EXPORTERS, facts_from_labels
+
+
+class RuleAlert(BaseModel):
+    """One alert of a group, read leniently (rulers add fields over time)."""
+
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+
+    status: str
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    startsAt: str
+    fingerprint: str
+
+
+def rule_alert(
+    a: RuleAlert, mapping: Mapping[str, list[str]] | None = None, known: Mapping[str, Iterable[str]] | None = None
+) -> Alert | None:
+    """The alert to look up: its rule's name and every text its annotations carry, the headline first
+    (`annotations.texts`: `summary`, `message`, `title`, any key a team invents; links left out), facts from
+    its labels. None when it has no text at all. (Measured with `eval` and dropped: writing the rule's name as
+    words, and removing the label values a description repeats; both lowered MRR on the pager set.)"""
+    name = a.labels.get("alertname", "").strip()
+    text = " - ".join(p for p in (name, *texts(a.annotations, skip=[name])) if p)
+    return Alert(text=text, **facts_from_labels(a.labels, mapping, known)) if text else None
+
+
+def rule_item(a: RuleAlert, prefix: str, alert: Alert, runbook: str | None = None) -> Item:
+    """The alert as a job's item: keyed by `<prefix>:<fingerprint>:<startsAt>`, named by its heading, its
+    annotations' texts as the detail line."""
+    return Item(
+        key=f"{prefix}:{a.fingerprint}:{a.startsAt}",
+        alert=alert,
+        title=heading(a) or alert.text,
+        detail=" — ".join(texts(a.annotations)) or None,
+        runbook=runbook,
+    )
+
+
+# A job key is stored with every claim and delivery of its alerts: a key as long as its group would make an
+# alert storm's storage grow with the square of its size (1,000 alerts without a groupKey: 105 MB).
+LONGEST_KEY = 200
+
+
+def group_key(prefix: str, group: str | None, items: list[Item]) -> str:
+    """`<prefix>:<groupKey>`, or for a post without one (some senders and proxies), a digest of its alerts'
+    keys; a groupKey longer than LONGEST_KEY is kept as its start and a digest of the whole."""
+    if not group:
+        digest = hashlib.sha256("\n".join(sorted(i.key for i in items)).encode()).hexdigest()[:24]
+        return f"{prefix}:alerts-{digest}"
+    if len(group) > LONGEST_KEY:
+        digest = hashlib.sha256(group.encode()).hexdigest()[:24]
+        return f"{prefix}:{group[: LONGEST_KEY // 2]}~{digest}"
+    return f"{prefix}:{group}"
+
+
+# The labels that tell one alert of a group from another (kubernetes-mixin rules share their summaries:
+# "Pod is crash looping." twice says nothing), in the order they are read.
+IDENTIFYING = (
+    "namespace",
+    "pod",
+    "container",
+    "deployment",
+    "statefulset",
+    "daemonset",
+    "job_name",
+    "node",
+    "persistentvolumeclaim",
+    "horizontalpodautoscaler",
+    "instance",
+    "job",
+    "service",
+    "cluster",
+)
+
+
+def heading(a: RuleAlert) -> str:
+    """`KubePodCrashLooping · shop/checkout-6c9d7f-abcde · container checkout · cluster shop-prod`: the rule's
+    name and the labels that identify this alert (exporters' names left out), else its headline."""
+    labels = {k: v.strip() for k, v in a.labels.items() if isinstance(v, str) and v.strip()}
+    name = labels.get("alertname") or next(iter(texts(a.annotations)), "")
+    parts, used = [name] if name else [], set()
+    if "namespace" in labels and "pod" in labels:
+        parts.append(f"{labels['namespace']}/{labels['pod']}")
+        used |= {"namespace", "pod"}
+    for key in IDENTIFYING:
+        value = labels.get(key)
+        if key in used or not value or value.lower() in EXPORTERS:
+            continue
+        parts.append(f"{key} {value}")
+    return " · ".join(parts)

@@ -1,0 +1,266 @@
+"""Every text an alert carries is read: Alertmanager's annotations by one rule (five public rule sets whose
+keys differ, in tests/mixins), Grafana Alerting's contact point through the hook a plugin uses, PagerDuty's
+custom details read before a triggered incident is looked up, Opsgenie's details."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import FIXTURES
+from fastapi.testclient import TestClient
+from pagerduty_fake import TOKEN as PD_TOKEN
+from pagerduty_fake import FakePagerDuty, pd_incident
+from pydantic import SecretStr
+from werkzeug import Response
+
+from oncall_memory.annotations import texts
+from oncall_memory.embedders.fake import FakeEmbedder
+from oncall_memory.ingest.backlog import read_jsonl
+from oncall_memory.integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
+from oncall_memory.integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_job
+from oncall_memory.memory import Memory
+from oncall_memory.service import create_app
+from oncall_memory.service.outbox import Outbox
+from oncall_memory.settings import Settings
+from oncall_memory.store.engines import open_store
+
+MIXINS = Path(__file__).parent / "mixins"
+SLACK = "/slack/T000/B000/XXXX"
+
+# -- the rule ---------------------------------------------------------------------------------------------
+
+
+def test_the_headline_comes_first_then_every_other_text_once():
+    got = texts({"description": "Job payments/x failed to complete.", "summary": "Job failed to complete."})
+    assert got == ["Job failed to complete.", "Job payments/x failed to complete."]
+    assert texts({"title": "Disk almost full", "message": "Root volume at 97%"})[0] == "Root volume at 97%"
+    assert texts({"info": "More than 72% of node pool operations failed", "descripton": "typo'd key, still read"}) == [
+        "More than 72% of node pool operations failed",
+        "typo'd key, still read",
+    ]
+    assert texts({"summary": "Same words", "description": "same   words"}) == ["Same words"]
+
+
+def test_links_ids_and_queries_are_left_out():
+    got = texts(
+        {
+            "summary": "Alertmanager is failing sending notifications",
+            "runbook_url": "https://runbooks.example.com/x",
+            "runbook": "docs/monitoring/alertmanager-notification-failures.md",
+            "dashboard": "https://grafana.example.com/d/abc",
+            "documentation": "https://docs.ceph.com/en/latest/rados/operations/health-checks#osd-full",
+            "correlationId": "UserJourneyClusterAutoscalerStalled/prod/ns",
+            "__dashboardUid__": "abcd",
+            "grafana_panel_id": "12",
+            "promql_query": "sum(rate(errors_total[5m])) by (job) > 0",
+            "severity_level": "2",
+        }
+    )
+    assert got == ["Alertmanager is failing sending notifications"]
+
+
+def test_nested_details_are_read_in_order_and_bounded():
+    details = {"error": {"message": "connection refused to orders-db"}, "context": ["retrying in 5 seconds", 3]}
+    assert texts(details) == ["connection refused to orders-db", "retrying in 5 seconds"]
+    deep: dict = {}
+    node = deep
+    for _ in range(50):
+        node["next"] = node = {}
+    node["message"] = "too deep to read"
+    assert texts(deep) == []
+    assert len(texts({f"k{i}": f"value number {i}" for i in range(10_000)})) == 200
+
+
+# -- five public rule sets, as Alertmanager delivers them ------------------------------------------------
+
+SAMPLE = {
+    "namespace": "payments",
+    "pod": "ledger-7c9f8d6b54-x2kq9",
+    "container": "ledger",
+    "cluster": "prod-eu1",
+    "job": "thanos-compact",
+    "job_name": "ledger-nightly-settlement",
+    "daemonset": "fluent-bit",
+    "persistentvolume": "pvc-1f2e3d4c",
+    "phase": "Failed",
+    "resource": "cpu",
+    "route": "loki_api_v1_push",
+    "ceph_daemon": "osd.3",
+    "hostname": "storage-node-2",
+    "kv_name": "ingester-ring",
+}
+_LABEL = re.compile(r"\{\{-?\s*(?:\$labels|\.Labels)\.(\w+)\s*-?\}\}")
+_VALUE = re.compile(r"\{\{[^{}]*\$value[^{}]*\}\}")
+_ACTION = re.compile(r"\{\{.*?\}\}", re.S)  # {{ if }}, {{ range query ... }}, {{ end }}: what is left
+
+
+def render(template: str) -> str:
+    """A rule's annotation as Prometheus renders it, with sample label values and a sample value."""
+    text = _LABEL.sub(lambda m: SAMPLE.get(m[1], m[1]), template)
+    return _ACTION.sub("", _VALUE.sub("97.5", text)).strip()
+
+
+def delivered(rule: dict) -> dict:
+    """One firing alert of the rule as Alertmanager's webhook carries it."""
+    labels = {"alertname": rule["alert"], **rule.get("labels", {})}
+    for name in _LABEL.findall(json.dumps(rule.get("annotations", {}))):
+        labels.setdefault(name, SAMPLE.get(name, name))
+    return {
+        "status": "firing",
+        "labels": labels,
+        "annotations": {k: render(v) for k, v in rule.get("annotations", {}).items()},
+        "startsAt": "2026-12-01T03:10:00Z",
+        "fingerprint": hashlib.sha256(rule["alert"].encode()).hexdigest()[:16],
+    }
+
+
+def words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z]{3,}", text)}
+
+
+@pytest.mark.parametrize("mixin", sorted(p.name for p in MIXINS.glob("*.yaml")))
+def test_the_lookup_text_holds_every_annotations_words_and_none_of_its_links(mixin):
+    rules = [r for g in yaml.safe_load((MIXINS / mixin).read_text())["groups"] for r in g["rules"] if "alert" in r]
+    keys = set()
+    for rule in rules:
+        alert = delivered(rule)
+        hook = AlertmanagerWebhook.model_validate({"version": "4", "groupKey": rule["alert"], "alerts": [alert]})
+        (job,), ignored = alertmanager_jobs(hook, Settings().service.label_facts)
+        text = job.items[0].alert.text
+        assert ignored == 0 and text.startswith(rule["alert"])
+        for key, value in alert["annotations"].items():
+            keys.add(key)
+            if value.startswith("https://"):
+                assert value not in text, f"{mixin} {rule['alert']}: the link in {key} reached the lookup"
+            else:
+                missing = words(value) - words(text)
+                assert not missing, f"{mixin} {rule['alert']}: {key}'s words {sorted(missing)} were not read"
+    assert len(rules) >= 4 and keys  # the file holds rules, and they carry annotations
+
+
+def test_the_five_rule_sets_use_different_keys():
+    keys = {
+        p.name: frozenset(
+            k for g in yaml.safe_load(p.read_text())["groups"] for r in g["rules"] for k in r["annotations"]
+        )
+        for p in MIXINS.glob("*.yaml")
+    }
+    assert len(keys) == 5 and len(set(keys.values())) == 5
+
+
+# -- the pagers, through the service ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def settings(httpserver, tmp_path, monkeypatch):
+    monkeypatch.setenv("ONCALL_MEMORY_GRAFANA_SECRET", "grafana-shared-secret-1")
+    return Settings(
+        data_dir=tmp_path / "data",
+        embedder="fake",
+        pagerduty_url=httpserver.url_for(""),
+        pagerduty_token=SecretStr(PD_TOKEN),
+        pagerduty_from_email="oncall-memory@acme.example",
+        slack_webhook_url=SecretStr(httpserver.url_for(SLACK)),
+        post_backoff=0.01,
+        post_backoff_cap=0.05,
+        pagerduty_backoff=0.01,
+    )
+
+
+@pytest.fixture
+def client(settings, httpserver):
+    memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
+    memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    outbox = Outbox(settings.data_dir / "outbox.sqlite3")
+    httpserver.expect_request(SLACK, method="POST").respond_with_response(Response("ok"))
+    with TestClient(create_app(settings, memory=memory, outbox=outbox)) as c:
+        yield c
+    outbox.close()
+    memory.close()
+
+
+def slack_texts(httpserver) -> list[str]:
+    return [json.dumps(json.loads(r.get_data())) for r, _ in httpserver.log if r.path == SLACK]
+
+
+def test_grafanas_contact_point_is_mounted_through_the_hook_and_read_like_alertmanagers(client, httpserver):
+    body = (FIXTURES / "webhooks" / "grafana-alerting.json").read_bytes()
+    json_only = {"Content-Type": "application/json"}
+    assert client.post("/webhooks/grafana", content=body, headers=json_only).status_code == 401
+    wrong = {**json_only, "Authorization": "Bearer not-the-secret"}
+    assert client.post("/webhooks/grafana", content=body, headers=wrong).status_code == 401
+    ok = client.post(
+        "/webhooks/grafana", content=body, headers={**json_only, "Authorization": "Bearer grafana-shared-secret-1"}
+    )
+    assert ok.status_code == 202 and ok.json() == {"accepted": 1, "duplicates": 0}
+    assert client.app.state.dispatcher.join(30)
+    (posted,) = slack_texts(httpserver)
+    assert "CrashLoopBackOff right after the rollout" in posted and "CheckoutPodsRestarting" in posted
+    job = client.app.state.outbox.job_of("grafana:a1b2c3d4e5f60718:2026-11-29T03:10:00Z")
+    assert job is not None and job.key.startswith("grafana:")
+    assert client.app.state.outbox.states(job.key) == {"slack": "done"}
+    assert "wiki.example.com" not in job.items[0].alert.text  # the runbook link is never looked up
+
+
+def test_grafanas_hmac_signature_is_accepted_with_and_without_a_timestamp(client):
+    body = (FIXTURES / "webhooks" / "grafana-alerting.json").read_bytes()
+    secret = b"grafana-shared-secret-1"
+    plain = hmac.new(secret, body, hashlib.sha256).hexdigest()
+    headers = {"Content-Type": "application/json", "X-Grafana-Alerting-Signature": plain}
+    assert client.post("/webhooks/grafana", content=body, headers=headers).status_code == 202
+    stamp = str(int(time.time()))
+    stamped = hmac.new(secret, f"{stamp}:".encode() + body, hashlib.sha256).hexdigest()
+    headers = {
+        "Content-Type": "application/json",
+        "X-Grafana-Alerting-Signature": stamped,
+        "X-Grafana-Alerting-Signature-Timestamp": stamp,
+    }
+    assert client.post("/webhooks/grafana", content=body, headers=headers).json()["duplicates"] == 1
+    stale = str(int(time.time()) - 3600)
+    headers["X-Grafana-Alerting-Signature-Timestamp"] = stale
+    headers["X-Grafana-Alerting-Signature"] = hmac.new(secret, f"{stale}:".encode() + body, hashlib.sha256).hexdigest()
+    assert client.post("/webhooks/grafana", content=body, headers=headers).status_code == 401
+
+
+def test_a_grafana_alert_without_annotations_is_read_by_the_posts_title_and_message(client):
+    from oncall_memory.integrations.grafana.webhook import GrafanaWebhook, grafana_jobs
+
+    data = json.loads((FIXTURES / "webhooks" / "grafana-alerting.json").read_text())
+    data["alerts"][0]["annotations"] = {}
+    (job,), _ = grafana_jobs(GrafanaWebhook.model_validate(data), None, {})
+    text = job.items[0].alert.text
+    assert "CheckoutPodsRestarting" in text and "grafana.example.com" not in text.split("Source:")[0]
+
+
+def test_a_triggered_incidents_custom_details_are_read_before_its_lookup(client, httpserver):
+    details = {
+        "firing": "Labels:\n - alertname = KubePodCrashLooping\nAnnotations:\n - summary = checkout pods crash looping",
+        "num_firing": "1",
+        "description": "Pod checkout/checkout-7d9c6b8f5-x2kq9 keeps restarting, CrashLoopBackOff after deploy",
+    }
+    pd = FakePagerDuty(
+        incidents=[pd_incident(0, id="PGR0VU2", title="[FIRING:1] KubePodCrashLooping")],
+        alerts={"PGR0VU2": [{"id": "A1", "created_at": "2026-11-29T03:10:00Z", "body": {"details": details}}]},
+    ).install(httpserver)
+    event = json.loads((FIXTURES / "webhooks" / "pagerduty-incident-triggered.json").read_text())
+    event["event"]["data"]["title"] = "[FIRING:1] KubePodCrashLooping"
+    sent = client.post("/webhooks/pagerduty", content=json.dumps(event), headers={"Content-Type": "application/json"})
+    assert sent.status_code == 202
+    assert client.app.state.dispatcher.join(30)
+    assert any("/alerts" in path for _, _, path in pd.requests)  # the details were asked for
+    (posted,) = slack_texts(httpserver)
+    assert "CrashLoopBackOff after deploy" in posted
+
+
+def test_opsgenies_details_prose_is_read_beside_its_message():
+    data = json.loads((FIXTURES / "webhooks" / "opsgenie-create.json").read_text())
+    data["alert"]["details"] = {"service": "checkout", "impact": "checkout pods restart in a crash loop", "id": "7"}
+    job = opsgenie_job(OpsgenieWebhook.model_validate(data))
+    assert "checkout pods restart in a crash loop" in job.items[0].alert.text
