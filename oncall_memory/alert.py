@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .facts import Facts, UtcDatetime
 from .store import payload as P
@@ -14,7 +14,7 @@ from .store.conditions import Condition, Match, Range
 class Alert(Facts):
     """What fired: its text, and facts about where (used to prefer, never to exclude)."""
 
-    text: str
+    text: str = Field(json_schema_extra={"minLength": 1, "pattern": r"\S"})  # not blank (said by `_not_blank`)
     signature: str | None = None  # the pager's own grouping key, if it has one
     fact_sources: dict[str, str] = {}  # where a fact was found ("container label"), for the reasons
 

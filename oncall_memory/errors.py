@@ -9,6 +9,10 @@ class InvalidInput(OncallMemoryError):
     """The user gave something we cannot use (an empty alert, an unknown filter, a bad limit)."""
 
 
+class NotFound(InvalidInput):
+    """What the user named is not on record (an incident id): HTTP 404, exit 2."""
+
+
 class EmbeddingFailed(OncallMemoryError):
     """The embedder could not produce vectors, or produced the wrong ones. Nothing was written.
 

@@ -24,7 +24,7 @@ from .answer.confidence import overall
 from .answer.feedback import FeedbackStore, unknown_incident
 from .answer.retrieve import Lookup, Retriever, check_limit, make_query
 from .embedders import Embedder, make_embedder
-from .errors import InvalidInput
+from .errors import InvalidInput, NotFound
 from .incident import Incident
 from .ingest import last_ingest
 from .ingest import maintenance as M
@@ -136,7 +136,7 @@ class Memory:
         if key is None:
             raise InvalidInput("feedback needs the alert it was about: its text or its signature")
         if self.incident(suggested) is None:
-            raise InvalidInput(unknown_incident(suggested))
+            raise NotFound(unknown_incident(suggested))
         recorded = self.feedback.record(key, suggested, verdict, who=who, at=at, ref=ref)
         self.calibration.verdict(key, suggested, lambda: self.similar(alert, limit=50).neighbours)
         return recorded

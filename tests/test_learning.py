@@ -198,7 +198,7 @@ def test_feedback_over_http_and_the_cli_is_shown_and_bounded(setup, monkeypatch,
     assert client.post("/feedback", json={"suggested": third, "verdict": "helped"}).status_code == 422
     # Issue 35: an incident the memory does not hold was refused by MCP but taken by the API and the CLI.
     unknown = client.post("/feedback", json={"alert": {"text": text}, "suggested": "INC-NOPE", "verdict": "helped"})
-    assert unknown.status_code == 400 and "no incident 'INC-NOPE' in the memory" in unknown.json()["detail"]
+    assert unknown.status_code == 404 and "no incident 'INC-NOPE' in the memory" in unknown.json()["detail"]
     # Both spellings of the verdict, everywhere.
     spelled = client.post("/feedback", json={"alert": {"text": text}, "suggested": third, "verdict": "not-related"})
     assert spelled.status_code == 200 and spelled.json()["verdict"] == "not related"

@@ -206,7 +206,7 @@ def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeyp
                 "who": shape.text[:200],
             }
             unknown = client.post("/feedback", json={**feedback, "suggested": shape.text[:200]})
-            assert unknown.status_code == 400, unknown.text
+            assert unknown.status_code == 404, unknown.text
             outputs.append(unknown.text)  # refused without echoing the secret it was given as an id
             responses = [
                 client.post("/feedback", json=feedback),

@@ -3,28 +3,41 @@
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from ..alert import Alert, Filters
 from ..answer.render import terminal
-from ..answer.retrieve import Lookup
+from ..answer.retrieve import MAX_LIMIT, Lookup
 from ..integrations.pagerduty.webhook import PAGERDUTY_ID
 from ..redact import redact
 from ..store.readiness import Readiness
 from .auth import api_token
 from .body import documented_body, parse, parse_json, raw_json_body
+from .contract import errors
 from .deps import MemoryDep, OutboxDep, RoomDep, SettingsDep
 from .outbox import Outbox
 
+# A response header may carry printable ASCII only (h11 drops the connection on a control character): what
+# comes from input is sent with everything else percent-encoded, as X-Lookup-Text always was.
+_HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%") + " "
+
+
+def header_value(text: str) -> str:
+    """`text` as a header value: printable ASCII kept, anything else (controls, DEL, non-ASCII, `%`)
+    percent-encoded, no white space at either end."""
+    return quote(text.strip(), safe=_HEADER_SAFE).strip()
+
+
 MAX_TEXT_HEADER = 16_384  # bytes of the percent-encoded alert text sent back; http.client reads lines of 64 Ki
 
-router = APIRouter(dependencies=[Depends(api_token)], tags=["lookup"])
+router = APIRouter(dependencies=[Depends(api_token)], tags=["lookup"], responses=errors(401, 503))
 probes = APIRouter(tags=["probes"])
+LIMIT = "how many past incidents, most alike first"
 
 
 class SimilarRequest(BaseModel):
@@ -34,7 +47,7 @@ class SimilarRequest(BaseModel):
 
     alert: Alert
     filters: Filters | None = None
-    limit: int = 5
+    limit: StrictInt = Field(5, ge=1, le=MAX_LIMIT, description=LIMIT)  # `true` is not 1
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
     rank: bool = True
 
@@ -45,16 +58,16 @@ def neighbours_json(lookup: Lookup) -> list[dict]:
 
 # The answer is built as JSON here (as `POST /similar` does): FastAPI's own response validation and
 # encoding of the neighbours took about 1 ms of a lookup. `response_model` keeps the documented shape.
-@router.get("/similar", response_model=list[dict])
+@router.get("/similar", response_model=list[dict], responses=errors(400, 422))
 def similar_get(
     memory: MemoryDep,
-    text: str,
+    text: str = Query(min_length=1, pattern=r"\S", description="the alert's text"),
     service: str | None = None,
     env: str | None = None,
     flavor: str | None = None,
     tag: list[str] = Query(default=[]),
     status: str | None = None,
-    limit: int = 5,
+    limit: int = Query(5, ge=1, le=MAX_LIMIT, description=LIMIT),
 ) -> JSONResponse:
     alert = parse(Alert, {"text": text})
     filters = parse(
@@ -63,7 +76,25 @@ def similar_get(
     return JSONResponse(neighbours_json(memory.similar(alert, filters=filters, limit=limit)))
 
 
-@router.post("/similar", openapi_extra=documented_body(SimilarRequest))
+# Its 200 is documented by hand: the body is the neighbours' list as JSON, or with format=text the answer
+# as the CLI prints it.
+ANSWERED: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The nearest past incidents, most alike first",
+        "content": {
+            "application/json": {"schema": {"type": "array", "items": {"type": "object"}}},
+            "text/plain": {"schema": {"type": "string"}},
+        },
+    }
+}
+
+
+@router.post(
+    "/similar",
+    openapi_extra=documented_body(SimilarRequest),
+    responses={**ANSWERED, **errors(400, 413, 415, 422)},
+    response_class=Response,
+)
 def similar_post(
     memory: MemoryDep,
     raw: bytes = Depends(raw_json_body),
@@ -80,9 +111,9 @@ def similar_post(
     # How the lookup ran, for a client that prints it (the CLI); the body stays the list of neighbours.
     headers: dict[str, str] = {"X-Lookup-Mode": lookup.mode, "X-Lookup-Confidence": lookup.confidence}
     if lookup.signature_key:
-        headers["X-Lookup-Signature"] = lookup.signature_key.encode("ascii", "replace").decode()
+        headers["X-Lookup-Signature"] = header_value(lookup.signature_key)
     if lookup.degraded:
-        headers["X-Lookup-Degraded"] = lookup.degraded.encode("ascii", "replace").decode()
+        headers["X-Lookup-Degraded"] = header_value(lookup.degraded)
     if format == "text":
         # Rendered here by the CLI's own renderer, from the lookup itself: the CLI through a service needs no
         # model of its own (half its start-up) and prints what it would print standalone, to the letter.
@@ -103,7 +134,15 @@ class FeedbackRequest(BaseModel):
     """POST /feedback: a responder's verdict on a suggestion, for the alert it was made for (the alert
     itself, or the PagerDuty incident it came in as)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["alert"], "properties": {"alert": {"type": "object"}}},
+                {"required": ["alert_incident"], "properties": {"alert_incident": {"type": "string"}}},
+            ]
+        },
+    )
 
     alert: Alert | None = None
     alert_incident: str | None = Field(default=None, pattern=PAGERDUTY_ID)
@@ -112,13 +151,15 @@ class FeedbackRequest(BaseModel):
     who: str = Field(default="api", max_length=200)
 
 
-@router.post("/feedback", openapi_extra=documented_body(FeedbackRequest))
+@router.post("/feedback", openapi_extra=documented_body(FeedbackRequest), responses=errors(400, 404, 413, 415, 422))
 def feedback(memory: MemoryDep, outbox: OutboxDep, raw: bytes = Depends(raw_json_body)) -> dict:
     req = parse(FeedbackRequest, parse_json(raw))
     alert = req.alert
     if alert is None and req.alert_incident:
         job = outbox.job_of(f"pagerduty:{req.alert_incident}")
         alert = job.items[0].alert if job else None
+    if alert is None and req.alert_incident:
+        raise HTTPException(404, f"no alert for PagerDuty incident {req.alert_incident} came through this service")
     if alert is None:
         raise HTTPException(422, "give the alert (its text) or alert_incident (a PagerDuty incident this service saw)")
     verdict = "not related" if req.verdict == "not-related" else req.verdict
@@ -131,7 +172,13 @@ def healthz() -> dict:
     return {"status": "ok"}
 
 
-@probes.get("/readyz")
+class Ready(BaseModel):
+    ready: bool
+    detail: str
+    degraded: str | None = None
+
+
+@probes.get("/readyz", response_model=Ready, responses={503: {"model": Ready, "description": "Cannot answer now"}})
 def readyz(memory: MemoryDep, outbox: OutboxDep, settings: SettingsDep, room: RoomDep) -> JSONResponse:
     state = memory.ready()
     if state.ready and (full := room.problem()):  # lookups still answer; webhooks would be refused

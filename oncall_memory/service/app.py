@@ -26,7 +26,7 @@ from starlette.routing import Route
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ..answer.render import Extra
-from ..errors import DiskFull, InvalidInput, OncallMemoryError
+from ..errors import DiskFull, InvalidInput, NotFound, OncallMemoryError
 from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, service_plugins
 from ..integrations.gitlab.learner import GitLabLearner
 from ..integrations.incident_io.backlog import IncidentIoSource
@@ -52,6 +52,7 @@ from .indexer import Indexer
 from .ingest_timer import IngestTimer
 from .ledger import migrate_ledger
 from .mcp_http import McpEndpoint, mcp_app
+from .methods import Methods
 from .metrics import HttpMetrics, Metrics
 from .outbox import Outbox
 from .room import RETRY_AFTER, Room, cannot_write
@@ -287,6 +288,7 @@ def create_app(
         # Only a configured proxy may say who the client is: the login throttle and the Secure cookie read
         # `request.client` and its scheme, and anyone else could rotate X-Forwarded-For to dodge the first.
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=trusted)
+    app.add_middleware(Methods)  # OPTIONS and a 405 name every method a path takes
     app.add_middleware(RecordPeer)  # outermost: the connection's own address, before any proxy rewrites it
     app.include_router(webhooks.router)
     installed = service_plugins()
@@ -345,14 +347,16 @@ def create_app(
     async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's own 422, less the value it was given: a query parameter is read before any redaction,
         # and `?limit=<a token>` came back verbatim. Each error keeps its type, location and message.
-        errors = [{k: v for k, v in error.items() if k != "input"} for error in exc.errors()]
-        return JSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
+        errors = [{k: error[k] for k in ("loc", "msg", "type")} for error in exc.errors()]
+        said = "; ".join(f"{'.'.join(str(p) for p in e['loc'][1:]) or e['loc'][0]}: {e['msg']}" for e in errors)
+        return JSONResponse({"detail": said, "errors": jsonable_encoder(errors)}, status_code=422)
 
     @app.exception_handler(OncallMemoryError)
     async def _domain_error(request: Request, exc: OncallMemoryError) -> JSONResponse:
         if isinstance(exc, DiskFull):
             return _refused_write(request, exc)
-        return JSONResponse({"detail": str(exc)}, status_code=400 if isinstance(exc, InvalidInput) else 503)
+        status = 404 if isinstance(exc, NotFound) else 400 if isinstance(exc, InvalidInput) else 503
+        return JSONResponse({"detail": str(exc)}, status_code=status)
 
     @app.exception_handler(sqlite3.OperationalError)
     @app.exception_handler(OSError)

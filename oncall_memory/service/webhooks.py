@@ -36,10 +36,11 @@ from ..signatures import same_secret
 from ..webhook import Webhook
 from .auth import alertmanager_token, faces_the_network, opsgenie_token, pager_on
 from .body import documented_body, parse, parse_json, raw_json_body
+from .contract import WEBHOOK_ERRORS
 from .deps import DispatcherDep, LearningDep, MemoryDep, SettingsDep
 from .worker import Dispatcher
 
-router = APIRouter(prefix="/webhooks", tags=["webhooks"])
+router = APIRouter(prefix="/webhooks", tags=["webhooks"], responses=WEBHOOK_ERRORS)
 log = logging.getLogger(__name__)
 
 
@@ -249,4 +250,5 @@ def mount(app: FastAPI, hook: Webhook, where: str) -> None:
         tags=["webhooks"],
         summary=f"{hook.name} (integration {where})",
         openapi_extra=extra,
+        responses=WEBHOOK_ERRORS,
     )
