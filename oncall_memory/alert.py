@@ -51,6 +51,14 @@ class Filters(BaseModel):
     since: UtcDatetime | None = None  # opened at or after
     until: UtcDatetime | None = None  # opened before
 
+    @field_validator("since", "until", mode="before")
+    @classmethod
+    def _a_time_not_a_number(cls, value: Any) -> Any:
+        # The schema says a date-time string; a bare number would be read as seconds since 1970.
+        if isinstance(value, (bool, int, float)):
+            raise ValueError("give a date or a time (2026-11-01, 2026-11-01T03:00:00Z), not a number")
+        return value
+
     def conditions(self) -> list[Condition]:
         """The filters as engine-neutral conditions (see `conditions.py`); empty when none is set."""
         where: list[Condition] = [

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
 
 from ..alert import Alert, Filters
 from ..answer.render import terminal
@@ -40,6 +41,18 @@ probes = APIRouter(tags=["probes"])
 LIMIT = "how many past incidents, most alike first"
 
 
+def _whole(value: Any) -> Any:
+    """JSON's integers as JSON Schema counts them: 15 and 15.0, never `true` or "15"."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("give a whole number")
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError("give a whole number")
+    return int(value)
+
+
+WholeNumber = Annotated[int, BeforeValidator(_whole)]
+
+
 class SimilarRequest(BaseModel):
     """POST /similar: an alert (facts are soft preferences) plus optional hard filters."""
 
@@ -47,9 +60,9 @@ class SimilarRequest(BaseModel):
 
     alert: Alert
     filters: Filters | None = None
-    limit: StrictInt = Field(5, ge=1, le=MAX_LIMIT, description=LIMIT)  # `true` is not 1
+    limit: WholeNumber = Field(5, ge=1, le=MAX_LIMIT, description=LIMIT)
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
-    rank: bool = True
+    rank: StrictBool = True
 
 
 def neighbours_json(lookup: Lookup) -> list[dict]:
@@ -58,7 +71,14 @@ def neighbours_json(lookup: Lookup) -> list[dict]:
 
 # The answer is built as JSON here (as `POST /similar` does): FastAPI's own response validation and
 # encoding of the neighbours took about 1 ms of a lookup. `response_model` keeps the documented shape.
-@router.get("/similar", response_model=list[dict], responses=errors(400, 422))
+def given_once(request: Request) -> None:
+    """A parameter that takes one value, given twice (`?env=a&env=b`), is refused: which one was meant?"""
+    for name in {k for k, _ in request.query_params.multi_items() if k != "tag"}:
+        if len(request.query_params.getlist(name)) > 1:
+            raise RequestValidationError([{"loc": ("query", name), "msg": "give it once", "type": "repeated"}])
+
+
+@router.get("/similar", response_model=list[dict], responses=errors(400, 422), dependencies=[Depends(given_once)])
 def similar_get(
     memory: MemoryDep,
     text: str = Query(min_length=1, pattern=r"\S", description="the alert's text"),

@@ -142,7 +142,7 @@ def jira(
     return accept(dispatcher, [jira_webhook.learn_job(hook, delivery[:100] if delivery else None)])
 
 
-@router.post("/incident_io", status_code=202)
+@router.post("/incident_io", status_code=202, openapi_extra=documented_body(incident_io_webhook.IncidentIoEvent))
 def incident_io(
     request: Request,
     settings: SettingsDep,

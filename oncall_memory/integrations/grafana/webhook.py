@@ -38,10 +38,8 @@ class GrafanaAlert(RuleAlert):
 
 
 class GrafanaWebhook(Loose):
-    version: str | None = None
-    status: str | None = None
-    state: str | None = None
-    orgId: int | None = None
+    """What is read of the body (`version`, `state`, `orgId` and the rest are kept, not read)."""
+
     groupKey: str | None = None
     groupLabels: dict[str, str] = {}
     title: str | None = None

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...jobs import Job
 from ...signatures import same_secret
+from .. import Loose
 
 LEARN_EVENTS = (
     "public_incident.incident_updated_v2",
@@ -32,6 +33,12 @@ LEARN_EVENTS = (
 )
 TOLERANCE = 5 * 60  # seconds either side of now (Svix's own default)
 INCIDENT_ID = r"^[A-Za-z0-9_-]{1,64}$"  # it goes into a REST path
+
+
+class IncidentIoEvent(Loose):
+    """The envelope, for the API's documentation: the event's type, and the object named by it."""
+
+    event_type: str
 
 
 def verify_signature(secret: str, headers: Any, body: bytes, now: float | None = None) -> bool:
