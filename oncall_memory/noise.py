@@ -12,6 +12,31 @@ _NODE_NAMES = [
     re.compile(r"\bip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}(?:\.[a-z0-9-]+)*\.(?:compute\.)?internal\b", re.I),  # EKS/EC2
     re.compile(r"\bgke-[a-z0-9-]+-[0-9a-f]{8}-[a-z0-9]{4}\b", re.I),  # GKE
 ]
+# Host names say where, not what: their domain carries the organisation's name and environment codes
+# (`patroni-01-db-gprd.c.acme-production.internal`), which made unrelated pages share "words" with an alert.
+# A host is kept as its role: its first label, up to its number (`patroni`); a port goes with it.
+_INTERNAL_SUFFIX = r"(?:internal|local|lan|corp|intra|intranet|localdomain|home\.arpa)"
+_FQDN = re.compile(
+    rf"\b([a-z][a-z0-9-]*)((?:\.[a-z0-9-]+)*\.{_INTERNAL_SUFFIX}|(?:\.[a-z0-9-]+){{2,}})(?::\d{{1,5}})?\b", re.I
+)
+# A numbered host: a role, a zero-padded number, then what the organisation appends (site, env). A bare
+# number is not enough outside a domain (`http-503-errors`, `postgres-12`).
+_NUMBERED_HOST = re.compile(r"\b([a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)-0\d{1,2}(?:-[a-z][a-z0-9]*)*\b", re.I)
+_NUMBERED_LABEL = re.compile(r"([a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)-\d{1,3}(?:-[a-z][a-z0-9]*)*", re.I)
+_INSTANCE_ID = re.compile(r"\bi-(?=[0-9a-f]*\d)[0-9a-f]{8,17}\b")  # an EC2 instance: an id, nothing more
+
+
+def _host_role(match: re.Match[str]) -> str:
+    """A host name's role, where the name is a host's: an internal domain, or a numbered first label. A
+    public name (`api.stripe.com`, `docs.ceph.com`) is kept: its words say which service."""
+    first, domain = match.group(1), match.group(2)
+    internal = re.search(rf"\.{_INTERNAL_SUFFIX}$", domain, re.I) is not None
+    numbered = _NUMBERED_LABEL.fullmatch(first)
+    if not internal and not numbered:
+        return match.group(0)
+    return numbered.group(1) if numbered else first
+
+
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _TIMESTAMP = re.compile(
     r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
@@ -36,11 +61,33 @@ def _pod_base(match: re.Match[str]) -> str:
     return match.group(1) if any(c.isdigit() for c in suffix) else whole
 
 
-_MAY_HOLD_NOISE = re.compile(r"[\d:]")  # every noise shape has a digit or (IPv6) a colon
+# Every noise shape has a digit, a colon (IPv6) or an internal domain.
+_MAY_HOLD_NOISE = re.compile(rf"[\d:]|\.{_INTERNAL_SUFFIX}\b", re.I)
+
+
+# Names (hosts, pods, ids) are read one token at a time: a token longer than any name can be is no name.
+# Their patterns backtrack within what they are given, so a stranger's 40,000-character "a-a-a-..." cost
+# minutes when they were run over the whole text; over tokens of at most `LONGEST_NAME` it is linear.
+LONGEST_NAME = 253  # a DNS name's longest, and a Kubernetes object's
+_TOKEN = re.compile(r"[^\s]+")
+_TOKEN_MAY_HOLD = re.compile(rf"\d|\.{_INTERNAL_SUFFIX}\b", re.I)
+
+
+def _names(match: re.Match[str]) -> str:
+    token = match.group(0)
+    if len(token) > LONGEST_NAME or not _TOKEN_MAY_HOLD.search(token):
+        return token
+    token = _FQDN.sub(_host_role, token)
+    token = _NUMBERED_HOST.sub(lambda m: m.group(1), token)
+    token = _INSTANCE_ID.sub("", token)
+    token = _DEPLOYMENT_POD.sub(_pod_base, token)
+    token = _SHORT_POD.sub(_pod_base, token)
+    return _LONG_HEX.sub("", token)
 
 
 def strip_noise(text: str) -> str:
-    """Return `text` without pod hashes, IPs, UUIDs, long hex ids, timestamps and node names."""
+    """Return `text` without pod hashes, IPs, UUIDs, long hex ids, timestamps and node names, and with each
+    host name cut to its role."""
     if not _MAY_HOLD_NOISE.search(text):
         return _SPACES.sub(" ", text).strip()
     for pattern in _NODE_NAMES:
@@ -49,9 +96,7 @@ def strip_noise(text: str) -> str:
     text = _TIMESTAMP.sub("", text)
     text = _IPV4.sub("", text)
     text = _IPV6.sub("", text)
-    text = _DEPLOYMENT_POD.sub(_pod_base, text)
-    text = _SHORT_POD.sub(_pod_base, text)
-    text = _LONG_HEX.sub("", text)
+    text = _TOKEN.sub(_names, text)
     text = _DANGLING.sub(r"\1", text)
     return _SPACES.sub(" ", text).strip()
 
