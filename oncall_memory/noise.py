@@ -21,8 +21,12 @@ _FQDN = re.compile(
 )
 # A numbered host: a role, a zero-padded number, then what the organisation appends (site, env). A bare
 # number is not enough outside a domain (`http-503-errors`, `postgres-12`).
-_NUMBERED_HOST = re.compile(r"\b([a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)-0\d{1,2}(?:-[a-z][a-z0-9]*)*\b", re.I)
-_NUMBERED_LABEL = re.compile(r"([a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)-\d{1,3}(?:-[a-z][a-z0-9]*)*", re.I)
+# Host names are written in lower case: `HTTP-01` (an ACME challenge) is not a host.
+_NUMBERED_HOST = re.compile(r"\b([a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)-0\d{1,2}(?:-[a-z][a-z0-9]*)*\b")
+_NUMBERED_LABEL = re.compile(r"([a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)-\d{1,3}(?:-[a-z][a-z0-9]*)*")
+# Kubernetes' own service names (`redis.cache.svc.cluster.local`) are the platform's, not an organisation's:
+# "svc cluster local" tells of in-cluster DNS, and stays.
+_CLUSTER_DNS = re.compile(r"\.svc(?:\.cluster\.local)?$", re.I)
 _INSTANCE_ID = re.compile(r"\bi-(?=[0-9a-f]*\d)[0-9a-f]{8,17}\b")  # an EC2 instance: an id, nothing more
 
 
@@ -30,6 +34,8 @@ def _host_role(match: re.Match[str]) -> str:
     """A host name's role, where the name is a host's: an internal domain, or a numbered first label. A
     public name (`api.stripe.com`, `docs.ceph.com`) is kept: its words say which service."""
     first, domain = match.group(1), match.group(2)
+    if _CLUSTER_DNS.search(domain):
+        return match.group(0)
     internal = re.search(rf"\.{_INTERNAL_SUFFIX}$", domain, re.I) is not None
     numbered = _NUMBERED_LABEL.fullmatch(first)
     if not internal and not numbered:

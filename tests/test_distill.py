@@ -72,9 +72,10 @@ def test_alert_gets_the_same_cleaning():
             "Replication lag on patroni is 300s",
         ),
         ("web-03-sv-gprd is down", "web is down"),
-        ("kube-dns.kube-system.svc.cluster.local timed out", "kube-dns timed out"),
+        ("kube-dns.kube-system.svc.cluster.local timed out", "kube-dns.kube-system.svc.cluster.local timed out"),
+        ("HTTP-01 challenge failed", "HTTP-01 challenge failed"),
         ("storage-node-2.prod.acme.net disk full", "storage-node disk full"),
-        ("etcd-2.etcd.svc:2379 unreachable", "etcd unreachable"),
+        ("etcd-2.etcd.prod.internal:2379 unreachable", "etcd unreachable"),
         ("instance i-0abc123def4567890 failed status checks", "instance failed status checks"),
         # Kept: a public service's name says which service; numbers that are not a host's.
         ("api.stripe.com returned 503", "api.stripe.com returned 503"),

@@ -97,18 +97,37 @@ def github() -> EvalSet | None:
     return EvalSet("github", incidents, queries, "public GitHub issues, families by problem", same_problem="lenient")
 
 
+# Each set's style: who wrote the alerts and who wrote the memory. The protocol leaves a style out whole (its
+# sets share a writer, so one of them is not news to a fit on the others).
+STYLES = {
+    "pager": "pager alerts vs incidents",
+    "written": "pager alerts vs incidents",
+    "again": "pager alerts vs incidents",
+    "runbooks": "alert rules vs runbooks",
+    "openshift": "alert rules vs runbooks",
+    "cortex": "message rules vs a runbook page",
+    "tempo": "message rules vs a runbook page",
+    "postmortems": "post-mortems",
+    "github": "issues",
+}
+# How to build each third-party set on a machine that has not.
+HOW = {
+    "github": "its texts: python -m bench.github_issues --fetch",
+    "runbooks": "python -m bench.sets.runbooks",
+    "openshift": "python -m bench.sets.runbooks",
+    "cortex": "python -m bench.sets.playbooks",
+    "tempo": "python -m bench.sets.playbooks",
+    "postmortems": "python -m bench.sets.postmortems",
+}
+
+
 def every_set() -> tuple[list[EvalSet], list[str]]:
     """The sets that can be run here, and a line for each that cannot (not built on this machine)."""
     sets, missing = shipped(), []
-    for name, build in (("github", github), ("runbooks", None), ("openshift", None), ("postmortems", None)):
-        found = build() if build else read_set(name, same_problem="lenient" if name == "postmortems" else "strict")
+    for name in HOW:
+        found = github() if name == "github" else read_set(name, "lenient" if name == "postmortems" else "strict")
         if found:
             sets.append(found)
         else:
-            how = (
-                "its texts: python -m bench.github_issues --fetch"
-                if name == "github"
-                else f"python -m bench.sets.{'postmortems' if name == 'postmortems' else 'runbooks'}"
-            )
-            missing.append(f"{name}: not built on this machine ({how})")
+            missing.append(f"{name}: not built on this machine ({HOW[name]})")
     return sets, missing
