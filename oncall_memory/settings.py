@@ -11,14 +11,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import SettingsConfigDict
 
+from .env_values import ReadsPeople, said
 from .label_facts import LABEL_FACTS
 from .store.datadir import LEGACY_DATA_DIR, DataDir, default_data_dir
 
 
-class RankingWeights(BaseSettings):
+class RankingWeights(ReadsPeople):
     """How much each payload fact moves a neighbour, on the same 0..1 scale as relevance.
 
     Fitted by the generalisation protocol (`python -m bench.generalise`: each labelled set left out in turn,
@@ -74,7 +75,7 @@ class RankingWeights(BaseSettings):
 _COLLECTION = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-class _Group(BaseSettings):
+class _Group(ReadsPeople):
     """Settings of one concern; the environment variables keep their flat names (`env_prefix`)."""
 
     model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_", extra="ignore")
@@ -281,7 +282,7 @@ def _no_blank_secret(value: Any) -> Any:
     return value
 
 
-class Settings(BaseSettings):
+class Settings(ReadsPeople):
     model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_", extra="ignore", populate_by_name=True)
 
     embedder: Literal["openai", "local", "fake"] = "local"
@@ -423,3 +424,10 @@ class Settings(BaseSettings):
             return self.qdrant_url
         data = self.dir
         return data.qdrant if data.in_memory or self.store == "local" else str(data.edge)
+
+
+def configuration_error(exc: ValidationError) -> str:
+    """A settings error in one line, naming each variable the user set (`ONCALL_MEMORY_WEIGHT_SAME_SERVICE`),
+    not the field it fills."""
+    models: list[type[ReadsPeople]] = [RankingWeights, Settings, *(model for model, _ in GROUPS.values())]
+    return said(exc, {m.__name__: str(m.model_config.get("env_prefix", "ONCALL_MEMORY_")) for m in models})

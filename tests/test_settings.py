@@ -57,3 +57,55 @@ def test_no_two_groups_claim_the_same_flat_name():
 def test_a_blank_secret_in_a_group_is_unset(monkeypatch, tmp_path):
     monkeypatch.setenv("ONCALL_MEMORY_SLACK_SIGNING_SECRET", "  ")
     assert Settings(data_dir=tmp_path).slack.signing_secret is None
+
+
+# -- settings as people type them (issue 52) -----------------------------------------------------------------
+
+
+def _list_settings():
+    """Every list setting of every settings model, as (variable, model, field)."""
+    from oncall_memory.env_values import _shape
+    from oncall_memory.settings import GROUPS, RankingWeights
+
+    for model in (Settings, RankingWeights, *(m for m, _ in GROUPS.values())):
+        prefix = model.model_config["env_prefix"]
+        for name, field in model.model_fields.items():
+            if _shape(field.annotation) is list:
+                yield f"{prefix}{name}".upper(), model, name
+
+
+def test_every_list_setting_takes_a_comma_list_and_json(monkeypatch):
+    found = list(_list_settings())
+    assert {v for v, _, _ in found} >= {"ONCALL_MEMORY_PAGERDUTY_SERVICE_IDS", "ONCALL_MEMORY_EMBED_RETRY_DELAYS"}
+    for variable, model, name in found:
+        for typed in ("5, 30", '["5", "30"]', "5"):
+            monkeypatch.setenv(variable, typed)
+            got = getattr(model(), name)
+            assert [str(v).removesuffix(".0") for v in got] == (["5", "30"] if "30" in typed else ["5"]), variable
+        monkeypatch.delenv(variable)
+
+
+def test_the_label_mapping_takes_json_or_fact_equals_labels(monkeypatch):
+    monkeypatch.setenv("ONCALL_MEMORY_LABEL_FACTS", "service=app,container; env=cluster")
+    assert Settings().service.label_facts == {"service": ["app", "container"], "env": ["cluster"]}
+    monkeypatch.setenv("ONCALL_MEMORY_LABEL_FACTS", '{"service": ["app"]}')
+    assert Settings().service.label_facts == {"service": ["app"]}
+
+
+@pytest.mark.parametrize(
+    "variable, value, said",
+    [
+        ("ONCALL_MEMORY_LABEL_FACTS", "service", "ONCALL_MEMORY_LABEL_FACTS: give JSON"),
+        ("ONCALL_MEMORY_WEIGHT_SAME_SERVICE", "x", "ONCALL_MEMORY_WEIGHT_SAME_SERVICE: Input should be a valid number"),
+        ("ONCALL_MEMORY_EMBED_RETRY_DELAYS", "5,x", "ONCALL_MEMORY_EMBED_RETRY_DELAYS: Input should be a valid number"),
+        ("ONCALL_MEMORY_PAGERDUTY_REQUESTS_PER_MINUTE", "5000", "ONCALL_MEMORY_PAGERDUTY_REQUESTS_PER_MINUTE: Input"),
+        ("ONCALL_MEMORY_PORT", "abc", "ONCALL_MEMORY_PORT: Input should be a valid integer"),
+    ],
+)
+def test_a_setting_typed_wrong_is_one_line_naming_its_variable(monkeypatch, capsys, variable, value, said):
+    from oncall_memory.cli import main
+
+    monkeypatch.setenv(variable, value)
+    assert main(["stats"]) == 2
+    printed = capsys.readouterr().err.strip()
+    assert printed.startswith(f"oncall-memory: configuration: {said}") and "\n" not in printed, printed

@@ -102,6 +102,7 @@ def _with_settings(args: argparse.Namespace) -> int:
         load_in_background()
     from pydantic import ValidationError
 
+    from ..env_values import SettingTyped
     from ..settings import Settings
 
     try:
@@ -111,7 +112,10 @@ def _with_settings(args: argparse.Namespace) -> int:
         code: int = args.func(args, settings)
         return code
     except ValidationError as exc:
-        from ..ingest.backlog import validation_message
+        from ..settings import configuration_error
 
-        err(f"configuration: {validation_message(exc)}")
+        err(f"configuration: {configuration_error(exc)}")
+        return EXIT_USAGE
+    except SettingTyped as exc:
+        err(f"configuration: {exc}")
         return EXIT_USAGE
