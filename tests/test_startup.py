@@ -90,3 +90,24 @@ def test_an_alert_that_will_be_posted_nowhere_is_a_warning(tmp_path, caplog):
     memory.close()
     (warning,) = [r for r in caplog.records if r.levelno == logging.WARNING and "posted nowhere" in r.getMessage()]
     assert "ONCALL_MEMORY_SLACK_WEBHOOK_URL" in warning.getMessage()
+
+
+def test_serve_on_a_taken_port_says_so_in_one_line_before_loading_anything(tmp_path):
+    import socket
+
+    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(tmp_path / "data"), "ONCALL_MEMORY_EMBEDDER": "fake"}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        run = subprocess.run(
+            [sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert run.returncode == 1, run.stderr  # 3 means "ingested, some lines rejected": not this
+    (line,) = run.stderr.strip().splitlines()
+    assert f"127.0.0.1:{port}" in line and "in use" in line and "--port" in line
+    assert not (tmp_path / "data").exists()  # nothing opened, nothing written
