@@ -192,3 +192,50 @@ def test_an_alert_file_with_an_unknown_field_says_which_fields_an_alert_has(caps
     code, _, err = run(capsys, "similar", "--alert", str(alert))
     assert code == 2 and "sevrity is not a known field (an alert has " in err and "component_tags" in err
     assert "incident format" not in err
+
+
+# -- mistakes that passed in silence or misled (issue 52) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content, said",
+    [
+        ('{"txt": "pods crashing"}', "txt is not a known field (an alert has text, "),
+        ('{"txt": "pods crashing"}', "did you mean text?"),
+        ("", "is empty: give a JSON object"),
+        ("   \n", "is empty: give a JSON object"),
+        ("{pods crashing", "is not JSON (Expecting property name"),
+    ],
+)
+def test_an_alert_file_with_a_mistake_says_what_to_fix_in_one_line(tmp_path, capsys, content, said):
+    alert = tmp_path / "alert.json"
+    alert.write_text(content)
+    code, _, err = run(capsys, "similar", "--alert", str(alert))
+    assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_alert_files_fields_are_the_alerts():
+    from oncall_memory.alert import Alert
+    from oncall_memory.cli.thin import ALERT_FIELDS
+
+    assert set(ALERT_FIELDS) == set(Alert.model_fields) - {"fact_sources"}
+
+
+def test_an_empty_backlog_is_not_a_success(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    code, out, err = run(capsys, "ingest", str(empty))
+    assert code == 2 and "holds no incidents" in err and "docs/integrations.md" in err
+
+
+def test_a_window_that_ends_before_it_starts_is_refused(capsys):
+    code, _, err = run(
+        capsys, "ingest", str(FIXTURES / "incidents.jsonl"), "--since", "2027-01-01", "--until", "2026-01-01"
+    )
+    assert code == 2 and "is not before --until" in err
+
+
+def test_an_unknown_incident_field_points_at_the_page_with_the_format(tmp_path, capsys):
+    backlog = write_jsonl(tmp_path / "b.jsonl", [{"id": "X-1", "title": "disk full", "root_casue": "logs"}])
+    code, _, err = run(capsys, "ingest", str(backlog))
+    assert code == 3 and "root_casue" in err and "docs/integrations.md" in err and "README" not in err

@@ -69,6 +69,11 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.source not in source_names():
         raise InvalidInput(f"unknown source {args.source!r}: use one of {', '.join(source_names())}")
+    if args.since and args.until and args.since >= args.until:
+        raise InvalidInput(
+            f"--since {args.since:%Y-%m-%d %H:%M} is not before --until {args.until:%Y-%m-%d %H:%M}: no incident "
+            "could be in that window (swap them?)"
+        )
     started = time.perf_counter()
     until = args.until or datetime.now(timezone.utc)
     with Memory.open(settings) as memory:
@@ -88,6 +93,11 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                     outcome = job.run(memory, on_batch=on_batch, on_index=_building_index)
                 report = outcome.report
                 _built(outcome.index)
+                if window is None and not report.fetched and not report.rejected:
+                    raise InvalidInput(
+                        f"{args.path} holds no incidents: nothing was stored (a backlog is one JSON object per "
+                        "line, or a Markdown post-mortem: docs/integrations.md)"
+                    )
         except IngestStopped as exc:
             err(f"{exc}")
             err(f"stopped: batches before the failure are stored ({exc.report.counts()}); re-run to finish the rest")

@@ -15,6 +15,7 @@ does not answer; a query that must be redacted before it leaves this machine) fa
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 from pathlib import Path
@@ -62,17 +63,34 @@ def run(args: argparse.Namespace) -> int | None:
     return similar(args, url, alert_data(args), filters_data(args))
 
 
+# The fields of an alert file (`alert.Alert`'s, kept equal by a test: this module stays free of the models).
+ALERT_FIELDS = ("text", "service", "env", "flavor", "component_tags", "signature")
+ALERT_EXAMPLE = 'give a JSON object, e.g. {"text": "pods crashing on start", "service": "checkout"}'
+
+
 def alert_data(args: argparse.Namespace) -> dict[str, Any]:
     """The alert as given: a JSON file's fields, its text replaced by a text given on the command line."""
     data: Any = {}
     if args.alert:
         try:
-            data = json.loads(Path(args.alert).read_text(encoding="utf-8"))
+            raw = Path(args.alert).read_text(encoding="utf-8")
         except (OSError, ValueError) as exc:
             raise InvalidInput(f"cannot read alert file {args.alert}: {exc}") from exc
+        if not raw.strip():
+            raise InvalidInput(f"alert file {args.alert} is empty: {ALERT_EXAMPLE}")
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise InvalidInput(f"alert file {args.alert} is not JSON ({exc}): {ALERT_EXAMPLE}") from exc
         if not isinstance(data, dict):
             raise InvalidInput(
                 f"alert file {args.alert}: give a JSON object (its text plus facts), not {type(data).__name__}"
+            )
+        if unknown := [k for k in data if k not in ALERT_FIELDS]:
+            guess = difflib.get_close_matches(str(unknown[0]), ALERT_FIELDS, n=1)
+            raise InvalidInput(
+                f"alert: {unknown[0]} is not a known field (an alert has {', '.join(ALERT_FIELDS)})"
+                + (f": did you mean {guess[0]}?" if guess else "")
             )
     if args.text:
         data["text"] = args.text
