@@ -479,3 +479,18 @@ def test_the_incident_page_has_no_empty_when_column(client):
     log_in(client)
     page = client.get("/incidents/INC-1001").text
     assert '<th scope="col" class="action">Action</th>' in page and ">When</th>" not in page
+
+
+def test_log_out_shows_only_to_someone_logged_in(client, tmp_path):
+    log_in(client)
+    for path in ("/", "/?q=disk+full", "/incidents/INC-1001", "/incidents/NOPE-1"):
+        assert "Log out" in client.get(path).text, path
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    client.cookies.clear()
+    assert "Log out" not in client.get("/", headers=bearer).text  # a bearer token has no session to end
+    app, memory = app_with(tmp_path / "open", token=None)  # on loopback with no login configured
+    with TestClient(app) as open_page:
+        for path in ("/", "/?q=disk+full", "/incidents/INC-1001"):
+            page = open_page.get(path)
+            assert page.status_code in (200, 404) and "Log out" not in page.text, path
+    memory.close()

@@ -24,9 +24,7 @@ class Rejected:
         return f"{self.where}: {self.reason}"
 
 
-def validation_message(
-    exc: ValidationError, *, known: str = "see docs/integrations.md for the incident format"
-) -> str:
+def validation_message(exc: ValidationError, *, known: str = "see docs/integrations.md for the incident format") -> str:
     """A pydantic error in words that say which field to fix and how (`known`: where the fields are listed)."""
     parts = []
     for err in exc.errors():

@@ -166,6 +166,12 @@ def page_user(request: Request) -> Session | Person | None:
     return session
 
 
+def logged_in(session: Session | Person | None) -> bool:
+    """Did this person log in on the page (so "Log out" means something)? Not with a bearer token, not
+    through an authenticating proxy, not where no login is configured."""
+    return isinstance(session, Session)
+
+
 def bearer_or_session(request: Request) -> None:
     """The API's documentation is for a logged-in person too: the bearer token or a page session opens it
     (reading it changes nothing; the API itself stays bearer-only)."""
@@ -343,6 +349,7 @@ def search(
         "back": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
         "nothing_close": NOTHING_CLOSE,
         "weak_fix": WEAK_FIX,
+        "logged_in": logged_in(session),
     }
     code = 200
     if q.strip():
@@ -508,11 +515,18 @@ def same_origin(request: Request) -> bool:
 # -- one incident ---------------------------------------------------------------------------------
 
 
-@router.get("/incidents/{incident_id:path}", dependencies=[Depends(page_user)])
-def incident(request: Request, incident_id: str, memory: Memory = Depends(memory_provider)) -> HTMLResponse:
+@router.get("/incidents/{incident_id:path}")
+def incident(
+    request: Request,
+    incident_id: str,
+    session: Session | Person | None = Depends(page_user),
+    memory: Memory = Depends(memory_provider),
+) -> HTMLResponse:
     found = memory.incident(incident_id)
     if found is None:
-        return render("missing.html", 404, incident_id=incident_id, panel=panel(request, memory))
+        return render(
+            "missing.html", 404, incident_id=incident_id, panel=panel(request, memory), logged_in=logged_in(session)
+        )
     neighbours = memory.neighbours_of(found, limit=5)
     fixes = [
         {
@@ -532,4 +546,5 @@ def incident(request: Request, incident_id: str, memory: Memory = Depends(memory
         panel=panel(request, memory),
         nothing_close=NOTHING_CLOSE,
         weak_fix=WEAK_FIX,
+        logged_in=logged_in(session),
     )
