@@ -145,3 +145,20 @@ def test_a_failed_first_ingest_leaves_no_collection_bound_to_its_model(tmp_path)
     with Memory.open(Settings(data_dir=data), embedder=FakeEmbedder()) as memory:
         report = memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
         assert report.new == 64 and memory.stats()["embed_model"] == "fake-bow"
+
+
+def test_the_plain_answer_shows_each_root_cause_under_its_title_wrapped_to_the_terminal():
+    from oncall_memory.alert import Alert
+    from oncall_memory.answer.render import terminal
+    from oncall_memory.store.engines import open_store
+
+    memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), Settings(data_dir=":memory:"))
+    memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+    lookup = memory.similar(Alert(text="checkout pods CrashLoopBackOff after release"), limit=3)
+    plain = terminal(lookup, "checkout pods", 0.01)
+    first = lookup.neighbours[0]
+    assert first.root_cause and f"{first.title}\n   cause: {first.root_cause}" in plain
+    narrow = terminal(lookup, "checkout pods", 0.01, width=50)
+    assert all(len(line) <= 50 for line in narrow.splitlines() if " " in line.strip()), narrow
+    assert "cause: " in narrow
+    memory.close()

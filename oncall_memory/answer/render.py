@@ -135,7 +135,10 @@ def _terminal(lookup: Lookup, text: str, elapsed: float) -> str:
         lines.append(f"  ! {NOTHING_CLOSE}")
     for i, n in enumerate(lookup.neighbours, start=1):
         sim = f"  similarity {n.similarity:.2f}" if n.similarity is not None else ""
-        lines.append(f"\n{i}. {n.id}  {n.title}\n   {confidence_words(n)} · score {n.score:.3f}{sim}")
+        lines.append(f"\n{i}. {n.id}  {n.title}")
+        if n.root_cause:  # what the page shows under each title: a responder in a terminal needs it too
+            lines.append(f"   cause: {clip(' '.join(n.root_cause.split()), 300)}")
+        lines.append(f"   {confidence_words(n)} · score {n.score:.3f}{sim}")
         where = " · ".join(x for x in (n.age, n.env, n.flavor, n.service) if x)
         if where:
             lines.append(f"   {where}")
