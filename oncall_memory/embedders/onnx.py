@@ -130,7 +130,9 @@ def export(model_path: Path, target: Path, precision: Precision = "float32") -> 
         (partial / "model.onnx").rename(exported)
         quantize_dynamic(str(exported), str(partial / "model.onnx"), weight_type=QuantType.QInt8, per_channel=True)
         exported.unlink()
-    shutil.copy(model_path / "tokenizer.json", partial / "tokenizer.json")
+    # The content only: copying the package's mode bits made the file readable by others, under a data dir
+    # that is its owner's (the next command then warned about a file it had written itself).
+    shutil.copyfile(model_path / "tokenizer.json", partial / "tokenizer.json")
     config = model_path / "sentence_bert_config.json"
     max_length = json.loads(config.read_text()).get("max_seq_length", 512) if config.exists() else 512
     (partial / "config.json").write_text(
