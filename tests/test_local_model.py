@@ -116,12 +116,11 @@ def test_the_float32_export_gives_the_same_vectors_as_sentence_transformers(loca
 
 
 def test_the_int8_default_stays_close_to_float32_and_keeps_torch_out_of_the_process(local_embedder, tmp_path):
+    import os
     import subprocess
     import sys
 
     import numpy as np
-
-    import os
 
     int8 = LocalEmbedder(cache=tmp_path / "models")
     assert int8.precision == "int8"
