@@ -188,3 +188,59 @@ def test_an_alert_in_other_words_finds_its_postmortem_first_among_the_sample_inc
         for text, postmortem in ALERTS_AND_THEIR_POSTMORTEMS:
             first = memory.similar(Alert(text=text)).neighbours[0]
             assert first.id.startswith("postmortems/") and postmortem in first.id, (text, first.id)
+
+
+# -- public templates read as their authors meant (issue 52) ------------------------------------------------
+
+TEMPLATES = FIXTURES.parent / "tests" / "postmortems"
+
+
+def read(name: str) -> Incident:
+    (item,) = list(read_backlog(TEMPLATES / name))
+    assert isinstance(item, Incident), item
+    return item
+
+
+def fixes(doc: Incident) -> list[tuple[str, str]]:
+    return [(f.action, f.outcome.value) for f in doc.fixes_attempted]
+
+
+def test_pagerdutys_template_drops_its_title_prefix_and_a_prose_resolution_keeps_its_no_op():
+    doc = read("pagerduty-cache-stampede.md")
+    assert doc.title == "product page cache stampede"  # "Post-Mortem for the ..." is the template's
+    assert fixes(doc) == [
+        ("Restarting the catalog pods beforehand", "no-op"),
+        ("rate limiting the catalog's database calls and warming the cache", "resolved"),
+    ]
+
+
+def test_atlassians_response_keeps_the_attempts_that_failed_and_its_fault_is_the_cause():
+    doc = read("atlassian-envoy-config.md")
+    assert doc.title == "Checkout 503s after the edge proxy config push"
+    assert "no healthy upstream" in doc.root_cause and "renamed upstream cluster" in doc.root_cause
+    said = fixes(doc)
+    assert ("Scaling the payments service up", "no-op") in said
+    assert any(a.endswith("restarted the Envoy pods") and o == "no-op" for a, o in said)
+    assert [o for a, o in said if "rolled back the proxy configuration" in a] == ["resolved"]
+
+
+def test_gitlabs_incident_review_answers_its_own_questions():
+    doc = read("gitlab-registry-storage.md")
+    assert doc.title == "Container registry pushes failing with 500s"
+    assert (doc.service, doc.severity) == ("container-registry", "S2")
+    assert doc.error_signature == "The RegistryErrorRate alert."  # "How was the incident detected?" answered
+    assert "garbage collection had been disabled" in doc.root_cause
+    assert fixes(doc) == [("Restarting the registry pods", "no-op"), ("raising the bucket quota", "mitigated")]
+    assert "Re-enable online garbage collection" not in (doc.oncall_note or "")  # corrective actions: future work
+
+
+def test_a_static_sites_page_is_read_from_its_front_matter_and_prose():
+    doc = read("2025-11-04-ledger-disk-full.md")
+    assert (doc.title, doc.service, doc.severity) == ("Ledger database ran out of disk", "ledger", "SEV1")
+    assert doc.opened_at.date().isoformat() == "2025-11-04" and doc.component_tags == ["postgres", "storage"]
+    assert doc.root_cause.startswith("The disk filled because a replication slot")
+    assert fixes(doc) == [
+        ("Deleting old log files first", "no-op"),
+        ("Dropping the stale replication slot freed 400 GB", "resolved"),
+    ]
+    assert "No space left on device" in doc.oncall_note

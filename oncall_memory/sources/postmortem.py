@@ -49,16 +49,21 @@ CLIP = {"root_cause": 600, "error_signature": 400, "oncall_note": 600, "fix": FI
 # Section names as templates spell them, after `_label` (lower case, letters and spaces only).
 SECTIONS: dict[str, str] = {}
 for _kind, _names in {
-    "summary": "summary|overview|executive summary|incident summary|what happened|description|incident description",
+    "summary": "summary|overview|executive summary|incident summary|what happened|description|incident description"
+    "|leadup|lead up",
     "impact": "impact|customer impact|user impact|business impact|impact and metrics|impact assessment",
     "root_cause": "root cause|root causes|root cause analysis|rca|contributing factors|contributing factor"
-    "|causes|cause|why it happened|what went wrong technically",
+    "|causes|cause|why it happened|what went wrong technically|fault",
     "trigger": "trigger|triggers",
     "detection": "detection|detection and response|symptoms|symptom|error|errors|error message|error messages"
     "|error signature|alert|alerts|what we saw",
     "resolution": "resolution|resolution and recovery|fix|the fix|fixes|remediation|how it was fixed|solution"
     "|recovery|how we fixed it",
     "mitigation": "mitigation|mitigations|mitigation steps|immediate mitigation",
+    # What responders did, the attempts that failed among it (Atlassian's "Response"; its "Recovery" is
+    # the resolution): read for the story and for the fixes it says had no effect.
+    "response": "response|incident response|detection and response|response and recovery analysis",
+    # GitLab's incident review asks questions and answers them on the same line.
     "skip": "timeline|action items|corrective actions|follow ups|followups|follow up actions|next steps"
     "|lessons learned|lessons|what went well|what went wrong|what can be improved|where we got lucky"
     "|supporting information|responders|messaging|references|glossary|appendix|how d we do|how did we do"
@@ -66,6 +71,21 @@ for _kind, _names in {
 }.items():
     for _name in _names.split("|"):
         SECTIONS[_name] = _kind
+for _question, _kind in {
+    "how was the incident detected": "detection",
+    "how was this incident detected": "detection",
+    "what alert fired": "detection",
+    "what mitigations were tried": "mitigation",
+    "what was done to mitigate": "mitigation",
+    "how was the incident mitigated": "mitigation",
+    "who was impacted by this incident": "impact",
+    "what was the customer experience during the incident": "impact",
+    "how many customers were affected": "impact",
+    "what was the root cause": "root_cause",
+    "what could have been done to improve": "skip",
+    "did we have other events in the past with the same root cause": "skip",
+}.items():
+    SECTIONS[_question] = _kind
 
 # Facts a document states in front matter or on a "Key: value" line, by the names templates use.
 META: dict[str, str] = {}
@@ -90,10 +110,17 @@ INLINE_META = {"title", "service", "severity", "opened_at", "resolved_at", "env"
 SKIPPED_NAMES = re.compile(r"^(readme|changelog|contributing|license|index)\b|template", re.I)
 
 _LABEL_LINE = re.compile(r"^\s*(?P<label>[^\W\d_][\w &/()'’-]{0,40}?)\s*:\s*(?P<rest>.*)$", re.S)
+_QUESTION_LINE = re.compile(r"^\s*(?P<label>[^\W\d_][^?\n]{2,120}\?)\s*(?P<rest>.*)$", re.S)
 _TITLE_NOISE = re.compile(
     r"^\s*(post[- ]?mortem|incident (post[- ]?mortem|review|report)|rca|retrospective)\s*[:\-–—]\s*"
     r"|\s*[:\-–—]?\s*(post[- ]?mortem|incident review|incident report)\s*$"
     r"|\s*\((incident|inc)?\s*#?\s*\d+\)\s*",
+    re.I,
+)
+# "Post-Mortem for the checkout outage" (PagerDuty's template), "Postmortem of ...", "[Postmortem] ...".
+_TITLE_LEAD = re.compile(
+    r"^\s*\[?\s*(?:incident\s+)?(?:post[- ]?mortem|retrospective|incident review|rca)(?:\s+report)?\s*\]?"
+    r"\s*(?:for|of|on|about)\s+(?:the\s+)?",
     re.I,
 )
 _PLACEHOLDER = re.compile(r"^\s*(\[[^\]]*\]|<[^>]*>|_+|\.{3}|tbd|n/?a|-+)?\s*$", re.I)
@@ -116,8 +143,11 @@ class _Reading:
     text: dict[str, list[str]] = field(default_factory=dict)
     fixes: list[tuple[str, str]] = field(default_factory=list)  # (action, outcome)
     first_fence: str | None = None
+    prose: list[str] = field(default_factory=list)  # text under no known section (a page's plain body)
 
     def add(self, kind: str | None, text: str) -> None:
+        if kind is None and text.strip():
+            self.prose.append(" ".join(text.split()))
         if kind and kind != "skip" and text.strip() and not _PLACEHOLDER.match(text):
             self.text.setdefault(kind, []).append(" ".join(text.split()))
 
@@ -147,6 +177,8 @@ def read_postmortem(path: Path, doc_id: str, url: str | None) -> Incident | Reje
     if problem:
         return Rejected(f"{where}:1", problem)
     reading = _read(body)
+    if front and not reading.text and reading.prose:
+        reading = _from_prose(reading)  # a static site's page: the front matter names it, the body tells it
     fields, problem = _fields(front, reading, doc_id, url, path)
     if problem:
         return Rejected(where, problem)
@@ -160,6 +192,23 @@ def read_postmortem(path: Path, doc_id: str, url: str | None) -> Incident | Reje
         return Incident.model_validate(fields)
     except ValidationError as exc:
         return Rejected(where, validation_message(exc))
+
+
+_CAUSE = re.compile(r"\b(?:root cause|caused by|because|due to|was triggered by|the cause)\b", re.I)
+
+
+def _from_prose(reading: _Reading) -> _Reading:
+    """A body written as prose under front matter (a Jekyll or Hugo post-mortem page): its sentences that
+    give a cause are the root cause, the story is the on-call note, and what it says was done, with what
+    effect, are the fixes."""
+    text = " ".join(reading.prose)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+    causes = [s for s in sentences if _CAUSE.search(s)]
+    reading.text = {"summary": [text]}
+    if causes:
+        reading.text["root_cause"] = causes
+    reading.fixes = told_fixes(text, "resolution") if _effect(text) else []
+    return reading
 
 
 def _front_matter(source: str) -> tuple[dict[str, Any], str, str | None]:
@@ -215,9 +264,8 @@ def _read(body: str) -> _Reading:
         elif token.type == "list_item_close":
             item_depth -= 1
             if item_depth == 0 and item is not None:
-                if kind in ("resolution", "mitigation") and " ".join(item).strip():
-                    outcome = Outcome.mitigated if kind == "mitigation" else Outcome.resolved
-                    reading.fixes.append((" ".join(" ".join(item).split()).rstrip("."), outcome.value))
+                if kind in ("resolution", "mitigation", "response") and " ".join(item).strip():
+                    reading.fixes += told_fixes(" ".join(item), kind)
                 item = None
         elif token.type in ("fence", "code_block"):
             if reading.first_fence is None and kind not in ("skip",) and token.content.strip():
@@ -232,8 +280,11 @@ def _read(body: str) -> _Reading:
 def _line(
     reading: _Reading, line: str, kind: str | None, kind_level: int, heading_level: int, item: list[str] | None
 ) -> tuple[str | None, int]:
-    """One line of text: a "Label: text" line may open a section or state a fact; the rest is the section's."""
-    if match := _LABEL_LINE.match(line):
+    """One line of text: a "Label: text" line may open a section or state a fact, a known question a section
+    ("How was the incident detected? The alert ..."); the rest is the section's."""
+    if (question := _QUESTION_LINE.match(line)) and (found := SECTIONS.get(_label(question["label"]))) is not None:
+        kind, kind_level, line = found, heading_level + 1, question["rest"].strip()
+    elif match := _LABEL_LINE.match(line):
         label, rest = _label(match["label"]), match["rest"].strip()
         if (found := SECTIONS.get(label)) is not None:
             kind, kind_level = found, heading_level + 1
@@ -242,7 +293,7 @@ def _line(
             reading.meta.setdefault(key, rest)
             return kind, kind_level
     reading.add(kind, line)
-    if item is not None and kind in ("resolution", "mitigation") and line.strip():
+    if item is not None and kind in ("resolution", "mitigation", "response") and line.strip():
         item.append(line)
     return kind, kind_level
 
@@ -329,13 +380,77 @@ def signal_lines(reading: _Reading) -> dict[str, Any]:
             or reading.joined("impact"),
             "error_signature",
         ),
-        "oncall_note": clip_field(reading.joined("summary", "resolution", "mitigation"), "oncall_note"),
-        "fixes_attempted": [{"action": a[:FIX_CHARS], "outcome": o} for a, o in reading.fixes[:MAX_FIXES]],
+        "oncall_note": clip_field(reading.joined("summary", "resolution", "mitigation", "response"), "oncall_note"),
     }
-    if not reading.fixes and (prose := reading.joined("resolution") or reading.joined("mitigation")):
-        outcome = Outcome.resolved if reading.text.get("resolution") else Outcome.mitigated
-        fields["fixes_attempted"] = [{"action": _first_sentences(prose), "outcome": outcome.value}]
+    fixes = list(reading.fixes)
+    listed = {kind for kind in ("resolution", "mitigation") if any(o != Outcome.no_op.value for _, o in fixes)}
+    for kind in ("response", "resolution", "mitigation"):  # sections written as prose, not as a list
+        if kind not in listed and (prose := reading.joined(kind)) and not any(a in prose for a, _ in fixes):
+            fixes += told_fixes(prose, kind)
+    fields["fixes_attempted"] = [{"action": a[:FIX_CHARS], "outcome": o} for a, o in dict.fromkeys(fixes)][:MAX_FIXES]
     return fields
+
+
+# What a sentence says an action did: nothing, harm, or the fix. "Restarting the Envoy pods beforehand had no
+# effect; rolling back the config fixed it" is two fixes, one without effect, not one that worked.
+_NO_EFFECT = re.compile(
+    r"\b(?:had no (?:visible |noticeable )?effect|(?:with|to) no (?:effect|avail)|without (?:any )?effect"
+    r"|did(?: not|n't) (?:help|work|fix|change|resolve|improve)\w*|(?:was|were) not enough|made no difference"
+    r"|did nothing|no improvement|failed to (?:help|fix|resolve|recover))",
+    re.I,
+)
+_WORSE = re.compile(r"\b(?:made (?:it|things|the (?:problem|issue|outage)|matters) worse|worsened|backfired)", re.I)
+_WORKED = re.compile(
+    r"\b(?:fixed|resolved|restored|solved|cleared|recovered|resumed|brought (?:it|them|\w+) back|ended the"
+    r"|back to normal)\b",
+    re.I,
+)
+_CLAUSES = re.compile(r"(?<=[.;!])\s+|;\s*|,\s+(?:but|and then|then|whereas)\s+|\s+but\s+", re.I)
+_PASSIVE = re.compile(r"\b(?:was|were|is|are|been|got)$", re.I)
+# What a clause calls the action of the clause before it: "...; this cleared the backlog".
+_BACK_REFERENCE = re.compile(r"^(?:this|that|it|which|doing so|this change|that change|the change)$", re.I)
+
+
+def _effect(clause: str) -> tuple[re.Match[str], Outcome | None] | None:
+    """What a clause says its action did (None in the outcome: it fixed it), and where it says so."""
+    for pattern, outcome in ((_NO_EFFECT, Outcome.no_op), (_WORSE, Outcome.worsened), (_WORKED, None)):
+        if match := pattern.search(clause):
+            return match, outcome
+    return None
+
+
+def told_fixes(text: str, kind: str) -> list[tuple[str, str]]:
+    """The fixes a section's text tells of, each with the outcome its own words give it (no effect, worse,
+    fixed), else the section's: resolution "resolved", mitigation "mitigated". A response section gives only
+    the attempts that failed (its successes are told by the resolution)."""
+    text = " ".join(text.split())
+    default = Outcome.mitigated if kind == "mitigation" else Outcome.resolved
+    if _effect(text) is None:  # no word about effects: the section's own outcome, as one fix
+        return [] if kind == "response" else [(_first_sentences(text), default.value)]
+    out, previous = [], ""
+    for clause in (c.strip(" ,.") for c in _CLAUSES.split(text)):
+        said = _effect(clause) if len(clause.split()) >= 2 else None
+        if said is None:
+            previous = clause  # a sentence of the story, or an action the next one says the outcome of
+            continue
+        match, outcome = said
+        before = clause[: match.start()].strip(" ,.")
+        # "..., which did not help", "...freed 400 GB and writes resumed": the action, not the next subject
+        before = re.sub(r"[\s,]+(?:which|that|it|this|and \w+)$", "", before, flags=re.I)
+        # "...; this cleared the backlog", "...; search recovered", "...; the outage was resolved": the
+        # outcome of the action before (none before a passive one: the problem was fixed, by what is not said).
+        passive = _PASSIVE.search(before) is not None
+        if previous and (passive or _BACK_REFERENCE.match(before) or len(before.split()) < 3):
+            action = previous
+        elif passive:
+            continue
+        else:
+            action = before if len(before.split()) >= 2 else clause
+        previous = ""
+        if outcome is None and kind == "response":
+            continue
+        out.append((action[:FIX_CHARS], (outcome or default).value))
+    return out
 
 
 def described(markdown: str) -> dict[str, Any]:
@@ -360,6 +475,7 @@ def _moment(value: Any) -> dt.datetime | None:
 
 
 def _clean_title(title: str) -> str:
+    title = _TITLE_LEAD.sub("", title)
     cleaned = " ".join(_TITLE_NOISE.sub(" ", _TITLE_NOISE.sub(" ", title)).split())  # "X Postmortem (incident #3)"
     return cleaned or " ".join(title.split())
 
