@@ -27,6 +27,7 @@ from oncall_memory import Memory, Settings
 from oncall_memory.alert import Alert
 from oncall_memory.answer import ranking as R
 from oncall_memory.answer.bm25 import BM25
+from oncall_memory.answer.confidence import FEATURES
 from oncall_memory.answer.evaluate import LabelledQuery, PagerQuery
 from oncall_memory.distill import distill_alert
 from oncall_memory.lexical import Rarity, idf, sparse_vector
@@ -176,7 +177,7 @@ def extract(s: EvalSet, settings: Settings | None = None, *, cache: bool = True)
                 for k, v in _units(nb.boosts, weights).items():
                     row[C[k]] = v
                 rows.append(row)
-                evidence.append(tuple(nb.evidence) if nb.evidence else (0.0,) * 7)
+                evidence.append(tuple(nb.evidence) if nb.evidence else (0.0,) * len(FEATURES))
             ids = [nb.id for nb in kept]
             # How far each stands above the best of the others by meaning, among the kept candidates only.
             sims = [nb.similarity or 0.0 for nb in kept]

@@ -3,9 +3,10 @@ it reads as (`high`, `medium`, `low`), for each neighbour and for the lookup as 
 
 A weak match must read as weak: "nothing close is on record" rather than a fix to apply at 3 a.m. The
 probability is a logistic model of what says the problem is the same (`Evidence`): meaning, how far that
-meaning stands above the next candidate's, the share of the alert's words the incident holds, a canonical
-symptom both tell of, the same title, and where it happened (the same service or env, another one, or
-unknown). An exact signature match is high whatever the model says.
+meaning stands above the next candidate's and above everything this memory gives the alert (its
+background), the share of the alert's words the incident holds, a canonical symptom both tell of, the same
+title, and where it happened (the same service or env, another one, or unknown). An exact signature match
+is high whatever the model says.
 
 The model is fitted by the generalisation protocol (`python -m bench.generalise`: each labelled set left
 out in turn, sets weighted alike) and then on all of them, per embedding model (cosines of different
@@ -42,6 +43,10 @@ class Evidence(NamedTuple):
     title: float  # 1: the alert reads as the incident's title
     service: float  # 1: the same service; -1: each names another; 0: unknown
     env: float  # the same, for the env
+    # Its meaning over the lookup's background: the median meaning of every candidate the memory gave this
+    # alert. Terse runbooks and wordy post-mortems put cosines on different scales; how far an answer stands
+    # above what this alert scores against everything else in this memory reads alike in both.
+    above: float = 0.0
 
 
 FEATURES = Evidence._fields
@@ -60,6 +65,11 @@ class Calibration:
     low_below: float
     high_from: float
     fitted_on: str = "shipped"  # what it was fitted on, for `eval` to say
+
+    def __post_init__(self) -> None:
+        # Weights from before a feature existed (a team's calibration.json) give it no weight.
+        if len(self.weights) < len(FEATURES):
+            object.__setattr__(self, "weights", (*self.weights, *(0.0,) * (len(FEATURES) - len(self.weights))))
 
     @property
     def current(self) -> Calibration:
@@ -113,10 +123,10 @@ class Calibration:
 # `high_from` the lowest above it whose first answers are right at least 90% of the time. The same title and
 # where it happened stay at 0: the protocol did not keep them (docs/evaluation.md), a team's verdicts may.
 CALIBRATED = {
-    "all-MiniLM-L6-v2": Calibration(-2.52, (2.80, 2.09, 2.50, 2.16, 0.0, 0.0, 0.0), 0.50, 0.90),
+    "all-MiniLM-L6-v2": Calibration(-2.52, (2.80, 2.09, 2.50, 2.16, 0.0, 0.0, 0.0, 0.0), 0.50, 0.90),
     # The test double (bag-of-words vectors), fitted the same way: a weak model, for tests, not for use. Fitted
     # under the ranking before the shared-symptom rule (2026-12); no deployment uses it.
-    "fake-bow": Calibration(-1.53, (1.03, 1.03, 3.16, 2.16, 0.0, 0.0, 0.0), 0.61, 0.85),
+    "fake-bow": Calibration(-1.53, (1.03, 1.03, 3.16, 2.16, 0.0, 0.0, 0.0, 0.0), 0.61, 0.85),
 }
 DEFAULT = CALIBRATED["all-MiniLM-L6-v2"]
 

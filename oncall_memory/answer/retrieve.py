@@ -242,7 +242,8 @@ def evidence(
     c: ranking.Candidate, boosts: list[ranking.Boost], facts: Alert, overlap: float, meanings: list[float]
 ) -> Evidence:
     """What says this candidate is the same problem (see `confidence.Evidence`). `meanings`: every
-    candidate's similarity, best first, to read how far this one stands above the rest."""
+    candidate's similarity, best first, to read how far this one stands above the rest and above the
+    lookup's background (their median)."""
     kinds = {b.kind for b in boosts}
     similarity = c.similarity or 0.0
     # The best of the others: the runner-up for the best candidate, the best for every other one.
@@ -267,6 +268,7 @@ def evidence(
         title=float(ranking.TITLE in kinds),
         service=where(ranking.SERVICE, facts.service, P.SERVICE),
         env=where(ranking.ENV, facts.env, P.ENV),
+        above=similarity - meanings[len(meanings) // 2] if meanings and c.similarity is not None else 0.0,
     )
 
 
