@@ -281,8 +281,8 @@ class Memory:
         self._guard.forget_contract()
         return report
 
-    def verify(self, source: Iterable[Incident] | None = None) -> Verification:
-        """Check every point against the contract and `source`, a backlog, if given (`backup.verify_against`)."""
+    def verify(self, source: Iterable[Incident | tuple[str, str]] | None = None) -> Verification:
+        """Check every point against the contract and a backlog's incidents (or (source, id) pairs)."""
         with self._guard.lock:
             return verify_against(self._store, source)
 

@@ -170,3 +170,39 @@ def test_through_the_service_the_cli_imports_neither_pydantic_nor_settings(tmp_p
                 out[argv[0]] = run.stdout
             assert f"(asked the service at {url})" in out["similar"] and "fixed by:" in out["similar"]
             assert "count: 64" in out["stats"]
+
+
+def test_ingest_verify_backup_and_deliveries_go_through_the_service_that_owns_the_memory(tmp_path, monkeypatch, capsys):
+    """Issue 52: with `serve` running, `ingest` failed ("the embedded store ... is open in another process").
+    A post-mortem is added while the service serves, then checked, backed up and found, with no restart."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", str(data))
+    assert main(["ingest", str(FIXTURES / "incidents.jsonl")]) == 0
+    capsys.readouterr()
+    templates = FIXTURES.parent / "tests" / "postmortems"
+    settings = Settings(data_dir=data, embedder="fake")
+    with Memory.open(settings, embedder=FakeEmbedder()) as memory:  # the service owns the store now
+        with serving(create_app(settings, memory=memory)) as url:
+            (data / "service.json").write_text(json.dumps({"url": url, "pid": os.getpid()}))
+            assert main(["ingest", str(templates)]) == 0
+            out, err = capsys.readouterr()
+            assert out.startswith("4 new, 0 updated, 0 unchanged, 0 rejected") and url in out, out
+            assert "open in another process" not in err
+            assert memory.stats()["count"] == 68  # stored by the service's own memory, at once
+            assert main(["ingest", str(templates), "--json"]) == 0
+            assert json.loads(capsys.readouterr().out)["unchanged"] == 4
+            broken = tmp_path / "broken.jsonl"
+            broken.write_text('{"id": "X-1", "title": "disk full"}\nnot json\n')
+            assert main(["ingest", str(broken)]) == 3  # a bad line is reported as standalone, the rest stored
+            assert "broken.jsonl:2" in capsys.readouterr().err
+            assert main(["verify", "--source", str(templates)]) == 0
+            assert "healthy: 69 incidents read and checked" in capsys.readouterr().out
+            assert main(["backup", str(tmp_path / "copy")]) == 0
+            assert "backed up 69 incidents" in capsys.readouterr().out
+            assert sorted(p.name for p in (tmp_path / "copy").iterdir()) == ["manifest.json", "points.jsonl.gz"]
+            assert main(["deliveries"]) == 0
+            assert capsys.readouterr().out == "no deliveries\n"
+            assert main(["similar", "container registry pushes fail with HTTP 500", "--json", "--limit", "1"]) == 0
+            assert json.loads(capsys.readouterr().out)[0]["id"].endswith("gitlab-registry-storage.md")
+    assert not [p for p in data.iterdir() if p.name.startswith("backup-")]  # the service's copy is gone
+    assert main(["restore", str(tmp_path / "copy")]) == 0  # and the copy is a backup restore takes

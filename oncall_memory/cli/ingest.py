@@ -18,6 +18,7 @@ from .when import moment
 
 if TYPE_CHECKING:
     from ..ingest.ingest import IngestReport
+    from ..ingest.job import Ingests
     from ..memory import Memory
     from ..settings import Settings
     from ..store.engines.base import IndexReport
@@ -66,6 +67,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     from ..memory import Memory
     from ..sources import FIRST_YEAR, Window
     from ..sources.factory import source_names
+    from . import remote
+    from .through import ServiceMemory
 
     if args.source not in source_names():
         raise InvalidInput(f"unknown source {args.source!r}: use one of {', '.join(source_names())}")
@@ -76,13 +79,20 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         )
     started = time.perf_counter()
     until = args.until or datetime.now(timezone.utc)
-    with Memory.open(settings) as memory:
-        # Readied before the clock starts: the first run exports the local model once (seconds), which is no
-        # part of the ingest rate a team would plan with.
-        readying = time.perf_counter()
-        memory.embedder.load()
-        ready_in = time.perf_counter() - readying
-        started += ready_in
+    # A running service owns the memory: the backlog goes through it (cli/through.py).
+    url = remote.service_url(settings)
+    memory: Memory | ServiceMemory
+    with ServiceMemory(settings, url) if url else Memory.open(settings) as memory:
+        ready_in = 0.0
+        if isinstance(memory, Memory):
+            # Readied before the clock starts: the first run exports the local model once (seconds), which is
+            # no part of the ingest rate a team would plan with.
+            readying = time.perf_counter()
+            memory.embedder.load()
+            ready_in = time.perf_counter() - readying
+            started += ready_in
+        else:
+            err(f"through the service at {url}, which owns this memory")
         try:
             if args.source != "jsonl":
                 report = _backfill(memory, settings, args.source, args.path, args.since or FIRST_YEAR, until)
@@ -115,7 +125,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_REJECTED if report.rejected else 0
 
 
-def build_index_if_due(memory: Memory) -> None:
+def build_index_if_due(memory: Ingests) -> None:
     """Past the threshold, an ingest ends by (re)building the vector index (see `Memory.build_index`)."""
     if memory.index_due():
         _building_index()
@@ -138,7 +148,7 @@ def _built(report: IndexReport | None) -> None:
 
 
 def _backfill(
-    memory: Memory, settings: Settings, source: str, path: str | None, since: datetime, until: datetime
+    memory: Ingests, settings: Settings, source: str, path: str | None, since: datetime, until: datetime
 ) -> IngestReport:
     """An API source's history, 180 days at a time, resumable (see `backfill`)."""
     from ..ingest.backfill import backfill

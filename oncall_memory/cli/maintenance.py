@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidInput, OncallMemoryError
 from .common import EXIT_FAILED
 
 if TYPE_CHECKING:
@@ -141,12 +142,15 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
     from ..incident import Incident
     from ..memory import Memory
     from ..sources.files import read_backlog
+    from . import remote
+    from .through import ServiceMemory
 
     shared = settings.dir.shared()  # opening the store makes them private: say what was found first
     source = None
     if args.source is not None:  # the backlog's valid incidents: its bad lines are ingest's to report
         source = [i for i in read_backlog(args.source) if isinstance(i, Incident)]
-    with Memory.open(settings) as memory:
+    url = remote.service_url(settings)  # a running service owns the memory: it checks it
+    with ServiceMemory(settings, url) if url else Memory.open(settings) as memory:
         result = memory.verify(source)
     if args.json:
         print(
@@ -204,11 +208,44 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
     from ..memory import Memory
+    from . import remote
 
+    if url := remote.service_url(settings):  # a running service owns the memory: it makes the copy
+        count = _backup_through(settings, url, args.path)
+        print(f"backed up {count} incidents of {settings.collection!r} to {args.path} (through the service at {url})")
+        return 0
     with Memory.open(settings) as memory:
         manifest = memory.backup(args.path)
     print(f"backed up {manifest['count']} incidents of {manifest['collection']!r} to {args.path}")
     return 0
+
+
+def _backup_through(settings: Settings, url: str, path: Path) -> str:
+    """The service's backup, unpacked into the new directory `path` (beside it first, renamed when whole)."""
+    import shutil
+    import tarfile
+
+    from . import remote
+
+    if path.exists():
+        raise InvalidInput(f"{path} exists: give a new directory for the backup")
+    partial = path.with_name(path.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    archive = partial / "backup.tar"
+    try:
+        headers = remote.download(settings, url, "/backup", archive)
+        with tarfile.open(archive) as tar:
+            tar.extractall(partial, filter="data")  # names, links and modes kept inside the folder
+        archive.unlink()
+    except remote.Unreachable as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise OncallMemoryError(f"the service at {url} did not answer ({exc}): is it still running?") from exc
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    partial.rename(path)
+    return headers.get("x-backup-count", "?")
 
 
 def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:

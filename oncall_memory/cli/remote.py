@@ -118,3 +118,30 @@ def detail(response: Response) -> str:
         except (ValueError, AttributeError):
             pass
     return response.text[:500]
+
+
+def download(settings: Settings, url: str, path: str, into: Path) -> dict[str, str]:
+    """POST `path` and write the answer's body to the file `into`, in pieces (a backup may be gigabytes).
+    Returns the answer's headers; raises `Unreachable` as `call` does, `OncallMemoryError` on a 4xx/5xx."""
+    from ..errors import OncallMemoryError
+
+    parts = urlsplit(url)
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    token = settings.service.api_token
+    headers = {"Authorization": f"Bearer {token.get_secret_value()}"} if token else {}
+    connection = connection_class(parts.netloc, timeout=TIMEOUT)
+    try:
+        connection.request("POST", parts.path.rstrip("/") + path, headers=headers)
+        answer = connection.getresponse()
+        if answer.status >= 400:
+            text = answer.read().decode("utf-8", "replace")
+            got = Response(answer.status, {k.lower(): v for k, v in answer.getheaders()}, text)
+            raise OncallMemoryError(f"the service at {url} answered {answer.status}: {detail(got)}")
+        with into.open("wb") as out:
+            while chunk := answer.read(1 << 20):
+                out.write(chunk)
+        return {k.lower(): v for k, v in answer.getheaders()}
+    except (OSError, http.client.HTTPException) as exc:
+        raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        connection.close()

@@ -13,11 +13,10 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ..memory import Memory
 from ..sources import Window
 from ..store.datadir import write_atomic
 from .ingest import IngestReport
-from .job import IngestJob
+from .job import IngestJob, Ingests
 
 # A slice: PagerDuty's own range limit (180 days), and for every source the span one checkpoint covers.
 SLICE = timedelta(days=180)
@@ -32,7 +31,7 @@ def slices(since: datetime, until: datetime) -> list[Window]:
 
 
 def backfill(
-    memory: Memory,
+    memory: Ingests,
     job: IngestJob,
     since: datetime,
     until: datetime,

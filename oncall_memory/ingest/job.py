@@ -5,17 +5,34 @@ and lookups go on while PagerDuty pages); ingest it; then build the vector index
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from ..incident import Incident
-from ..memory import Memory
 from ..settings import Settings
 from ..sources import Window, default_window_days, scheduled_window
 from ..sources.factory import make_source
 from ..store.engines.base import IndexReport
 from .backlog import Rejected
 from .ingest import Embed, IngestReport
+
+
+class Ingests(Protocol):
+    """What an ingest job writes into: the `Memory`, or a running service's (`cli/through.py`)."""
+
+    def ingest(
+        self,
+        items: Iterable[Incident | Rejected],
+        *,
+        embed: Embed | None = None,
+        on_batch: Callable[[int, int], None] | None = None,
+    ) -> IngestReport: ...
+
+    def index_due(self) -> bool: ...
+
+    def build_index(self) -> IndexReport | None: ...
+
 
 Items = list[Incident | Rejected]
 
@@ -50,7 +67,7 @@ class IngestJob:
 
     def into(
         self,
-        memory: Memory,
+        memory: Ingests,
         items: Items,
         *,
         embed: Embed | None = None,
@@ -69,7 +86,7 @@ class IngestJob:
 
     def run(
         self,
-        memory: Memory,
+        memory: Ingests,
         *,
         on_batch: Callable[[int, int], None] | None = None,
         index: bool = True,

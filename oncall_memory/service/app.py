@@ -45,7 +45,7 @@ from ..settings import Settings
 from ..store.datadir import write_atomic
 from ..targets import Target
 from ..webhook import Webhook
-from . import api, mcp_http, page, slack, webhooks
+from . import api, commands, mcp_http, page, slack, webhooks
 from .accounts import Accounts
 from .auth import RecordPeer, api_token
 from .indexer import Indexer
@@ -299,6 +299,7 @@ def create_app(
         elif plugin.webhook is not None:
             log.error("the integration %s offers a webhook that is not a oncall_memory.webhook.Webhook", plugin.where)
     app.include_router(api.router)
+    app.include_router(commands.router)
     app.include_router(api.probes)
     app.include_router(page.router)
     app.include_router(slack.router)

@@ -110,11 +110,12 @@ def verify(
     return result
 
 
-def verify_against(store: IncidentStore, source: Iterable[Incident] | None) -> Verification:
-    """`verify`, against `source` (a backlog's incidents) when given. When every stored point is the
-    source's, whole, and the only problem was the recorded count's drift, the count is recorded again from
-    what is stored."""
-    expected = None if source is None else {i.point_id: (i.source, i.id) for i in source}
+def verify_against(store: IncidentStore, source: Iterable[Incident | tuple[str, str]] | None) -> Verification:
+    """`verify`, against `source` (a backlog's incidents, or their (source, id) pairs) when given. When every
+    stored point is the source's, whole, and the only problem was the recorded count's drift, the count is
+    recorded again from what is stored."""
+    pairs = None if source is None else [(i.source, i.id) if isinstance(i, Incident) else i for i in source]
+    expected = None if pairs is None else {point_id(src, iid): (src, iid) for src, iid in pairs}
     result = verify(store, source=expected)
     whole = not result.problems and not result.missing and not result.extra
     if expected is not None and result.drift and whole and result.count == len(expected) == result.checked:
