@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("feedback", help="say whether a suggested incident helped with an alert (moves it next time)")
     p.add_argument("suggested", help="the suggested incident's id, e.g. INC-1042")
-    p.add_argument("verdict", choices=["helped", "not-related", "not related"])
+    p.add_argument("verdict", choices=["helped", "not-related", "not related"], help="what the suggestion was")
     p.add_argument("text", nargs="?", help="the alert the suggestion was made for")
     p.add_argument("--alert", metavar="FILE", help="the alert as a JSON file (text, signature, facts)")
     p.add_argument("--who", default="cli", help="who says so (default: cli)")

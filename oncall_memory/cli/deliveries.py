@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("deliveries", help="the service's notes and messages: state, attempts, last error")
     p.add_argument("--failed", action="store_true", help="only those given up (refused, or past their deadline)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the deliveries as a JSON list")
     p.set_defaults(func=cmd_deliveries)
 
 

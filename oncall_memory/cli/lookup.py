@@ -41,7 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--since", type=moment, help="only incidents opened from this moment on (2026-11-01, yesterday, 7d, 36h)"
     )
     p.add_argument("--limit", type=int, default=5, help="how many (1..100, default 5)")
-    p.add_argument("--mode", choices=["hybrid", "dense", "lexical"], default="hybrid")
+    p.add_argument(
+        "--mode",
+        choices=["hybrid", "dense", "lexical"],
+        default="hybrid",
+        help="search by meaning and words (default), meaning only, or words only",
+    )
     p.add_argument("--no-rank", action="store_true", help="search order only, no fact-based ranking")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print a JSON list")
@@ -49,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_similar)
 
     p = sub.add_parser("stats", help="the collection, its model, dimension and count")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print it as JSON")
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser(
@@ -69,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="give simulated feedback on half the queries and score the rest before and after",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print it as JSON")
     p.set_defaults(func=cmd_eval)
 
 

@@ -31,11 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("index", help="build the embedded store's vector index now if due (--force: even if not)")
-    p.add_argument("--force", action="store_true")
+    p.add_argument("--force", action="store_true", help="build it now, even if it is not due")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("verify", help="read every stored point and check it against the collection's contract")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print it as JSON")
     p.add_argument(
         "--source",
         type=Path,
@@ -45,13 +45,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("backup", help="a consistent copy of the collection into a new directory")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=Path, help="the new directory to copy it into")
     p.set_defaults(func=cmd_backup)
 
     p = sub.add_parser(
         "restore", help="put a backup in place of the collection (built beside, swapped in when complete)"
     )
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=Path, help="a directory `backup` made")
     p.set_defaults(func=cmd_restore)
 
 

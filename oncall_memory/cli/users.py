@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("user", help="people's own logins for the search page: add, remove, list")
-    which = p.add_subparsers(dest="user_command", required=True)
+    which = p.add_subparsers(dest="user_command", required=True, help="what to do with the logins")
     add = which.add_parser("add", help="add a person, or set their new password (ends their open sessions)")
     add.add_argument("name", help="what they type at login: their email address, say")
     add.add_argument("--password-stdin", action="store_true", help="read the password from standard input")

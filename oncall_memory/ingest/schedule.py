@@ -32,6 +32,9 @@ from ..settings import Settings
 from ..sources import default_window_days
 from .flow import ingest_flow
 
+# What `schedule --help` says: what the user gets, not how it is built (the module's docstring).
+USAGE = """Run the ingest on a schedule: starts a local Prefect server if none is configured
+(PREFECT_API_URL), prints the page of its runs in Prefect's UI and a command that runs it now."""
 log = logging.getLogger(__name__)
 
 # This machine class has no internet: analytics and telemetry only produce DNS errors (and, from the
@@ -204,7 +207,7 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
     """The schedule as a program (`oncall-memory schedule`, `python flows/ingest.py`): quiet Prefect and
     stop cleanly on SIGTERM too (systemd, docker stop), so the local server is shut down with us."""
     parser = argparse.ArgumentParser(
-        prog="oncall-memory schedule", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="oncall-memory schedule", description=USAGE, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
