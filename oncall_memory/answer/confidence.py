@@ -116,14 +116,19 @@ class Calibration:
         )
 
 
-# Fitted with `python -m bench.generalise` on the six labelled sets (the shipped alerts, the written-out
-# alerts, the sample incidents fired again, the two runbook sets, the post-mortems), each weighted alike; the
+# Fitted with `python -m bench.generalise` on the eight labelled sets (the shipped alerts, the written-out
+# alerts, the sample incidents fired again, the two runbook sets, the two runbook pages, the post-mortems),
+# each weighted alike. How far an answer stands above the lookup's background was kept by the protocol (each
+# style left out: right first answers low 46% -> 41% on average, no no-match alert high, 1 before). `low_below`
+# is the rule's 0.54 raised to 0.57, the lowest at which both runtimes the product ships hold the shipped
+# sets' bar (tests/test_local_model.py): at 0.54 sentence-transformers marked 34 of their 40 no-match alerts
+# low. The
 # thresholds by its rule: `low_below` the lowest probability that marks at least 90% of the no-match alerts
 # low (averaged over the sets that have them), choosing the one that marks fewest right first answers low;
 # `high_from` the lowest above it whose first answers are right at least 90% of the time. The same title and
 # where it happened stay at 0: the protocol did not keep them (docs/evaluation.md), a team's verdicts may.
 CALIBRATED = {
-    "all-MiniLM-L6-v2": Calibration(-2.52, (2.80, 2.09, 2.50, 2.16, 0.0, 0.0, 0.0, 0.0), 0.50, 0.90),
+    "all-MiniLM-L6-v2": Calibration(-2.06, (0.81, 1.74, 3.14, 2.02, 0.0, 0.0, 0.0, 2.99), 0.57, 0.87),
     # The test double (bag-of-words vectors), fitted the same way: a weak model, for tests, not for use. Fitted
     # under the ranking before the shared-symptom rule (2026-12); no deployment uses it.
     "fake-bow": Calibration(-1.53, (1.03, 1.03, 3.16, 2.16, 0.0, 0.0, 0.0, 0.0), 0.61, 0.85),
