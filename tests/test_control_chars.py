@@ -80,7 +80,16 @@ def requests_carrying(c: str) -> list[tuple[str, str, dict]]:
             {"json": {"event": {"id": f"e{c}", "event_type": "incident.triggered", "data": {"id": "P1", "title": t}}}},
         ),
         ("POST", "/slack/commands", {"content": slack, "headers": slack_headers}),
+        ("POST", "/mcp", {"json": mcp("similar_incidents", {"text": t, "service": f"s{c}"}), "headers": MCP}),
+        ("POST", "/mcp", {"json": mcp("get_incident", {"incident_id": f"INC{c}1"}), "headers": MCP}),
     ]
+
+
+MCP = {"Accept": "application/json, text/event-stream"}  # what streamable HTTP asks of a client
+
+
+def mcp(tool: str, arguments: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
 
 
 @pytest.fixture

@@ -151,8 +151,10 @@ EXAMPLES = [
     ("password in prose", "user ops password abcdefg1 in x", "abcdefg1"),
     ("hex key next to its name", "API Key invalid {}", lo(32, HEXS)),
     ("high-entropy token", "blob {} end", "aB3dE5gH7jK9mN1pQ2sT4vW6"),
-    ("Kingfisher catalogue", "newrelic_key = {}", "NRJS-" + hashlib.sha256(b"nr").hexdigest()[:19]),
+    # A shape only the catalogue knows (DigitalOcean's), written where no credential word stands beside it.
+    ("Kingfisher catalogue", "export DO_PAT={}", "dop_v1_" + hashlib.sha256(b"do").hexdigest()),
     # The syntaxes ops people paste (redact/ops.py), each with the shortest value only it catches.
+    ("password hash", "shadow entry ops:{}:19000", "$6$Ab1Cd2Ef$Gh3Ij4Kl5Mn6Op7Q"),
     ("SQL IDENTIFIED BY", "CREATE USER a IDENTIFIED BY 'abc';", "abc"),
     ("SQL PASSWORD 'x'", "ALTER ROLE a WITH LOGIN PASSWORD 'abc';", "abc"),
     ("config key that says secret", "requirepass abcd", "abcd"),
@@ -182,6 +184,18 @@ EXAMPLES = [
     ("wallet private key", "wallet key 0x" + "ab" * 32, "ab" * 32),
     ("seed phrase", "seed " + " ".join(["abandon"] * 11 + ["about"]) + " end", "abandon about"),
     ("password told in prose", "the password is ab-cd-e", "ab-cd-e"),
+    # Varied enough to be plausible, one case only (so the entropy rule does not take it), and no assignment
+    # after a vendor's name or a credential word (so the catalogue does not).
+    (
+        "a vendor's token by its vendor's name on the line",
+        "algolia search failed, sent {} back",
+        "k3x9m2p7q4w8e6r1t5y0u3i8o2p6a4s7",
+    ),
+    (
+        "a credential-shaped word a few words after a credential word",
+        "credential in use {} was rejected",
+        "q7w2e9r4t1y8u3i6o5p0a2s9",
+    ),
 ]
 
 
@@ -344,3 +358,59 @@ def test_the_invisible_characters_read_from_a_few_planes_are_all_of_them():
     from oncall_memory.redact.invisible import INVISIBLE, _invisible
 
     assert INVISIBLE == _invisible((range(sys.maxunicode + 1),))  # this Python's Unicode, every code point
+
+
+# -- secrets in two parts and secrets told by what stands near them (issue 51) -----------------------------------
+
+TWO_PARTS = [
+    # An access key id and its secret on one line, neither half after a word that names it.
+    ("aws creds AKIAQX4RZ7PLM2NB5VTY wJalrXUtnFEMIK7MDENGbPxRfiCYzQ8vN3kLp2Wq", "wJalrXUtnFEMIK7MDENGbPxRfiCYzQ8vN3kLp2Wq"),
+    # A client id (kept alone: an id) and the secret that pairs with it after a credential word.
+    ("oauth client 7f3c2a9e-client secret Qm9vY2xpZW50c2VjcmV0X2tleTEyMw", "Qm9vY2xpZW50c2VjcmV0X2tleTEyMw"),
+    # A refresh token in prose, a few words after the credential word.
+    ("the refresh token we revoked was 1//0gXk3Lq9ZpT2rV8mN4bY6cW", "0gXk3Lq9ZpT2rV8mN4bY6cW"),
+    # A user and password in a sentence.
+    ("logged in as deploy with password Tr0ub4dor&3horse", "Tr0ub4dor&3horse"),
+    # A connection string told in pieces.
+    ("db host orders-db.internal user app_rw password 9fK2mQ7xL4pZ", "9fK2mQ7xL4pZ"),
+]
+
+
+@pytest.mark.parametrize("text,secret", TWO_PARTS)
+def test_a_secret_in_two_parts_is_found_by_its_other_half(text, secret):
+    assert secret not in redact(text)
+
+
+VENDOR_BESIDE = [
+    # The vendor's name on the line and the token after a bare `key=` (the issue's own two shapes).
+    ("ERROR numverify-client request rejected status=403 retries=3 key={}", "k3v9q2m8x7p4w1z6n5b0c2d8f7g3h1j4"),
+    ("meraki dashboard call failed key={}", "6bec40cf957de430a6f1f2baa056b99a4fac9ea0"),
+    # In a sentence, the token a few words after the credential word.
+    ("the key we rotated after the incident was {}", "q7Zr2Lx9Vb4Nc8Mk3Jh6"),
+]
+
+
+@pytest.mark.parametrize("template,secret", VENDOR_BESIDE)
+def test_a_token_is_a_secret_by_what_stands_near_it(template, secret):
+    assert secret not in redact(template.format(secret))
+
+
+KEPT = [
+    # Ids, digests and hashes with no vendor's name or credential word beside them.
+    "deployed commit 4fbdab9c1e2d3f4a5b6c7d8e9f0a1b2c3d4e5f60 to prod",
+    "trace 0af7651916cd43dd8448eb211c80319c span b7ad6b7169203331",
+    "request 3f2504e0-4f89-11d3-9a0c-0305e82c3301 failed with 503",
+    "image sha256:9b2a1c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f pulled",
+    # A credential word, but what follows names a thing rather than being one.
+    "the token cache for user:12345:profile was cold",
+    "rotated the key for orders-db-2 and restarted jobTokenSecretManager",
+    # A secret found, and beside it a word and a host that are not its other half.
+    "token=s3cretpassW0rd9 in request 3f2504e0-4f89-11d3-9a0c-0305e82c3301 from build-runner-12",
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_ids_and_names_near_no_credential_stay(text):
+    kept = redact(text)
+    words = [w for w in text.split() if "s3cretpass" not in w]  # the one secret among them
+    assert all(w in kept for w in words), kept

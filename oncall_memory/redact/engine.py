@@ -21,19 +21,21 @@ from .base import Detector, Span, merge
 from .catalogue import CATALOGUE
 from .context import CONTEXT
 from .entropy import HIGH_ENTROPY
+from .nearby import CREDENTIAL_NEARBY, VENDOR_NEARBY, companions
 from .ops import OPS
 from .public import OVERRIDABLE, inside, public_spans
 from .unfold import unfold
 from .vendors import VENDORS
 
 MARKER = "[REDACTED]"
+COMPANION = "the other half of a secret found beside it"
 # One field of an incident or alert is cut here before it is scanned (64 Ki characters: far past what the
 # embedded text uses, and enough for a pasted stack trace); the cut is marked, with how much went.
 MAX_FIELD_CHARS = 65_536
 WINDOW = 32_768  # characters per scan window of a long text ...
 OVERLAP = 8_192  # ... of which this many are read again by the next (an RSA-4096 PEM key is ~3,300)
 
-DETECTORS: list[Detector] = [*VENDORS, *CONTEXT, *OPS, HIGH_ENTROPY, CATALOGUE]
+DETECTORS: list[Detector] = [*VENDORS, *CONTEXT, *OPS, HIGH_ENTROPY, CATALOGUE, VENDOR_NEARBY, CREDENTIAL_NEARBY]
 # The unfolded text joins what a line break or an invisible character separated: a shape or a context
 # makes a secret there, randomness alone does not (an id at a line's end joined with the next line's first
 # word would look random).
@@ -131,6 +133,8 @@ def _scan_window(text: str) -> list[tuple[Span, str]]:
     found = _spans(text, DETECTORS)
     if (unfolded := unfold(text)) is not None:
         found += [(unfolded.original(span), name) for span, name in _spans(unfolded.text, UNFOLDED_DETECTORS)]
+    if found:  # a secret's other half stands beside it (an access key id and its secret)
+        found += [(span, COMPANION) for span in companions(text, [span for span, _ in found])]
     return found
 
 

@@ -74,7 +74,22 @@ def _conf_lines(text: str) -> Iterator[Span]:
             break
 
 
+# A password hash anywhere: a crypt(3) string (`$1$`, `$2b$`, `$5$`, `$6$`, yescrypt's `$y$`), an argon2 or
+# a Kerberos AS-REP/TGS hash as cracking tools print them. Offline guessing turns each into its password,
+# and the shape is the format's own, so no word need stand beside it.
+_PASSWORD_HASH = pattern(
+    "password hash",
+    r"(?i)(?:^|[^\w$])(?P<s>\$(?:1|2[aby]|5|6|7|8|9|y|gy|sha1|md5|argon2(?:id|i|d)|krb5(?:asrep|tgs|pa)|pbkdf2[\w-]*)"
+    r"\$[A-Za-z0-9./$=,@:+*_-]{16,})",
+    group="s",
+    keywords=(
+        "$1$", "$2a$", "$2b$", "$2y$", "$5$", "$6$", "$7$", "$8$", "$9$", "$y$", "$gy$", "$sha1$", "$md5$",
+        "$argon2", "$krb5", "$pbkdf2",
+    ),
+)
+
 CONFIG = [
+    _PASSWORD_HASH,
     Detector(
         "config key that says secret",
         _conf_lines,

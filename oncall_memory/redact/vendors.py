@@ -80,9 +80,10 @@ VENDORS = [
     pattern("Stripe webhook secret", r"\bwhsec_[A-Za-z0-9]{24,}", keywords=("whsec_",)),
     pattern(
         "Microsoft Teams webhook",
-        r"\.webhook\.office\.com/webhook(?:b2)?/(?P<s>[^\s\"'<>]+)",
+        # The tenant's hook host, and Office 365's older shared one (`outlook.office.com/webhook/…`).
+        r"(?:\.webhook\.office\.com|\boutlook\.office(?:365)?\.com)/webhook(?:b2)?/(?P<s>[^\s\"'<>]+)",
         group="s",
-        keywords=("webhook.office.com",),
+        keywords=("webhook.office.com", "outlook.office"),
     ),
     pattern(
         "Discord webhook",
