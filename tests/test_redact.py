@@ -364,7 +364,10 @@ def test_the_invisible_characters_read_from_a_few_planes_are_all_of_them():
 
 TWO_PARTS = [
     # An access key id and its secret on one line, neither half after a word that names it.
-    ("aws creds AKIAQX4RZ7PLM2NB5VTY wJalrXUtnFEMIK7MDENGbPxRfiCYzQ8vN3kLp2Wq", "wJalrXUtnFEMIK7MDENGbPxRfiCYzQ8vN3kLp2Wq"),
+    (
+        "aws creds AKIAQX4RZ7PLM2NB5VTY wJalrXUtnFEMIK7MDENGbPxRfiCYzQ8vN3kLp2Wq",
+        "wJalrXUtnFEMIK7MDENGbPxRfiCYzQ8vN3kLp2Wq",
+    ),
     # A client id (kept alone: an id) and the secret that pairs with it after a credential word.
     ("oauth client 7f3c2a9e-client secret Qm9vY2xpZW50c2VjcmV0X2tleTEyMw", "Qm9vY2xpZW50c2VjcmV0X2tleTEyMw"),
     # A refresh token in prose, a few words after the credential word.

@@ -82,10 +82,7 @@ _PASSWORD_HASH = pattern(
     r"(?i)(?:^|[^\w$])(?P<s>\$(?:1|2[aby]|5|6|7|8|9|y|gy|sha1|md5|argon2(?:id|i|d)|krb5(?:asrep|tgs|pa)|pbkdf2[\w-]*)"
     r"\$[A-Za-z0-9./$=,@:+*_-]{16,})",
     group="s",
-    keywords=(
-        "$1$", "$2a$", "$2b$", "$2y$", "$5$", "$6$", "$7$", "$8$", "$9$", "$y$", "$gy$", "$sha1$", "$md5$",
-        "$argon2", "$krb5", "$pbkdf2",
-    ),
+    keywords=tuple("$1$ $2a$ $2b$ $2y$ $5$ $6$ $7$ $8$ $9$ $y$ $gy$ $sha1$ $md5$ $argon2 $krb5 $pbkdf2".split()),
 )
 
 CONFIG = [
