@@ -415,8 +415,12 @@ class EdgeStore(IncidentStore, BuildsIndex):
         # fused candidate by its original vector; an unranked one keeps the dense search's rescored order.
         pick = (CANDIDATE_SEARCH if plan.rescore else INDEXED_SEARCH) if self._indexed else EXACT_SCORES
         meaning = E.Query.Nearest(list(dense), using=DENSE)  # asked twice: for candidates, then their scores
-        by_meaning = self.shard.query(E.QueryRequest(query=meaning, params=pick, **bare))
-        by_words = self.shard.query(E.QueryRequest(query=E.Query.Nearest(_sparse(sparse), using=SPARSE), **bare))
+        # Equal scores in the order of their ids: the engine returns ties in the order its segments hold them,
+        # which differs from one build of the same incidents to the next, and the fused ranks followed.
+        by_meaning = _ties_by_id(self.shard.query(E.QueryRequest(query=meaning, params=pick, **bare)))
+        by_words = _ties_by_id(
+            self.shard.query(E.QueryRequest(query=E.Query.Nearest(_sparse(sparse), using=SPARSE), **bare))
+        )
         words = [hit(p.id, p.score, None, None) for p in by_words]
         fused = reciprocal_rank([[str(p.id) for p in by_meaning], [h.point_id for h in words]], limit)
         tabled = self._tabled(fields)
@@ -726,3 +730,8 @@ def to_filter(where: Where) -> E.Filter | None:
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
+
+
+def _ties_by_id(points: list[Any]) -> list[Any]:
+    """Best first, equal scores ordered by id."""
+    return sorted(points, key=lambda p: (-p.score, str(p.id)))
