@@ -150,15 +150,16 @@ def _built(report: IndexReport | None) -> None:
 def _backfill(
     memory: Ingests, settings: Settings, source: str, path: str | None, since: datetime, until: datetime
 ) -> IngestReport:
-    """An API source's history, 180 days at a time, resumable (see `backfill`)."""
+    """An API source's history, 180 days at a time, resumable; a file source's, once (see `backfill`)."""
     from ..ingest.backfill import backfill
     from ..ingest.job import IngestJob
 
-    bar, on_slice = _progress(f"{source}, 180 days at a time")
+    job = IngestJob(settings, source, path, follow_open=False)
+    bar, on_slice = _progress(source if job.reads_whole() else f"{source}, 180 days at a time")
     with bar:
         return backfill(
             memory,
-            IngestJob(settings, source, path, follow_open=False),
+            job,
             since,
             until,
             checkpoint=settings.dir.backfill_checkpoint_of(source),

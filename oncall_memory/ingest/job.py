@@ -65,6 +65,11 @@ class IngestJob:
         with make_source(self.settings, self.source, self.path, follow_open=self.follow_open) as source:
             return list(source.incidents(self.window))
 
+    def reads_whole(self) -> bool:
+        """Does the source read its whole backlog at once (`Source.whole_backlog`: a file, not an API)?"""
+        with make_source(self.settings, self.source, self.path, follow_open=self.follow_open) as source:
+            return source.whole_backlog
+
     def into(
         self,
         memory: Ingests,

@@ -69,6 +69,10 @@ class Source:
     """Anything that yields incidents for a window. Use as a context manager: some hold a connection."""
 
     name: str
+    # True for a source that reads its whole backlog at once (a file, an export): a backfill then asks it
+    # once for the whole span instead of 180 days at a time since 2009 (dozens of reads of the same file).
+    # An API source, which pages through a time range, leaves it False.
+    whole_backlog: bool = False
 
     def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
         """Incidents in `window` (None: all), a `Rejected` for each record that cannot be mapped.

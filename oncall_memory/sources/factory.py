@@ -11,17 +11,19 @@ finds its plugins): its name is the source's name, its object the integration's 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import import_module
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from types import ModuleType
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, OncallMemoryError, SourceFailed
+from ..incident import Incident
+from ..ingest.backlog import Rejected
 from ..integrations import ENTRY_POINT_GROUP
 from ..integrations import plugins as installed
 from ..settings import Settings
-from . import Source
+from . import Source, Window
 from .jsonl import JsonlSource
 
 BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github", "gitlab", "incident_io", "rootly")
@@ -65,7 +67,41 @@ def _from_plugin(plugin: EntryPoint, settings: Settings, path: str | None) -> So
         loaded = plugin.load()
     except Exception as exc:  # a broken plugin is a message naming it, not a traceback of ours
         raise InvalidInput(f"{where} could not be loaded: {type(exc).__name__}: {exc}") from exc
-    return _from_integration(loaded, where, settings, path)
+    try:
+        made = _from_integration(loaded, where, settings, path)
+    except OncallMemoryError:
+        raise
+    except Exception as exc:
+        raise InvalidInput(f"{where} could not start: {type(exc).__name__}: {exc}") from exc
+    return PluginSource(made, where)
+
+
+class PluginSource(Source):
+    """An installed source, kept to one rule the built-in ones keep by construction: whatever it raises
+    reaches the user as one line naming the plugin (a `SourceFailed`), never a traceback of ours that
+    hides whose bug it was. Its own `SourceFailed` and `InvalidInput` pass through as they are."""
+
+    def __init__(self, inner: Source, where: str):
+        self.inner, self.where = inner, where
+        self.name = getattr(inner, "name", "plugin")
+        self.whole_backlog = bool(getattr(inner, "whole_backlog", False))
+
+    def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
+        try:
+            yield from self.inner.incidents(window)
+        except OncallMemoryError:
+            raise
+        except Exception as exc:
+            raise SourceFailed(f"{self.where} failed: {type(exc).__name__}: {exc}") from exc
+
+    def one_shot(self) -> None:
+        self.inner.one_shot()
+
+    def close(self) -> None:
+        try:
+            self.inner.close()
+        except Exception as exc:
+            raise SourceFailed(f"{self.where} failed to close: {type(exc).__name__}: {exc}") from exc
 
 
 def _from_integration(loaded: object, where: str, settings: Settings, path: str | None) -> Source:

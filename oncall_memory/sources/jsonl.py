@@ -13,6 +13,7 @@ from .files import read_backlog
 
 class JsonlSource(Source):
     name = "jsonl"
+    whole_backlog = True  # the file is read whole whatever the window
 
     def __init__(self, path: Path | str):
         self.path = Path(path)
