@@ -15,7 +15,8 @@ from oncall_memory.errors import OncallMemoryError
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines import edge
-from oncall_memory.store.engines.base import RRF_K, IndexState
+from oncall_memory.store.engines.base import RRF_K, IndexState, reciprocal_rank
+from oncall_memory.store.engines.edge import _ties_by_id
 
 SERVICES = ["checkout", "orders", "search", "payments", "auth", "gateway"]
 ENVS = ["prod", "staging", "dev"]
@@ -169,7 +170,8 @@ def test_ranked_lookups_under_the_index_score_by_the_original_vectors(memory):
 def test_the_fusion_edge_runs_itself_picks_what_the_engines_own_fusion_picks(memory, indexed):
     """A ranked lookup's two searches run apart and are fused here (Edge's own fusion of the same two took
     twice as long). The same candidates as the engine's one-call plan, asked here beside it: any difference
-    is among candidates whose fused scores tie at the cut, where the engine's order is its own."""
+    is among candidates whose fused scores tie at the cut, or that one of the two searches scored equal to
+    another (fused here with equal scores in the order of their ids; the engine's order is its own)."""
     import qdrant_edge as E
 
     from oncall_memory.answer.retrieve import make_query
@@ -194,18 +196,26 @@ def test_the_fusion_edge_runs_itself_picks_what_the_engines_own_fusion_picks(mem
                 **bare,
             )
         )
+        by_meaning = _ties_by_id(store.shard.query(E.QueryRequest(query=dense, params=pick, limit=20, **bare)))
+        by_words = _ties_by_id(store.shard.query(E.QueryRequest(query=sparse, limit=20, **bare)))
+        fused = reciprocal_rank([[str(p.id) for p in by_meaning], [str(p.id) for p in by_words]], 20)
+        assert {i for i, _ in fused} == {h.point_id for h in hits}
+        tied = {str(p.id) for ranked in (by_meaning, by_words) for p in ranked if _shares_its_score(p, ranked)}
         cut = theirs[-1].score
         differ = {str(p.id) for p in theirs} ^ {h.point_id for h in hits}
-        assert all(abs(s.score - cut) < 1e-6 for s in theirs if str(s.id) in differ)
+        assert all(abs(s.score - cut) < 1e-6 or str(s.id) in tied for s in theirs if str(s.id) in differ)
         assert len(hits) == len(theirs) == 20
         # Scored by meaning, exactly, best first; the word search's own hits and IDF scores as it gives them.
         exact = store.similarities(query.dense, [h.point_id for h in hits])
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
         assert all(h.score == pytest.approx(exact[h.point_id], abs=1e-6) for h in hits)
-        alone = store.shard.query(E.QueryRequest(query=sparse, limit=20, **bare))
-        assert [(h.point_id, h.score) for h in words] == [(str(p.id), p.score) for p in alone]
+        assert [(h.point_id, h.score) for h in words] == [(str(p.id), p.score) for p in by_words]
         compared += 1
     assert compared == 31
+
+
+def _shares_its_score(point, ranked) -> bool:
+    return sum(abs(other.score - point.score) < 1e-6 for other in ranked) > 1
 
 
 def test_reciprocal_rank_fusion_scores_as_qdrant_clients_own():
