@@ -421,8 +421,8 @@ class EdgeStore(IncidentStore, BuildsIndex):
         by_words = _ties_by_id(
             self.shard.query(E.QueryRequest(query=E.Query.Nearest(_sparse(sparse), using=SPARSE), **bare))
         )
-        words = [hit(p.id, p.score, None, None) for p in by_words]
-        fused = reciprocal_rank([[str(p.id) for p in by_meaning], [h.point_id for h in words]], limit)
+        words = [hit(i, score, None, None) for i, score in by_words]
+        fused = reciprocal_rank([[i for i, _ in by_meaning], [i for i, _ in by_words]], limit)
         tabled = self._tabled(fields)
         if not plan.rescore:
             self._let_go_originals()  # the dense search rescored its candidates by them
@@ -732,6 +732,8 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _ties_by_id(points: list[Any]) -> list[Any]:
-    """Best first, equal scores ordered by id."""
-    return sorted(points, key=lambda p: (-p.score, str(p.id)))
+def _ties_by_id(points: list[Any]) -> list[tuple[str, float]]:
+    """The points' (id as text, score), best first, equal scores ordered by id (each id made text once)."""
+    ranked = [(str(p.id), p.score) for p in points]
+    ranked.sort(key=lambda pair: (-pair[1], pair[0]))
+    return ranked
