@@ -3,6 +3,7 @@ would (its module and a dist-info naming the entry point the guide declares), gi
 reads, a webhook the service mounts and a target the outbox delivers to."""
 
 import json
+import logging
 import re
 import sys
 import time
@@ -113,7 +114,10 @@ def test_without_a_path_or_with_a_bug_the_plugin_is_named_in_one_line(tmp_path, 
     assert "the source 'opsdesk'" in said and "KeyError" in said
 
 
-def test_the_guides_webhook_and_target_deliver_a_note_through_the_service(tmp_path, monkeypatch, httpserver, opsdesk):
+def test_the_guides_webhook_and_target_deliver_a_note_through_the_service(
+    tmp_path, monkeypatch, httpserver, caplog, opsdesk
+):
+    caplog.set_level(logging.INFO, logger="oncall_memory")
     monkeypatch.setenv("OPSDESK_WEBHOOK_TOKEN", "od-shared-1")
     monkeypatch.setenv("OPSDESK_URL", httpserver.url_for("/api"))
     monkeypatch.setenv("OPSDESK_TOKEN", "od-api-2")
@@ -149,6 +153,8 @@ def test_the_guides_webhook_and_target_deliver_a_note_through_the_service(tmp_pa
             assert time.monotonic() < deadline, "no note was delivered"
             time.sleep(0.05)
     memory.close()
+    # the startup's list of routes names it, and how it is guarded
+    assert "route POST /webhooks/opsdesk: its own check (OPSDESK_WEBHOOK_TOKEN is set)" in caplog.text
     authorization, body = notes[0]
     assert authorization == "Bearer od-api-2" and body["alert"] == "A-77"
     assert "CrashLoopBackOff" in body["note"] and "confidence" in body["note"]

@@ -49,6 +49,8 @@ def test_serve_logs_what_it_holds_where_answers_go_and_how_each_route_is_guarded
     assert "answers go nowhere" in log and "ONCALL_MEMORY_SLACK_WEBHOOK_URL" in log
     assert "route POST /webhooks/alertmanager: bearer token" in log
     assert "route POST /webhooks/pagerduty: OPEN (set ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET)" in log
+    # a pager mounted through the integrations' hook has its row too
+    assert "route POST /webhooks/grafana: OPEN (set ONCALL_MEMORY_GRAFANA_SECRET)" in log
     assert "route /slack/commands, /slack/interactions: off" in log
     assert "learning as incidents close: off" in log
 

@@ -231,7 +231,7 @@ def create_app(
                 stack.callback(target.close)
             mem.observer = metrics
             metrics.known([t.name for t in targets], _routes(app))
-            for line in summary(settings, targets, mem):
+            for line in summary(settings, targets, mem, [hook for hook, _ in mounted]):
                 log.info("%s", line)
             refine = None
             if settings.pagerduty.token:  # a triggered incident's custom details are read before its lookup
@@ -292,12 +292,15 @@ def create_app(
     app.add_middleware(RecordPeer)  # outermost: the connection's own address, before any proxy rewrites it
     app.include_router(webhooks.router)
     installed = service_plugins()
+    mounted: list[tuple[Webhook, str]] = []  # each webhook the integrations offer, and where it came from
     for plugin in installed:
         built_in = plugin.where == BUILT_IN_WHERE
         if isinstance(plugin.webhook, Webhook) and (built_in or plugin.webhook.name not in BUILT_IN):
-            webhooks.mount(app, plugin.webhook, plugin.where)
+            mounted.append((plugin.webhook, plugin.where))
         elif plugin.webhook is not None:
             log.error("the integration %s offers a webhook that is not a oncall_memory.webhook.Webhook", plugin.where)
+    for hook, where in mounted:
+        webhooks.mount(app, hook, where)
     app.include_router(api.router)
     app.include_router(commands.router)
     app.include_router(api.probes)

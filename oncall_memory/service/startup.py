@@ -4,15 +4,19 @@ will do with a webhook before the first one arrives."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..integrations.pagerduty.notes import PagerDutyNotes
 from ..integrations.slack.targets import SlackBot, SlackWebhook
 from ..memory import Memory
 from ..settings import Settings
 from ..targets import NO_TARGET_HINT, Target
-from .auth import PAGER_ROUTES, pagers_off
+from ..webhook import Webhook
+from .auth import PAGER_ROUTES, faces_the_network, pagers_off
 
 
-def summary(settings: Settings, targets: list[Target], memory: Memory) -> list[str]:
+def summary(settings: Settings, targets: list[Target], memory: Memory, hooks: Sequence[Webhook] = ()) -> list[str]:
+    """`hooks`: the webhooks mounted through the integrations' hook (Grafana's, an installed package's)."""
     lines = [f"memory: {_holds(memory)}"]
     lines += [f"answers go to: {_target(t, settings)}" for t in targets if t.name != "memory"]
     if not any(t.name != "memory" for t in targets):
@@ -27,11 +31,11 @@ def summary(settings: Settings, targets: list[Target], memory: Memory) -> list[s
     ]
     learning = f"on ({'; '.join(sources)})" if sources else "off"
     lines.append(f"learning as incidents close: {learning}")
-    lines += [f"route {route}: {how}" for route, how in routes(settings)]
+    lines += [f"route {route}: {how}" for route, how in routes(settings, hooks)]
     return lines
 
 
-def routes(settings: Settings) -> list[tuple[str, str]]:
+def routes(settings: Settings, hooks: Sequence[Webhook] = ()) -> list[tuple[str, str]]:
     off = dict(pagers_off(settings))  # a pager route without its secret, facing the network
 
     def by(route: str, secret: object, how: str, variable: str) -> str:
@@ -58,6 +62,7 @@ def routes(settings: Settings) -> list[tuple[str, str]]:
             (f"POST {route}", by(route, secret(settings), pagers[route], variable))
             for route, secret, variable in PAGER_ROUTES
         ),
+        *((f"POST /webhooks/{hook.name}", _hook(hook, settings)) for hook in hooks),
         ("POST /webhooks/jira", jira),
         ("/similar, /feedback, /stats, /metrics, /docs", api),
         ("/mcp, /mcp/sse (MCP for agents)", api),
@@ -65,6 +70,13 @@ def routes(settings: Settings) -> list[tuple[str, str]]:
         ("/slack/commands, /slack/interactions", slack),
         ("/healthz, /readyz", "open (probes; they say nothing about the incidents)"),
     ]
+
+
+def _hook(hook: Webhook, settings: Settings) -> str:
+    """How a hook's route is guarded: by its own check once its secret is set; else off facing the network."""
+    if hook.secret(settings) is not None:
+        return f"its own check ({hook.variable} is set)"
+    return f"off (set {hook.variable} to turn it on)" if faces_the_network(settings) else f"OPEN (set {hook.variable})"
 
 
 def _holds(memory: Memory) -> str:
