@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -34,8 +36,8 @@ class Catalogue:
     negatives: list[str] = field(default_factory=list)
 
 
-def kingfisher(t: Tree) -> Catalogue:
-    out = Catalogue("Kingfisher rules' examples")
+def kingfisher_rules(t: Tree) -> Iterator[dict[str, Any]]:
+    """Every rule of Kingfisher's catalogue, as its YAML files under `rules/` give them."""
     for path in t.files("."):
         if not (path.endswith(".yml") and "/rules/" in f"/{path}"):
             continue
@@ -43,9 +45,14 @@ def kingfisher(t: Tree) -> Catalogue:
             doc = yaml.safe_load(t.read(path)) or {}
         except yaml.YAMLError:
             continue
-        for rule in doc.get("rules", []) if isinstance(doc, dict) else []:
-            out.positives += [e for e in rule.get("examples") or [] if isinstance(e, str)]
-            out.negatives += [e for e in rule.get("negative_examples") or [] if isinstance(e, str)]
+        yield from doc.get("rules", []) if isinstance(doc, dict) else []
+
+
+def kingfisher(t: Tree) -> Catalogue:
+    out = Catalogue("Kingfisher rules' examples")
+    for rule in kingfisher_rules(t):
+        out.positives += [e for e in rule.get("examples") or [] if isinstance(e, str)]
+        out.negatives += [e for e in rule.get("negative_examples") or [] if isinstance(e, str)]
     return out
 
 

@@ -25,12 +25,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from oncall_memory.redact import redact
 from oncall_memory.redact.entropy import shannon_bits
 
 from .secret_catalogues import gitleaks as gitleaks_examples
+from .secret_catalogues import kingfisher_rules
 from .sets.runbooks import MIRRORS, Tree, tree
 
 CONTEXTS = {
@@ -65,23 +64,16 @@ def _python_regex(pattern: str) -> re.Pattern[str] | None:
 
 def kingfisher(t: Tree) -> list[Example]:
     out = []
-    for path in t.files("."):
-        if not (path.endswith(".yml") and "/rules/" in f"/{path}"):
+    for rule in kingfisher_rules(t):
+        rid, name = str(rule.get("id", "")), str(rule.get("name", ""))
+        if _IDENTIFIER.search(rid) or _IDENTIFIER.search(name):
             continue
-        try:
-            doc = yaml.safe_load(t.read(path)) or {}
-        except yaml.YAMLError:
-            continue
-        for rule in doc.get("rules", []) if isinstance(doc, dict) else []:
-            rid, name = str(rule.get("id", "")), str(rule.get("name", ""))
-            if _IDENTIFIER.search(rid) or _IDENTIFIER.search(name):
-                continue
-            compiled = _python_regex(rule.get("pattern", ""))
-            vendor = rid.split(".")[1] if rid.count(".") >= 1 else name.split()[0].lower()
-            for example in rule.get("examples") or []:
-                match = compiled.search(example) if compiled and isinstance(example, str) else None
-                if match and match.groups() and match.group(1) and len(match.group(1)) >= 8:
-                    out.append(Example("kingfisher", rid, vendor, match.group(1)))
+        compiled = _python_regex(rule.get("pattern", ""))
+        vendor = rid.split(".")[1] if rid.count(".") >= 1 else name.split()[0].lower()
+        for example in rule.get("examples") or []:
+            match = compiled.search(example) if compiled and isinstance(example, str) else None
+            if match and match.groups() and match.group(1) and len(match.group(1)) >= 8:
+                out.append(Example("kingfisher", rid, vendor, match.group(1)))
     return out
 
 
