@@ -81,18 +81,14 @@ def call(url: str, method: str, path: str, body: dict[str, Any] | None = None, *
     """One request to the service. The standard library's client, not httpx: importing httpx costs a CLI
     start-up about 90 ms (its command-line entry point brings click and rich), and this one request on
     loopback needs none of what it adds."""
-    parts = urlsplit(url)
-    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    headers = {"Accept": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+    headers = {"Accept": "application/json", **_bearer(token)}
     data = None
     if body is not None:
         data = json.dumps(body).encode()
         headers["Content-Type"] = "application/json"
-    connection = connection_class(parts.netloc, timeout=TIMEOUT)
+    connection, prefix = _connection(url)
     try:
-        connection.request(method, parts.path.rstrip("/") + path, body=data, headers=headers)
+        connection.request(method, prefix + path, body=data, headers=headers)
         answer = connection.getresponse()
         text = answer.read().decode("utf-8", "replace")
     except (OSError, http.client.HTTPException) as exc:
@@ -100,6 +96,17 @@ def call(url: str, method: str, path: str, body: dict[str, Any] | None = None, *
     finally:
         connection.close()
     return Response(answer.status, {k.lower(): v for k, v in answer.getheaders()}, text)
+
+
+def _connection(url: str) -> tuple[http.client.HTTPConnection, str]:
+    """A connection to the service at `url`, and the path its routes sit under."""
+    parts = urlsplit(url)
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    return connection_class(parts.netloc, timeout=TIMEOUT), parts.path.rstrip("/")
+
+
+def _bearer(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 def post(settings: Settings, url: str, path: str, body: dict[str, Any]) -> Response:
@@ -125,13 +132,10 @@ def download(settings: Settings, url: str, path: str, into: Path) -> dict[str, s
     Returns the answer's headers; raises `Unreachable` as `call` does, `OncallMemoryError` on a 4xx/5xx."""
     from ..errors import OncallMemoryError
 
-    parts = urlsplit(url)
-    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     token = settings.service.api_token
-    headers = {"Authorization": f"Bearer {token.get_secret_value()}"} if token else {}
-    connection = connection_class(parts.netloc, timeout=TIMEOUT)
+    connection, prefix = _connection(url)
     try:
-        connection.request("POST", parts.path.rstrip("/") + path, headers=headers)
+        connection.request("POST", prefix + path, headers=_bearer(token.get_secret_value() if token else None))
         answer = connection.getresponse()
         if answer.status >= 400:
             text = answer.read().decode("utf-8", "replace")
