@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import OncallMemoryError
 from ..ingest.backlog import Rejected
-from ..ingest.ingest import Embed, IngestReport, IngestStopped
+from ..ingest.ingest import COUNTS, Embed, IngestReport, IngestStopped
 from ..store.backup import Verification
 from . import remote
 
@@ -71,9 +71,9 @@ class ServiceMemory:
             if answer.status_code == 503:
                 raise IngestStopped(f"the service could not store a batch: {remote.detail(answer)}", report)
             got = self._json(answer)
-            for key in ("new", "updated", "unchanged", "rejected", "embedding_calls"):
-                setattr(report, key, getattr(report, key) + int(got.get(key, 0)))
-            report.rejections += [Rejected(r["where"], r["reason"]) for r in got.get("rejections", [])]
+            stored = {key: int(got.get(key, 0)) for key in COUNTS if key != "fetched"}  # fetched: counted here
+            rejections = [Rejected(r["where"], r["reason"]) for r in got.get("rejections", [])]
+            report.add(IngestReport(**stored, rejections=rejections))
             done += len(batch)
             if on_batch:
                 on_batch(done, len(incidents))
