@@ -155,7 +155,7 @@ def _backfill(
     from ..ingest.job import IngestJob
 
     job = IngestJob(settings, source, path, follow_open=False)
-    bar, on_slice = _progress(source if job.reads_whole() else f"{source}, 180 days at a time")
+    bar, on_slice = _progress(source if job.reads_whole else f"{source}, 180 days at a time")
     with bar:
         return backfill(
             memory,

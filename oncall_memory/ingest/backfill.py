@@ -42,7 +42,7 @@ def backfill(
     """Run `job` over every slice of [since, until), resuming from `checkpoint`. The vector index is left
     to the caller (once, at the end). A source that reads its whole backlog at once (a file) is asked once
     for the whole span: slicing it would read the same file once per slice."""
-    parts = [Window(since, until)] if job.reads_whole() else slices(since, until)
+    parts = [Window(since, until)] if job.reads_whole else slices(since, until)
     resume = _resume_point(checkpoint, since, until)
     report = IngestReport()
     for number, window in enumerate(parts, start=1):

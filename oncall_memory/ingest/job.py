@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Protocol
 
 from ..incident import Incident
@@ -65,8 +66,10 @@ class IngestJob:
         with make_source(self.settings, self.source, self.path, follow_open=self.follow_open) as source:
             return list(source.incidents(self.window))
 
+    @cached_property
     def reads_whole(self) -> bool:
-        """Does the source read its whole backlog at once (`Source.whole_backlog`: a file, not an API)?"""
+        """Does the source read its whole backlog at once (`Source.whole_backlog`: a file, not an API)? Asked
+        once a job (making the source to ask may open a client)."""
         with make_source(self.settings, self.source, self.path, follow_open=self.follow_open) as source:
             return source.whole_backlog
 
