@@ -14,8 +14,9 @@ found (an access key id and its secret).
 - **The other half.** Next to a secret found by any detector, on its line, a token as random as a secret is
   one too (`AKIA…` and its 40-character secret; a client id and its secret).
 
-All three scan in time linear in the text: one RE2 pass finds the words, and each hit reads at most a line
-(`REACH` characters either side), and lines that overlap are read once.
+All three scan in time linear in the text: one pass finds the words (an RE2 set for the vendors' names, an
+alternation of words for the credential words), each hit reads at most a line (`REACH` characters either
+side), and lines that overlap are read once.
 """
 
 from __future__ import annotations
@@ -71,24 +72,28 @@ def _rules() -> list[tuple[str, str]]:
     return out
 
 
-@cache
 def _vendor_table() -> tuple[Any, list[tuple[Any, Any]]]:
+    with _lock:  # built once, even when the first scans arrive together (as the catalogue is, `_loaded`)
+        return _built_vendor_table()
+
+
+@cache
+def _built_vendor_table() -> tuple[Any, list[tuple[Any, Any]]]:
     """One RE2 set of every vendor name, and for each name its rule's (name regex, whole-token shape)."""
-    with _lock:
-        names = re2.Set.SearchSet(re2.Options())
-        table = []
-        for keywords, shape in _rules():
-            names.Add(f"(?i){keywords}")
-            # The shape, case-insensitive as the rule is, and whole: nothing of a token's alphabet either side.
-            table.append(
-                (
-                    compile_re2(f"(?i){keywords}"),
-                    compile_re2(rf"(?i)(?:^|[^A-Za-z0-9_+/=-])({shape})(?:$|[^A-Za-z0-9_+/=-])"),
-                )
+    names = re2.Set.SearchSet(re2.Options())
+    table = []
+    for keywords, shape in _rules():
+        names.Add(f"(?i){keywords}")
+        # The shape, case-insensitive as the rule is, and whole: nothing of a token's alphabet either side.
+        table.append(
+            (
+                compile_re2(f"(?i){keywords}"),
+                compile_re2(rf"(?i)(?:^|[^A-Za-z0-9_+/=-])({shape})(?:$|[^A-Za-z0-9_+/=-])"),
             )
-        names.Add(r"\A\z")
-        names.Compile()
-        return names, table
+        )
+    names.Add(r"\A\z")
+    names.Compile()
+    return names, table
 
 
 def _line(text: str, start: int, end: int) -> tuple[int, int]:
