@@ -17,6 +17,7 @@ import math
 import pickle
 import tempfile
 from collections import Counter
+from functools import cached_property
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -73,6 +74,14 @@ class QueryFeatures:
     baselines: dict[str, list[str]]  # BM25, dense, hybrid: their first DEPTH ids
     levels: list[str]  # each candidate's confidence, as the product gave it
     evidence: np.ndarray  # each candidate's `confidence.Evidence`, as the product read it
+
+    @cached_property
+    def id_order(self) -> np.ndarray:
+        """Each candidate's place among the ids sorted (code point order, as `sorted` gives): the ranking's last
+        tie-break, as a key numpy can sort by."""
+        places = np.empty(len(self.ids), np.int64)
+        places[sorted(range(len(self.ids)), key=self.ids.__getitem__)] = np.arange(len(self.ids))
+        return places
 
 
 @dataclass

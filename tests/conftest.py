@@ -23,13 +23,18 @@ FIXTURES = ROOT / "fixtures"
 _STANDARD = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "QDRANT_URL", "QDRANT_API_KEY")
 
 
-@pytest.fixture(autouse=True)
-def isolated_env(monkeypatch, tmp_path):
+def isolate(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> None:
+    """No ONCALL_MEMORY_* or vendor variable from the shell reaches the code; the memory lives in `data_dir`."""
     for key in list(os.environ):
         if key.startswith("ONCALL_MEMORY_") or key in _STANDARD:
             monkeypatch.delenv(key)
-    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", str(data_dir))
     monkeypatch.setenv("ONCALL_MEMORY_EMBEDDER", "fake")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch, tmp_path):
+    isolate(monkeypatch, tmp_path / "data")
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ import json
 import shutil
 
 import pytest
-from conftest import FIXTURES, snapshot
+from conftest import FIXTURES, isolate, snapshot
 
 from bench.synth import synthetic_incidents  # noqa: I001  (the repository root is on sys.path under pytest)
 from oncall_memory.alert import Alert
@@ -18,13 +18,23 @@ from oncall_memory.settings import Settings
 from oncall_memory.store.engines import open_store
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """2,000 incidents ingested once for the module (8 s); each test damages and restores its own copy."""
+    data = tmp_path_factory.mktemp("built") / "data"
+    with pytest.MonkeyPatch.context() as mp:  # the per-test isolation has not run yet at module scope
+        isolate(mp, data)
+        with Memory.open(Settings(), embedder=FakeEmbedder()) as memory:
+            memory.ingest(synthetic_incidents(2000))
+            before = snapshot(memory._store)
+    return data, before
+
+
 @pytest.fixture
-def stored(tmp_path):
-    settings = Settings(data_dir=tmp_path / "data", embedder="fake")
-    with Memory.open(settings, embedder=FakeEmbedder()) as memory:
-        memory.ingest(synthetic_incidents(2000))
-        before = snapshot(memory._store)
-    return settings, before
+def stored(tmp_path, built):
+    data, before = built
+    shutil.copytree(data, tmp_path / "data")
+    return Settings(data_dir=tmp_path / "data", embedder="fake"), before
 
 
 def segment(settings) -> "Path":  # noqa: F821
