@@ -17,9 +17,9 @@ import math
 import pickle
 import tempfile
 from collections import Counter
-from functools import cached_property
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np

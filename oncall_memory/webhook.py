@@ -4,8 +4,8 @@ off until its secret is set when facing the network, the whole body redacted bef
 the outbox, 202 with what was accepted).
 
 A webhook says three things: which secret turns it on (`variable`, read from the environment), whether a
-request carries it (`authentic`, given the headers and the raw body, for a bearer token or an HMAC), and
-which jobs a body makes (`jobs`). Its jobs' keys start with `<name>:`, so one pager's alert never takes
+request carries it (`carries`, from the headers alone, asked before the body is read; or `authentic`, given
+the headers and the raw body, for an HMAC over it), and which jobs a body makes (`jobs`). Its jobs' keys start with `<name>:`, so one pager's alert never takes
 another's key (a key makes posting exactly once).
 """
 
@@ -31,9 +31,16 @@ class Webhook(ABC):
         """The secret a request must carry; None: not set (open on loopback, off facing the network)."""
         return os.environ.get(self.variable) or None
 
-    @abstractmethod
+    def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:
+        """Asked before the body is read, as the built-in pagers check theirs: True, the headers carry the
+        secret (a bearer token, a token header); False, they cannot (refused with a 401, the body unread);
+        None, the default, the credential signs the body and `authentic` decides once it is read."""
+        return None
+
     def authentic(self, secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
-        """Does this request carry the secret? Compare in constant time (`signatures.same_secret`)."""
+        """Does this request carry the secret? Compare in constant time (`signatures.same_secret`). Asked
+        only when `carries` said None; a webhook that gives neither refuses every request."""
+        return False
 
     @abstractmethod
     def jobs(self, body: Any, settings: Settings, known: Mapping[str, Any]) -> tuple[list[Job], int | str]:

@@ -115,21 +115,16 @@ def test_the_float32_export_gives_the_same_vectors_as_sentence_transformers(loca
     assert np.allclose(single, fast, atol=1e-5)
 
 
-def test_the_int8_default_stays_close_to_float32_and_keeps_torch_out_of_the_process(local_embedder, tmp_path):
-    import os
+def test_the_int8_default_stays_close_to_float32_and_keeps_torch_out_of_the_process(local_embedder, int8_embedder):
     import subprocess
     import sys
 
     import numpy as np
 
-    int8 = LocalEmbedder(cache=tmp_path / "models")
-    assert int8.precision == "int8"
-    private = os.umask(0o077)  # as every command runs: what it writes under the data dir is its owner's
-    try:
-        vectors = np.array(int8.embed(TEXTS))
-    finally:
-        os.umask(private)
-    shared = [p for p in (tmp_path / "models").rglob("*") if p.stat().st_mode & 0o077]
+    int8, models = int8_embedder, int8_embedder._cache
+    assert int8.precision == "int8" and models is not None
+    vectors = np.array(int8.embed(TEXTS))
+    shared = [p for p in models.rglob("*") if p.stat().st_mode & 0o077]
     assert not shared, shared  # the tokenizer was copied with the package's 0644, and the next command warned
     reference = np.array(local_embedder.embed(TEXTS))
     assert int8.runtime == "onnx int8"
@@ -152,7 +147,7 @@ def test_the_int8_default_stays_close_to_float32_and_keeps_torch_out_of_the_proc
     # A later process loads the export without torch (the export ran in a child).
     probe = (
         "import sys; from pathlib import Path; from oncall_memory.embedders.local import LocalEmbedder; "
-        f"e = LocalEmbedder(cache=Path({str(tmp_path / 'models')!r})); e.embed(['disk full']); "
+        f"e = LocalEmbedder(cache=Path({str(models)!r})); e.embed(['disk full']); "
         "print(e.runtime, 'torch' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
@@ -161,7 +156,17 @@ def test_the_int8_default_stays_close_to_float32_and_keeps_torch_out_of_the_proc
 
 @pytest.fixture(scope="module")
 def int8_embedder(tmp_path_factory):
-    return LocalEmbedder(cache=tmp_path_factory.mktemp("models"))  # the default: ONNX, int8
+    """The default (ONNX, int8), exported once for the module (an export is about 15 s) and first used as every
+    command uses it: under umask 077, so that what the export leaves in its cache is its owner's alone."""
+    import os
+
+    embedder = LocalEmbedder(cache=tmp_path_factory.mktemp("models"))
+    private = os.umask(0o077)
+    try:
+        embedder.embed(TEXTS[:1])
+    finally:
+        os.umask(private)
+    return embedder
 
 
 @pytest.mark.parametrize("runtime", ["sentence-transformers", "onnx int8"])

@@ -2,6 +2,7 @@
 `oncall_memory.integrations` entry-point group brings a source, a webhook and a target, and the CLI and
 the service find all three, keeping them to the rules the built-in pagers keep."""
 
+import hmac
 import json
 import sys
 import time
@@ -195,3 +196,63 @@ def test_a_broken_integration_is_logged_and_the_service_still_starts(tmp_path, m
         assert client.get("/healthz").status_code == 200
     assert "broken = broken_plugin" in caplog.text and "half installed" in caplog.text
     memory.close()
+
+
+def test_a_plugin_pager_checks_its_credential_before_the_body_as_the_built_in_pagers_do(tmp_path, monkeypatch):
+    """Issue 53: a plugin's route read the body (up to the limit) before asking for the credential, where
+    Alertmanager's and Opsgenie's routes refuse first. A webhook whose headers carry the secret (`carries`) is
+    now refused unread: over the body limit, a wrong token is a 401, not a 413. One that signs the body
+    (`authentic`, the earlier shape) still gets the bounded body to check, and still works."""
+    from oncall_memory.service.webhooks import mount
+    from oncall_memory.signatures import same_secret
+    from oncall_memory.webhook import Webhook
+
+    seen: list = []
+
+    class Tokened(Webhook):
+        name, variable = "tokened", "TOKENED_SECRET"
+
+        def carries(self, secret, headers):
+            return same_secret(headers.get("x-token", ""), secret)
+
+        def jobs(self, body, settings, known):
+            seen.append(body)
+            return [], "seen"
+
+    class Signed(Webhook):
+        name, variable = "signed", "SIGNED_SECRET"
+
+        def authentic(self, secret, headers, raw):
+            return same_secret(headers.get("x-sig", ""), hmac.new(secret.encode(), raw, "sha256").hexdigest())
+
+        def jobs(self, body, settings, known):
+            seen.append(body)
+            return [], "seen"
+
+    monkeypatch.setenv("TOKENED_SECRET", "tok-1")
+    monkeypatch.setenv("SIGNED_SECRET", "sig-1")
+    app, _ = app_with(tmp_path, max_body_bytes=4096)
+    mount(app, Tokened(), "test")
+    mount(app, Signed(), "test")
+    big = json.dumps({"pad": "x" * 10_000}).encode()
+    small = b'{"id": 1}'
+    as_json = {"content-type": "application/json"}
+    with TestClient(app) as client:
+        # Header-carried: refused before a byte of the body is read, however large it says it is.
+        assert client.post("/webhooks/tokened", content=big, headers={**as_json, "x-token": "guess"}).status_code == 401
+        assert client.post("/webhooks/tokened", content=big, headers=as_json).status_code == 401
+        assert client.post("/webhooks/tokened", content=big, headers={**as_json, "x-token": "tok-1"}).status_code == 413
+        right = client.post("/webhooks/tokened", content=small, headers={**as_json, "x-token": "tok-1"})
+        assert right.status_code == 202 and right.json()["ignored"] == "seen"
+        # Body-signed: the body is read (bounded) to check the signature over it.
+        assert client.post("/webhooks/signed", content=big, headers={**as_json, "x-sig": "guess"}).status_code == 413
+        assert client.post("/webhooks/signed", content=small, headers={**as_json, "x-sig": "guess"}).status_code == 401
+        signature = hmac.new(b"sig-1", small, "sha256").hexdigest()
+        assert (
+            client.post("/webhooks/signed", content=small, headers={**as_json, "x-sig": signature}).status_code == 202
+        )
+        # Grafana's contact point, shipped on the same hook: a wrong bearer with no signature is refused unread.
+        monkeypatch.setenv("ONCALL_MEMORY_GRAFANA_SECRET", "graf-1")
+        wrong = client.post("/webhooks/grafana", content=big, headers={**as_json, "authorization": "Bearer no"})
+        assert wrong.status_code == 401
+    assert seen == [{"id": 1}, {"id": 1}]  # only the two admitted bodies reached the plugins
