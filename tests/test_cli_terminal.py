@@ -58,6 +58,7 @@ def test_jsonl_streams_the_same_neighbours_as_json(data):
         return {k: v for k, v in n.items() if k not in ("age_days", "age", "score")}
 
     assert [steady(n) for n in streamed] == [steady(n) for n in as_json]
+
     def near(x: float | None, y: float | None, step: float) -> bool:
         return x == y or (x is not None and y is not None and abs(x - y) <= step)
 
