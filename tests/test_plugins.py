@@ -32,6 +32,7 @@ from oncall_memory.targets import Target
 from oncall_memory.webhook import Webhook
 
 SEEN, SENT = [], []
+DOWN = False  # a test sets it: the target's sends fail
 
 
 class ZabbixWebhook(Webhook):
@@ -64,6 +65,8 @@ class Recorder(Target):
         return {"key": job.key, "ids": [n.id for a in answers for n in a.lookup.neighbours]}
 
     def send(self, job, body):
+        if DOWN:
+            raise RuntimeError("zabbix is down")
         SENT.append(body)
 
 
@@ -256,3 +259,30 @@ def test_a_plugin_pager_checks_its_credential_before_the_body_as_the_built_in_pa
         wrong = client.post("/webhooks/grafana", content=big, headers={**as_json, "authorization": "Bearer no"})
         assert wrong.status_code == 401
     assert seen == [{"id": 1}, {"id": 1}]  # only the two admitted bodies reached the plugins
+
+
+def test_an_installed_integrations_failing_target_shows_in_readyz_and_metrics(tmp_path, monkeypatch, zabbix):
+    """Issue 53: what an installed pager brings has its row where the built-in ones do. Its target's
+    deliveries are counted in /metrics from the start, and a target failing longer than
+    ONCALL_MEMORY_DEGRADED_AFTER makes /readyz say degraded, naming it."""
+    monkeypatch.setenv("ZABBIX_WEBHOOK_TOKEN", "zbx-secret-1")
+    monkeypatch.setattr(zabbix, "DOWN", True)
+    app, _ = app_with(tmp_path, degraded_after=0.0, post_backoff=0.05, post_backoff_cap=0.1)
+    event = {"event_id": "982", "subject": "checkout pods CrashLoopBackOff", "host": "checkout"}
+    with TestClient(app) as client:
+        assert 'target="zabbix-ack"' in client.get("/metrics").text  # at 0 before any delivery
+        assert "degraded" not in client.get("/readyz").json()
+        answer = client.post("/webhooks/zabbix", json=event, headers={"X-Zabbix-Token": "zbx-secret-1"})
+        assert answer.status_code == 202
+        wait_for(lambda: "zabbix-ack" in client.get("/readyz").json().get("degraded", ""))
+        ready = client.get("/readyz").json()
+        assert ready["ready"] is True and "zabbix is down" in ready["degraded"]
+        retried = [
+            line
+            for line in client.get("/metrics").text.splitlines()
+            if 'target="zabbix-ack"' in line and 'outcome="retried"' in line and not line.startswith("#")
+        ]
+        assert retried and float(retried[0].rsplit(" ", 1)[1]) >= 1
+        monkeypatch.setattr(zabbix, "DOWN", False)  # back: the delivery goes through and the row clears
+        wait_for(lambda: zabbix.SENT)
+        wait_for(lambda: "degraded" not in client.get("/readyz").json())
