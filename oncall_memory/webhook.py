@@ -5,8 +5,8 @@ the outbox, 202 with what was accepted).
 
 A webhook says three things: which secret turns it on (`variable`, read from the environment), whether a
 request carries it (`carries`, from the headers alone, asked before the body is read; or `authentic`, given
-the headers and the raw body, for an HMAC over it), and which jobs a body makes (`jobs`). Its jobs' keys start with `<name>:`, so one pager's alert never takes
-another's key (a key makes posting exactly once).
+the headers and the raw body, for an HMAC over it), and which jobs a body makes (`jobs`). Its jobs' keys
+start with `<name>:`, so one pager's alert never takes another's key (a key makes posting exactly once).
 """
 
 from __future__ import annotations

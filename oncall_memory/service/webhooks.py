@@ -200,30 +200,31 @@ def mount(app: FastAPI, hook: Webhook, where: str) -> None:
     facing the network until its secret is set, the body bounded and redacted whole before the webhook
     reads it, its jobs through the outbox."""
     route = f"/webhooks/{hook.name}"
-    refused = HTTPException(401, f"missing or wrong credential for {route}", headers={"WWW-Authenticate": "Bearer"})
 
-    def admitted(request: Request, settings: SettingsDep) -> tuple[str | None, bool]:
+    def refused() -> HTTPException:  # a new one each time: a raised instance keeps its traceback, and grows it
+        return HTTPException(401, f"missing or wrong credential for {route}", headers={"WWW-Authenticate": "Bearer"})
+
+    def unproved(request: Request, settings: SettingsDep) -> str | None:
         """Before the body (a dependency FastAPI solves ahead of `raw`): off, or refused on the headers alone.
-        The secret, and whether the headers already proved the request."""
+        The secret the body must still prove (a signature over it), or None: none set, or the headers proved it."""
         secret = hook.secret(settings)
         if secret is None and faces_the_network(settings):
             raise HTTPException(404, f"{route} is off: set {hook.variable} to turn it on")
-        said = hook.carries(secret, request.headers) if secret is not None else None
+        said = hook.carries(secret, request.headers) if secret is not None else True
         if said is False:
-            raise refused
-        return secret, said is True
+            raise refused()
+        return secret if said is None else None
 
     def receive(
         request: Request,
         settings: SettingsDep,
         memory: MemoryDep,
         dispatcher: DispatcherDep,
-        admission: tuple[str | None, bool] = Depends(admitted),
+        secret: str | None = Depends(unproved),
         raw: bytes = Depends(raw_json_body),
     ) -> dict:
-        secret, proved = admission
-        if secret is not None and not proved and not hook.authentic(secret, request.headers, raw):
-            raise refused
+        if secret is not None and not hook.authentic(secret, request.headers, raw):
+            raise refused()
         body = redact_all(parse_json(raw))
         known = memory.known_values()
         try:
