@@ -143,6 +143,7 @@ def extract(s: EvalSet, settings: Settings | None = None, *, cache: bool = True)
     weights = settings.weights
     with Memory.open(settings) as memory:
         memory.ingest(s.incidents)
+        memory.measure_scale()  # whatever the shipped calibration reads: the protocol judges the standing
         model = memory.embedder.model
         payloads = memory.payloads()
         texts = {key: p.get(P.TEXT) or "" for key, p in payloads.items()}

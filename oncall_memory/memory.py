@@ -11,6 +11,7 @@ settings. The collection is created by the first write. Embedding happens outsid
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -20,11 +21,13 @@ from typing import Any
 
 from .alert import Alert, Filters
 from .answer.calibration import TeamCalibration
-from .answer.confidence import overall
+from .answer.confidence import FEATURES, overall
 from .answer.feedback import FeedbackStore, unknown_incident
 from .answer.retrieve import Lookup, Retriever, check_limit, make_query
+from .answer.scale import MemoryScale, Scale, probe_vectors
+from .answer.scale import measure as measure_scale
 from .embedders import Embedder, make_embedder
-from .errors import InvalidInput, NotFound
+from .errors import EmbeddingFailed, InvalidInput, NotFound
 from .incident import Incident
 from .ingest import last_ingest
 from .ingest import maintenance as M
@@ -41,6 +44,8 @@ from .store.engines import IncidentStore, Mode, open_store
 from .store.engines.base import IndexReport, IndexState
 from .store.guard import GuardedStore
 from .store.readiness import EmbedderProbe, Readiness
+
+log = logging.getLogger(__name__)
 
 
 class Memory:
@@ -61,8 +66,13 @@ class Memory:
         self.observer: Observer = UNOBSERVED
         self._owns_embedder = owns_embedder  # built by `open`: closed with the memory
         self.calibration = TeamCalibration.of(embedder.model, settings, self.feedback)
+        self.scale = MemoryScale(settings.dir.file(f"scale-{store.collection}.json"), embedder.model)
         self._retriever = Retriever(
-            store, weights=settings.weights, candidates=settings.candidates, calibration=self.calibration
+            store,
+            weights=settings.weights,
+            candidates=settings.candidates,
+            calibration=self.calibration,
+            scale=self.scale,
         )
         self._known: dict[str, set[str]] | None = None
         self._embedder_probe = EmbedderProbe(embedder)
@@ -218,7 +228,33 @@ class Memory:
                 self._ingested(exc.report, stopped=True)
             raise
         self._ingested(report, stopped=False)
+        if report.new and self._scale_read():
+            self.measure_scale(when_due=True)
         return report
+
+    def _scale_read(self) -> bool:
+        # Measuring costs an embedding call: not made for a calibration that gives the standing no weight.
+        return self.calibration.current.weights[FEATURES.index("standing")] != 0
+
+    def measure_scale(self, *, when_due: bool = False) -> Scale | None:
+        """Measure what meaning reads like in this memory (`scale.py`) and keep it; with `when_due`, only
+        once it grew or shrank by a tenth since it was last measured. A failure is logged: lookups read the
+        scale they had."""
+        measured = self.scale.measured
+        with self._guard.lock:
+            if not self._store.exists():
+                return None
+            if when_due and measured is not None and not measured.due(self._store.count()):
+                return measured
+        try:
+            probes = probe_vectors(self.embedder)  # outside the lock, as every embedding call
+        except EmbeddingFailed as exc:
+            log.warning("the memory's scale was not measured: %s", exc)
+            return measured
+        with self._guard.lock:
+            scale = measure_scale(self._store, probes, self.embedder.model)
+        self.scale.keep(scale)
+        return scale
 
     def _ingested(self, report: IngestReport, *, stopped: bool) -> None:
         self._known = None
@@ -279,6 +315,8 @@ class Memory:
         """Rebuild the collection with this memory's embedder, beside the old one (see `maintenance.reindex`)."""
         report = M.reindex(self._guard, self.embedder, batch_size=self._batch)
         self._guard.forget_contract()
+        if self._scale_read():  # another model's cosines: another scale
+            self.measure_scale()
         return report
 
     def verify(self, source: Iterable[Incident | tuple[str, str]] | None = None) -> Verification:

@@ -29,6 +29,7 @@ from . import confidence, ranking
 from .confidence import DEFAULT, Calibration, Evidence, Level
 from .feedback import Tally
 from .ranking import Neighbour
+from .scale import UNMEASURED, Scale
 from .wording import Wording
 
 log = logging.getLogger(__name__)
@@ -93,6 +94,13 @@ class CalibrationSource(Protocol):
     def current(self) -> Calibration: ...
 
 
+class ScaleSource(Protocol):
+    """Where this memory's scale comes from: its own measurement, or the unmeasured one."""
+
+    @property
+    def current(self) -> Scale: ...
+
+
 class Retriever:
     def __init__(
         self,
@@ -101,8 +109,10 @@ class Retriever:
         weights: RankingWeights,
         candidates: int = 50,
         calibration: CalibrationSource = DEFAULT,
+        scale: ScaleSource = UNMEASURED,
     ):
         self._store = store
+        self._scale = scale
         self._weights = weights
         self._candidates = candidates
         self._calibration = calibration
@@ -187,9 +197,10 @@ class Retriever:
         full = self._store.retrieve([r.candidate.key for r in shown])
         meanings = sorted((c.similarity for c in candidates if c.similarity is not None), reverse=True)
         neighbours = []
+        scale = self._scale.current
         for r in shown:
             c = r.candidate
-            said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings)
+            said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings, scale)
             calibration = self._calibration.current
             sure = calibration.probability(said)
             neighbours.append(
@@ -239,11 +250,16 @@ class Retriever:
 
 
 def evidence(
-    c: ranking.Candidate, boosts: list[ranking.Boost], facts: Alert, overlap: float, meanings: list[float]
+    c: ranking.Candidate,
+    boosts: list[ranking.Boost],
+    facts: Alert,
+    overlap: float,
+    meanings: list[float],
+    scale: Scale = UNMEASURED,
 ) -> Evidence:
     """What says this candidate is the same problem (see `confidence.Evidence`). `meanings`: every
     candidate's similarity, best first, to read how far this one stands above the rest and above the
-    lookup's background (their median)."""
+    lookup's background (their median); `scale`: the memory's own, to read where it stands on it."""
     kinds = {b.kind for b in boosts}
     similarity = c.similarity or 0.0
     # The best of the others: the runner-up for the best candidate, the best for every other one.
@@ -269,6 +285,7 @@ def evidence(
         service=where(ranking.SERVICE, facts.service, P.SERVICE),
         env=where(ranking.ENV, facts.env, P.ENV),
         above=similarity - meanings[len(meanings) // 2] if meanings and c.similarity is not None else 0.0,
+        standing=scale.standing(similarity) if c.similarity is not None else 0.0,
     )
 
 

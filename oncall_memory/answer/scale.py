@@ -1,0 +1,220 @@
+"""How meaning reads in this memory: what an alert with nothing here scores (its null), and how close its own
+incidents stand to each other. Confidence reads an answer's meaning against the two (`Scale.standing`).
+
+Cosines of one model live on different scales in different memories. Alerts score 0.40 against a memory of
+pager incidents when nothing there is theirs, and 0.69 against a team's runbooks written about the same
+product; a memory of wordy post-mortems puts the right answer at 0.56 where a pager memory puts it at 0.61.
+One fitted curve over raw meaning cannot serve them all, so each memory measures itself, without labels:
+
+- its null: a fixed bank of everyday alerts (`PROBES`, on every kind of system, so that most have nothing
+  in any one memory) is looked up, and the median of their best meanings is what "nothing of its own" scores
+  here;
+- its neighbours: up to `SAMPLE` of its own incidents are looked up, each without itself, and the median of
+  their nearest's meaning is how close two tellings of one problem stand here.
+
+An answer's standing is where its meaning lies between the two: 0 at the null, 1 at the neighbours. It is
+measured when an ingest changes the memory by a tenth or more, kept in the data dir per collection, and read
+again by every process when it changes. A memory not yet measured reads against `UNMEASURED`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import statistics
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from ..distill import distill_alert
+from ..embedders import Embedder
+from ..store.datadir import write_atomic
+from ..store.engines import DENSE, IncidentStore, QueryPlan
+
+log = logging.getLogger(__name__)
+
+SAMPLE = 200  # incidents looked up for their neighbours: the median settles well before this
+REMEASURE = 0.1  # measured again once the memory's size moved by this share since
+MIN_INCIDENTS = 20  # fewer say little about how their neighbours stand: they read as unmeasured
+MIN_SPAN = 0.05  # a memory whose neighbours stand no nearer than its null reads as if they did by this much
+
+# Everyday alerts on every kind of system, written for this bank (not taken from any evaluation set). Most
+# have nothing in any one team's memory; the median's half that might is what makes it robust.
+PROBES: tuple[str, ...] = (
+    "Disk usage above 90% on the database volume",
+    "TLS certificate for the public API expires in 7 days",
+    "DNS resolution failures for internal service names",
+    "Kafka consumer group lag is growing on the orders topic",
+    "Node NotReady: kubelet stopped posting status",
+    "Pod OOMKilled: container exceeded its memory limit",
+    "HTTP 5xx error rate above 5% on the gateway",
+    "p99 latency above 2 seconds on the checkout endpoint",
+    "Postgres replication lag above 60 seconds",
+    "Redis memory usage near maxmemory, evictions rising",
+    "Elasticsearch cluster health is red, unassigned shards",
+    "Backup job failed: snapshot upload to object storage timed out",
+    "Cron job did not run in the last 24 hours",
+    "Load balancer health checks failing for all targets in one zone",
+    "Too many open files in the web server process",
+    "CPU throttling high for the payments container",
+    "Message queue dead letter queue is filling up",
+    "S3 bucket access denied errors after policy change",
+    "Jenkins build agents offline, CI queue growing",
+    "Deployment rollout stuck, new replica set has zero available pods",
+    "Rate limiting by upstream provider, HTTP 429 responses",
+    "Clock skew detected between nodes, NTP unsynchronised",
+    "Filesystem is read-only after an I/O error",
+    "Connection pool exhausted: cannot acquire a database connection",
+    "Login failures spike: authentication service returning errors",
+    "Email delivery queue backed up, SMTP relay rejecting mail",
+    "Prometheus target down, scrape failing",
+    "Etcd leader changes too frequent",
+    "Persistent volume claim pending, no storage class can provision it",
+    "Memory leak: heap usage grows until the JVM garbage collector thrashes",
+    "Search index is stale, documents not updated for hours",
+    "Payment provider webhook signature verification failing",
+    "Cache hit ratio dropped sharply after a deploy",
+    "Network packet loss between two data centres",
+    "VPN tunnel to the partner network is down",
+    "Certificate authority bundle outdated, TLS handshake errors",
+    "Feature flag service unreachable, clients using defaults",
+    "Object storage latency high, uploads timing out",
+    "Autoscaler cannot add nodes: quota exceeded in the cloud account",
+    "Container image pull fails: registry returns unauthorized",
+    "Database deadlocks increasing on the inventory table",
+    "Log ingestion pipeline dropping events",
+    "Mobile push notifications not delivered",
+    "Billing batch job produced duplicate invoices",
+    "Data warehouse nightly load failed on schema mismatch",
+    "GPU node driver crash, training jobs failing",
+    "CDN serving stale content after purge",
+    "Service mesh sidecar injection failing for new pods",
+    "Secrets rotation job failed, credentials near expiry",
+    "Kernel soft lockup reported on a hypervisor host",
+    "Ingress controller reload failing, config invalid",
+    "Hard disk SMART errors on a storage server",
+    "Power supply failure in a rack",
+    "Thread pool saturation, requests queueing in the API",
+    "Out of inodes on the log volume",
+    "Websocket connections dropping every few minutes",
+    "Third party geolocation API returning errors",
+    "Batch queue workers stuck, jobs not progressing",
+    "Database migration locked the users table",
+    "Time series database compaction failing",
+)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A memory's null and neighbours (cosines), and how many incidents it held when they were measured."""
+
+    null: float
+    neighbours: float
+    incidents: int = 0
+    model: str = ""
+
+    @property
+    def current(self) -> Scale:
+        """Itself: a scale is its own source (see `retrieve.Retriever`; a memory's changes)."""
+        return self
+
+    def standing(self, meaning: float) -> float:
+        """Where `meaning` lies between this memory's null (0) and its neighbours (1)."""
+        return (meaning - self.null) / max(self.neighbours - self.null, MIN_SPAN)
+
+    def due(self, incidents: int) -> bool:
+        """Should a memory now holding `incidents` be measured again."""
+        if self.incidents < MIN_INCIDENTS:  # read as unmeasured: measured again at every change
+            return incidents != self.incidents
+        return abs(incidents - self.incidents) >= max(1, REMEASURE * self.incidents)
+
+
+# all-MiniLM-L6-v2's figures on the shipped incidents (64): what a memory reads against until it is measured.
+UNMEASURED = Scale(null=0.42, neighbours=0.57)
+
+
+def probe_vectors(embedder: Embedder) -> list[list[float]]:
+    """The probes embedded as alerts are (one embedding call)."""
+    return embedder.embed([distill_alert(p) for p in PROBES])
+
+
+def measure(store: IncidentStore, probes: list[list[float]], model: str) -> Scale:
+    """Look the embedded probes and a sample of the memory's own incidents up."""
+    plan = QueryPlan(dense=True, sparse=False)
+    best = []
+    for vector in probes:
+        hits = store.query(plan, dense=vector, sparse=None, where=[], limit=1, fields=())
+        if hits:
+            best.append(hits[0].score)
+    nearest = []
+    for point_id, _, vectors in _sample(store):
+        assert vectors is not None
+        hits = store.query(plan, dense=vectors[DENSE], sparse=None, where=[], limit=2, fields=())
+        score = next((h.score for h in hits if h.point_id != point_id), None)
+        if score is not None:
+            nearest.append(score)
+    count = store.count()
+    if count < MIN_INCIDENTS or not best or not nearest:
+        return replace(UNMEASURED, incidents=count, model=model)
+    return Scale(statistics.median(best), statistics.median(nearest), count, model)
+
+
+def _sample(store: IncidentStore) -> list[tuple[str, dict, dict | None]]:
+    # Point ids are hashes of the incidents' ids: the first in id order are as good as a random draw.
+    out = []
+    for point in store.points(with_vectors=True, batch=SAMPLE):
+        out.append(point)
+        if len(out) >= SAMPLE:
+            break
+    return out
+
+
+class MemoryScale:
+    """The scale this memory's lookups read: the one kept in the data dir for this collection and model,
+    read again when the file changes (another process measured), or `UNMEASURED`."""
+
+    def __init__(self, path: Path | None, model: str):
+        self._path = path
+        self._model = model
+        self._seen: float | None = None
+        self._scale = UNMEASURED
+        self._measured: Scale | None = None
+
+    @property
+    def measured(self) -> Scale | None:
+        """The scale measured for this memory, if any."""
+        self._refresh()
+        return self._measured
+
+    @property
+    def current(self) -> Scale:
+        self._refresh()
+        return self._scale
+
+    def keep(self, scale: Scale) -> None:
+        self._measured = self._scale = scale
+        if self._path is None:
+            return
+        try:
+            write_atomic(self._path, json.dumps(asdict(scale), indent=2))
+            self._seen = os.stat(self._path).st_mtime
+        except OSError as exc:  # a full or read-only disk: the scale holds in this process
+            log.warning("the memory's scale could not be written to %s: %s", self._path, exc)
+
+    def _refresh(self) -> None:
+        if self._path is None:
+            return
+        try:
+            mtime = os.stat(self._path).st_mtime
+        except OSError:
+            return
+        if mtime == self._seen:
+            return
+        self._seen = mtime
+        try:
+            scale = Scale(**json.loads(self._path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError) as exc:
+            log.warning("the memory's scale %s cannot be read (%s): it will be measured again", self._path, exc)
+            return
+        if scale.model == self._model:  # another model's cosines are another scale
+            self._measured = self._scale = scale
