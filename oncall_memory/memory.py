@@ -11,7 +11,6 @@ settings. The collection is created by the first write. Embedding happens outsid
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -21,13 +20,12 @@ from typing import Any
 
 from .alert import Alert, Filters
 from .answer.calibration import TeamCalibration
-from .answer.confidence import FEATURES, overall
+from .answer.confidence import overall
 from .answer.feedback import FeedbackStore, unknown_incident
 from .answer.retrieve import Lookup, Retriever, check_limit, make_query
-from .answer.scale import MemoryScale, Scale, probe_vectors
-from .answer.scale import measure as measure_scale
+from .answer.scale import MemoryScale, Scale
 from .embedders import Embedder, make_embedder
-from .errors import EmbeddingFailed, InvalidInput, NotFound
+from .errors import InvalidInput, NotFound
 from .incident import Incident
 from .ingest import last_ingest
 from .ingest import maintenance as M
@@ -44,8 +42,6 @@ from .store.engines import IncidentStore, Mode, open_store
 from .store.engines.base import IndexReport, IndexState
 from .store.guard import GuardedStore
 from .store.readiness import EmbedderProbe, Readiness
-
-log = logging.getLogger(__name__)
 
 
 class Memory:
@@ -67,14 +63,7 @@ class Memory:
         self._owns_embedder = owns_embedder  # built by `open`: closed with the memory
         self.calibration = TeamCalibration.of(embedder.model, settings, self.feedback)
         self.scale = MemoryScale(settings.dir.file(f"scale-{store.collection}.json"), embedder.model)
-        self._retriever = Retriever(
-            store,
-            weights=settings.weights,
-            candidates=settings.candidates,
-            calibration=self.calibration,
-            scale=self.scale,
-        )
-        self._known: dict[str, set[str]] | None = None
+        self._retriever = Retriever(store, settings.weights, settings.candidates, self.calibration, self.scale)
         self._embedder_probe = EmbedderProbe(embedder)
         self._batch = settings.embed_batch_size or embedder.ingest_batch  # texts per embedding call
         self._last_ingest: LastIngest | None = None
@@ -187,11 +176,7 @@ class Memory:
     def known_values(self) -> dict[str, set[str]]:
         """The services, envs and flavors the memory has incidents of (to recognise them in an alert's
         text); read from the payload indexes, cached until the next ingest."""
-        with self._guard.lock:
-            if self._known is None:
-                fields = (P.SERVICE, P.ENV, P.FLAVOR)
-                self._known = {f: set(self._store.values(f)) for f in fields} if self._store.exists() else {}
-            return self._known
+        return self._guard.known_values((P.SERVICE, P.ENV, P.FLAVOR))
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -228,36 +213,16 @@ class Memory:
                 self._ingested(exc.report, stopped=True)
             raise
         self._ingested(report, stopped=False)
-        if report.new and self._scale_read():
+        # Once it changed by a tenth or never was (a reindex, an older memory); never for nothing (one embed call).
+        if (report.new or self.scale.measured is None) and self.calibration.current.reads("standing"):
             self.measure_scale(when_due=True)
         return report
 
-    def _scale_read(self) -> bool:
-        # Measuring costs an embedding call: not made for a calibration that gives the standing no weight.
-        return self.calibration.current.weights[FEATURES.index("standing")] != 0
-
     def measure_scale(self, *, when_due: bool = False) -> Scale | None:
-        """Measure what meaning reads like in this memory (`scale.py`) and keep it; with `when_due`, only
-        once it grew or shrank by a tenth since it was last measured. A failure is logged: lookups read the
-        scale they had."""
-        measured = self.scale.measured
-        with self._guard.lock:
-            if not self._store.exists():
-                return None
-            if when_due and measured is not None and not measured.due(self._store.count()):
-                return measured
-        try:
-            probes = probe_vectors(self.embedder)  # outside the lock, as every embedding call
-        except EmbeddingFailed as exc:
-            log.warning("the memory's scale was not measured: %s", exc)
-            return measured
-        with self._guard.lock:
-            scale = measure_scale(self._store, probes, self.embedder.model)
-        self.scale.keep(scale)
-        return scale
+        """Measure what meaning reads like in this memory and keep it (`scale.MemoryScale.measure`)."""
+        return self.scale.measure(self._store, self.embedder, self._guard.lock, when_due=when_due)
 
     def _ingested(self, report: IngestReport, *, stopped: bool) -> None:
-        self._known = None
         self._guard.count_written(report.new)
         self._last_ingest = LastIngest.of(report, stopped=stopped)
         last_ingest.record(self.settings.dir.last_ingest(self._store.collection), self._last_ingest)
@@ -315,8 +280,6 @@ class Memory:
         """Rebuild the collection with this memory's embedder, beside the old one (see `maintenance.reindex`)."""
         report = M.reindex(self._guard, self.embedder, batch_size=self._batch)
         self._guard.forget_contract()
-        if self._scale_read():  # another model's cosines: another scale
-            self.measure_scale()
         return report
 
     def verify(self, source: Iterable[Incident | tuple[str, str]] | None = None) -> Verification:

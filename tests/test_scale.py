@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES, make_incident
 
 from oncall_memory.alert import Alert
-from oncall_memory.answer.confidence import CALIBRATED, FEATURES
+from oncall_memory.answer.confidence import CALIBRATED
 from oncall_memory.answer.scale import MIN_INCIDENTS, MIN_SPAN, PROBES, SAMPLE, UNMEASURED, MemoryScale, Scale
 from oncall_memory.distill import distill_alert
 from oncall_memory.embedders.fake import FakeEmbedder
@@ -83,8 +83,8 @@ def test_the_scale_is_kept_for_every_process_and_read_again_when_it_changes(tmp_
 
 
 def test_an_ingest_measures_it_when_the_calibration_reads_it_and_only_when_due(tmp_path):
-    assert CALIBRATED[READ].weights[FEATURES.index("standing")] != 0
-    assert CALIBRATED["fake-bow"].weights[FEATURES.index("standing")] == 0
+    assert CALIBRATED[READ].reads("standing")
+    assert not CALIBRATED["fake-bow"].reads("standing")
     incidents = list(read_jsonl(FIXTURES / "incidents.jsonl"))
     embedder = FakeEmbedder(model=READ)
     with open_memory(tmp_path, embedder) as memory:
@@ -98,6 +98,12 @@ def test_an_ingest_measures_it_when_the_calibration_reads_it_and_only_when_due(t
         assert len(embedder.calls) == 1 and memory.scale.measured.incidents == 40
         memory.ingest(incidents)  # 64: due
         assert memory.scale.measured.incidents == len(incidents)
+    # A memory from before (no scale kept) is measured by its next ingest, even one that brings nothing new.
+    (tmp_path / "data" / "scale-incidents.json").unlink()
+    older = FakeEmbedder(model=READ)
+    with open_memory(tmp_path, older) as memory:
+        assert memory.ingest(incidents).new == 0
+        assert [len(c) for c in older.calls] == [len(PROBES)] and memory.scale.measured.incidents == len(incidents)
     # The fake embedder's calibration gives it no weight: nothing is spent measuring it.
     plain = FakeEmbedder()
     with open_memory(tmp_path / "plain", plain) as memory:

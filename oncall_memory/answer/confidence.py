@@ -90,6 +90,10 @@ class Calibration:
             return "low"
         return "high" if p >= self.high_from and meaning else "medium"
 
+    def reads(self, feature: str) -> bool:
+        """Does this model give `feature` any weight."""
+        return self.weights[FEATURES.index(feature)] != 0
+
     def with_thresholds(self, low_below: float | None, high_from: float | None) -> Calibration:
         return replace(
             self,

@@ -105,7 +105,6 @@ class Retriever:
     def __init__(
         self,
         store: IncidentStore,
-        *,
         weights: RankingWeights,
         candidates: int = 50,
         calibration: CalibrationSource = DEFAULT,

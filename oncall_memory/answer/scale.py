@@ -13,8 +13,10 @@ One fitted curve over raw meaning cannot serve them all, so each memory measures
   their nearest's meaning is how close two tellings of one problem stand here.
 
 An answer's standing is where its meaning lies between the two: 0 at the null, 1 at the neighbours. It is
-measured when an ingest changes the memory by a tenth or more, kept in the data dir per collection, and read
-again by every process when it changes. A memory not yet measured reads against `UNMEASURED`.
+measured by an ingest that changed the memory by a tenth or more, or finds it never measured for this model
+(a memory from before, a reindex), when the calibration reads it; kept in the data dir per collection, and
+read again by every process when it changes. A memory not yet measured, or of fewer than `MIN_INCIDENTS`,
+reads against `UNMEASURED`.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ import json
 import logging
 import os
 import statistics
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..distill import distill_alert
 from ..embedders import Embedder
+from ..errors import EmbeddingFailed
 from ..store.datadir import write_atomic
 from ..store.engines import DENSE, IncidentStore, QueryPlan
 
@@ -190,6 +194,28 @@ class MemoryScale:
     def current(self) -> Scale:
         self._refresh()
         return self._scale
+
+    def measure(
+        self, store: IncidentStore, embedder: Embedder, lock: AbstractContextManager, *, when_due: bool = False
+    ) -> Scale | None:
+        """Measure this memory (`measure`) and keep it; with `when_due`, only once it grew or shrank by a tenth
+        since it was last measured. The probes are embedded outside `lock` (the store's), as every embedding
+        call is. A failed call is logged, and lookups read the scale they had."""
+        measured = self.measured
+        with lock:
+            if not store.exists():
+                return None
+            if when_due and measured is not None and not measured.due(store.count()):
+                return measured
+        try:
+            probes = probe_vectors(embedder)
+        except EmbeddingFailed as exc:
+            log.warning("the memory's scale was not measured: %s", exc)
+            return measured
+        with lock:
+            scale = measure(store, probes, embedder.model)
+        self.keep(scale)
+        return scale
 
     def keep(self, scale: Scale) -> None:
         self._measured = self._scale = scale

@@ -50,6 +50,7 @@ class _Both:
 class GuardedStore:
     def __init__(self, store: IncidentStore):
         self.store = store
+        self._known: dict[str, set[str]] | None = None  # `known_values`
         self.lock = threading.RLock()
         self._gate = threading.Lock()
         self.writing = _Both(self._gate, self.lock)
@@ -107,8 +108,16 @@ class GuardedStore:
     def forget_contract(self) -> None:
         self._contract_checked = False
 
+    def known_values(self, fields: tuple[str, ...]) -> dict[str, set[str]]:
+        """The distinct values of these keyword fields (from the payload indexes), cached until a write."""
+        with self.lock:
+            if self._known is None:
+                self._known = {f: set(self.store.values(f)) for f in fields} if self.store.exists() else {}
+            return self._known
+
     def count_written(self, new: int) -> None:
         """After an ingest: the count the engine must now hold (`verify` compares it)."""
+        self._known = None
         with self.lock:
             if self.store.exists():
                 before = self.store.expected_count()
