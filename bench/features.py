@@ -25,16 +25,16 @@ from pathlib import Path
 import numpy as np
 
 from oncall_memory import Memory, Settings
-from oncall_memory.alert import Alert
 from oncall_memory.answer import ranking as R
 from oncall_memory.answer.bm25 import BM25
 from oncall_memory.answer.confidence import FEATURES
 from oncall_memory.answer.evaluate import LabelledQuery, PagerQuery
-from oncall_memory.distill import distill_alert
-from oncall_memory.lexical import Rarity, idf, sparse_vector
+from oncall_memory.domain.alert import Alert
+from oncall_memory.domain.distill import distill_alert
+from oncall_memory.domain.lexical import Rarity, idf, sparse_vector
+from oncall_memory.domain.vocabulary import symptoms, terms
 from oncall_memory.settings import RankingWeights
 from oncall_memory.store import payload as P
-from oncall_memory.vocabulary import symptoms, terms
 
 from .sets import CACHE, EvalSet, SetQuery
 

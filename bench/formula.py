@@ -21,10 +21,10 @@ from pathlib import Path
 
 import qdrant_edge as E
 
-from oncall_memory.alert import Alert
-from oncall_memory.distill import distill_alert
+from oncall_memory.domain.alert import Alert
+from oncall_memory.domain.distill import distill_alert
+from oncall_memory.domain.lexical import sparse_vector
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.lexical import sparse_vector
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.store import payload as P

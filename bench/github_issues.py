@@ -46,8 +46,8 @@ from oncall_memory import Alert, Memory, Settings
 from oncall_memory.answer import wording
 from oncall_memory.answer.bm25 import BM25
 from oncall_memory.answer.evaluate import BASELINE, CONFIGURATIONS, DEPTH, Scores, metrics
-from oncall_memory.distill import distill_alert
-from oncall_memory.incident import Incident
+from oncall_memory.domain.distill import distill_alert
+from oncall_memory.domain.incident import Incident
 from oncall_memory.settings import RankingWeights
 
 from .eval_variants import no_terms

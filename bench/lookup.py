@@ -15,10 +15,10 @@ import time
 
 from qdrant_client import models
 
-from oncall_memory.alert import Alert, Filters
-from oncall_memory.distill import distill_alert
+from oncall_memory.domain.alert import Alert, Filters
+from oncall_memory.domain.distill import distill_alert
+from oncall_memory.domain.lexical import sparse_vector
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.lexical import sparse_vector
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines import DENSE, SPARSE

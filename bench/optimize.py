@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from oncall_memory.alert import Alert, Filters
+from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.embedders.local import LocalEmbedder
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings

@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from oncall_memory.alert import Alert, Filters
 from oncall_memory.answer.retrieve import make_query
-from oncall_memory.distill import distill_alert
+from oncall_memory.domain.alert import Alert, Filters
+from oncall_memory.domain.distill import distill_alert
+from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.incident import Incident
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.store import payload as P

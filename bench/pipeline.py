@@ -19,11 +19,11 @@ from pathlib import Path
 
 import qdrant_edge as E
 
-from oncall_memory.alert import Alert, Filters
-from oncall_memory.distill import distill_alert
+from oncall_memory.domain.alert import Alert, Filters
+from oncall_memory.domain.distill import distill_alert
+from oncall_memory.domain.lexical import sparse_vector
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.ingest import prepare
-from oncall_memory.lexical import sparse_vector
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines import DENSE, SPARSE, open_store

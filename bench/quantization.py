@@ -23,9 +23,9 @@ kind, n, nq = sys.argv[1], int(sys.argv[2]), 200
 configs = sys.argv[3].split(",")
 if kind == "fake":
     from bench.synth import varied_rows
-    from oncall_memory.distill import distill, distill_alert
+    from oncall_memory.domain.distill import distill, distill_alert
+    from oncall_memory.domain.incident import Incident
     from oncall_memory.embedders.fake import FakeEmbedder
-    from oncall_memory.incident import Incident
 
     rows = varied_rows(n + nq)
     emb = FakeEmbedder(dimension=1536)
@@ -36,7 +36,7 @@ if kind == "fake":
 else:
     from bench.real_vectors import CACHE, real_vectors
     from bench.synth import varied_rows
-    from oncall_memory.distill import distill_alert
+    from oncall_memory.domain.distill import distill_alert
     from oncall_memory.embedders.local import LocalEmbedder
 
     _, X = real_vectors(n)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from oncall_memory.distill import distill
-from oncall_memory.incident import Incident
+from oncall_memory.domain.distill import distill
+from oncall_memory.domain.incident import Incident
 
 from .synth import varied_rows
 

@@ -31,8 +31,8 @@ from pathlib import Path
 from unittest import mock
 
 from oncall_memory import facts
+from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.incident import Incident
 from oncall_memory.memory import Memory
 from oncall_memory.redact import engine, redact, redact_all
 from oncall_memory.settings import Settings

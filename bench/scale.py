@@ -35,10 +35,10 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from oncall_memory.alert import Alert, Filters
-from oncall_memory.distill import distill, distill_alert
+from oncall_memory.domain.alert import Alert, Filters
+from oncall_memory.domain.distill import distill, distill_alert
+from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.incident import Incident
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 

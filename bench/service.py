@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from oncall_memory.alert import Alert
+from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.schedule import free_port
 from oncall_memory.memory import Memory

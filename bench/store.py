@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from oncall_memory.alert import Filters
+from oncall_memory.domain.alert import Filters
+from oncall_memory.domain.lexical import sparse_vector
 from oncall_memory.ingest.ingest import prepare
-from oncall_memory.lexical import sparse_vector
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines import QueryPlan, StoredPoint, open_store
 

@@ -23,8 +23,8 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from pytest_httpserver import HTTPServer
 
+from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.incident import Incident
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings

@@ -7,7 +7,7 @@ import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from oncall_memory.incident import Incident
+from oncall_memory.domain.incident import Incident
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ENVS = ["shop-prod", "shop-staging", "payments-prod", "data-prod", "internal-prod", "eu-prod", "us-prod", "dev"]

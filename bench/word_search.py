@@ -28,15 +28,15 @@ from pathlib import Path
 
 import qdrant_edge as E
 
-from oncall_memory.alert import Alert
 from oncall_memory.answer.retrieve import make_query
-from oncall_memory.distill import distill
+from oncall_memory.domain.alert import Alert
+from oncall_memory.domain.distill import distill
+from oncall_memory.domain.incident import Incident
+from oncall_memory.domain.lexical import Sparse
+from oncall_memory.domain.vocabulary import symptoms
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.incident import Incident
-from oncall_memory.lexical import Sparse
 from oncall_memory.store import payload as P
 from oncall_memory.store.engines.base import SPARSE
-from oncall_memory.vocabulary import symptoms
 
 from .synth import varied_rows
 

@@ -10,15 +10,19 @@
 The names below are the public API; everything else is internal and may move.
 """
 
+import importlib.abc
+import importlib.machinery
+import sys
 from importlib import import_module
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 # Where each public name lives. Imported on first use (PEP 562), so `import oncall_memory.cli` or a
 # single module does not pay for the whole package (a CLI lookup through a running service takes
 # about half a second, most of it imports).
 _EXPORTS = {
-    "Alert": "alert",
-    "Filters": "alert",
+    "Alert": "domain.alert",
+    "Filters": "domain.alert",
     "Rejected": "ingest.backlog",
     "read_jsonl": "ingest.backlog",
     "read_backlog": "sources.files",
@@ -30,9 +34,9 @@ _EXPORTS = {
     "OncallMemoryError": "errors",
     "SourceFailed": "errors",
     "StoreUnavailable": "errors",
-    "Fix": "incident",
-    "Incident": "incident",
-    "Outcome": "incident",
+    "Fix": "domain.incident",
+    "Incident": "domain.incident",
+    "Outcome": "domain.incident",
     "IngestReport": "ingest.ingest",
     "IngestStopped": "ingest.ingest",
     "Memory": "memory",
@@ -44,9 +48,10 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
-    from .alert import Alert, Filters
     from .answer.ranking import Neighbour
     from .answer.retrieve import Lookup
+    from .domain.alert import Alert, Filters
+    from .domain.incident import Fix, Incident, Outcome
     from .embedders import Embedder, make_embedder
     from .errors import (
         ContractMismatch,
@@ -56,13 +61,55 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         SourceFailed,
         StoreUnavailable,
     )
-    from .incident import Fix, Incident, Outcome
     from .ingest.backlog import Rejected, read_jsonl
     from .ingest.ingest import IngestReport, IngestStopped
     from .memory import Memory
     from .settings import RankingWeights, Settings
     from .sources.files import read_backlog
     from .store.readiness import Readiness
+
+
+# Modules that moved when the domain got its package (issue 53): their old paths still import, the same
+# module under both names, for plugins written against them.
+_MOVED = {
+    **{
+        m: f"domain.{m}"
+        for m in (
+            "alert",
+            "annotations",
+            "distill",
+            "facts",
+            "incident",
+            "label_facts",
+            "lexical",
+            "noise",
+            "pasted",
+            "rule_alerts",
+            "signature",
+            "vocabulary",
+        )
+    },
+    "mcp_server": "mcp.server",
+    "mcp_proxy": "mcp.proxy",
+    "signatures": "credentials",
+}
+
+
+class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname: str, path: object, target: object = None) -> importlib.machinery.ModuleSpec | None:
+        package, _, name = fullname.rpartition(".")
+        if package != __name__ or name not in _MOVED:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return import_module(f".{_MOVED[spec.name.rpartition('.')[2]]}", __name__)
+
+    def exec_module(self, module: ModuleType) -> None:
+        pass  # imported whole by `create_module`
+
+
+sys.meta_path.insert(0, _OldPaths())
 
 
 def __getattr__(name: str):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .alert import Alert
-from .facts import Redacted
+from .domain.alert import Alert
+from .domain.facts import Redacted
 
 
 class Item(Redacted):

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
+from .domain.incident import Incident
 from .errors import OncallMemoryError, SourceFailed
-from .incident import Incident
 from .jobs import Job
 from .memory import Memory
 from .targets import DeliveryError, Target

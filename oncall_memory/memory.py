@@ -18,15 +18,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .alert import Alert, Filters
 from .answer.calibration import TeamCalibration
 from .answer.confidence import overall
 from .answer.feedback import FeedbackStore, unknown_incident
 from .answer.retrieve import Lookup, Retriever, check_limit, make_query
 from .answer.scale import MemoryScale, Scale
+from .domain.alert import Alert, Filters
+from .domain.incident import Incident
+from .domain.signature import canonical_signature
 from .embedders import Embedder, make_embedder
 from .errors import InvalidInput, NotFound
-from .incident import Incident
 from .ingest import last_ingest
 from .ingest import maintenance as M
 from .ingest.backlog import Rejected
@@ -34,7 +35,6 @@ from .ingest.ingest import Embed, IngestReport, IngestStopped, ingest
 from .ingest.last_ingest import LastIngest
 from .observe import UNOBSERVED, Observer, TimedEmbedder
 from .settings import Settings
-from .signature import canonical_signature
 from .store import payload as P
 from .store.backup import Verification, backup, verify_against
 from .store.conditions import Match

@@ -14,8 +14,8 @@ from typing import Any, Literal, Self
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
+from .domain.label_facts import LABEL_FACTS
 from .env_values import ReadsPeople, said
-from .label_facts import LABEL_FACTS
 from .store.datadir import LEGACY_DATA_DIR, DataDir, default_data_dir
 
 

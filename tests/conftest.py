@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.incident import Incident
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines import IncidentStore, open_store
 

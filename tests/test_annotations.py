@@ -20,7 +20,7 @@ from pagerduty_fake import FakePagerDuty, pd_incident
 from pydantic import SecretStr
 from werkzeug import Response
 
-from oncall_memory.annotations import texts
+from oncall_memory.domain.annotations import texts
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs

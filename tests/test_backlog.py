@@ -1,8 +1,8 @@
 import pytest
 from conftest import FIXTURES, write_jsonl
 
+from oncall_memory.domain.incident import Incident
 from oncall_memory.errors import InvalidInput
-from oncall_memory.incident import Incident
 from oncall_memory.ingest.backlog import Rejected, read_jsonl
 
 

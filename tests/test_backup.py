@@ -8,8 +8,8 @@ import pytest
 from conftest import FIXTURES, isolate, snapshot
 
 from bench.synth import synthetic_incidents  # noqa: I001  (the repository root is on sys.path under pytest)
-from oncall_memory.alert import Alert
 from oncall_memory.cli import main
+from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import InvalidInput, StoreDamaged
 from oncall_memory.ingest.backlog import read_jsonl

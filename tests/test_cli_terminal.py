@@ -162,8 +162,8 @@ def test_a_failed_first_ingest_leaves_no_collection_bound_to_its_model(tmp_path)
 
 
 def test_the_plain_answer_shows_each_root_cause_under_its_title_wrapped_to_the_terminal():
-    from oncall_memory.alert import Alert
     from oncall_memory.answer.render import terminal
+    from oncall_memory.domain.alert import Alert
     from oncall_memory.store.engines import open_store
 
     memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), Settings(data_dir=":memory:"))

@@ -7,7 +7,6 @@ import pytest
 from conftest import FIXTURES
 from fastapi.testclient import TestClient
 
-from oncall_memory.alert import Alert
 from oncall_memory.answer.confidence import (
     CALIBRATED,
     MIN_VERDICTS,
@@ -22,6 +21,7 @@ from oncall_memory.answer.confidence import (
 )
 from oncall_memory.answer.render import NOTHING_CLOSE, note_text, slack_message, terminal
 from oncall_memory.cli import main
+from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory

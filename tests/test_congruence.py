@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 from conftest import BACKENDS, FIXTURES, backend_settings
 
-from oncall_memory.alert import Alert, Filters
+from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory

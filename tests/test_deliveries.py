@@ -156,7 +156,7 @@ def test_backoff_doubles_up_to_its_cap():
 
 
 def test_the_outbox_forgets_old_deliveries_and_their_claims_but_not_recent_ones(tmp_path):
-    from oncall_memory.alert import Alert
+    from oncall_memory.domain.alert import Alert
     from oncall_memory.jobs import Job
 
     with Outbox(tmp_path / "outbox.sqlite3") as box:

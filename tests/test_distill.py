@@ -3,9 +3,9 @@ import time
 import pytest
 from conftest import make_incident
 
-from oncall_memory.distill import distill, distill_alert
+from oncall_memory.domain.distill import distill, distill_alert
+from oncall_memory.domain.noise import strip_ceremony, strip_noise
 from oncall_memory.ingest.ingest import prepare
-from oncall_memory.noise import strip_ceremony, strip_noise
 
 
 def test_four_signal_lines_in_order_blanks_skipped():

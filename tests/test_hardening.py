@@ -18,9 +18,9 @@ from hypothesis import settings as hypothesis_settings
 from pydantic import SecretStr, ValidationError
 from slack_sdk.models.blocks import Block
 
-from oncall_memory.alert import Alert
 from oncall_memory.answer.render import PAGERDUTY_NOTE_LIMIT, note_text, slack_message
 from oncall_memory.cli import main
+from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory

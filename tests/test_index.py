@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 from conftest import make_incident
 
-from oncall_memory.alert import Alert, Filters
 from oncall_memory.cli import main
+from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import OncallMemoryError
 from oncall_memory.memory import Memory
@@ -146,7 +146,7 @@ def test_ranked_lookups_under_the_index_score_by_the_original_vectors(memory):
     is the exact cosine (the int8 copies are up to 0.05 off)."""
     import math
 
-    from oncall_memory.distill import distill, distill_alert
+    from oncall_memory.domain.distill import distill, distill_alert
 
     stored = incidents(700)
     memory.ingest(stored)

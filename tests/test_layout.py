@@ -113,7 +113,7 @@ def test_each_stage_imports_only_the_stages_below_it():
 
 INTEGRATIONS = "oncall_memory.integrations"
 # Where answers leave for people and agents: they wire integrations in (the MCP server offers PagerDuty's tools).
-SURFACES = (*ENTRY_POINTS, "oncall_memory.mcp_server")
+SURFACES = (*ENTRY_POINTS, "oncall_memory.mcp.server")
 
 
 def integration_of(name: str) -> str | None:
@@ -263,19 +263,19 @@ def test_every_built_in_source_is_found_through_the_hook_a_plugin_offers():
 # module that starts naming a vendor fails here, and so does one that stopped (take it off the list).
 VENDORS = sorted(p.name for p in (PACKAGE / "integrations").iterdir() if (p / "__init__.py").exists())
 STILL_NAMING_A_VENDOR = {
-    "annotations.py",
     "answer/evaluate.py",
     "answer/feedback.py",
     "answer/render.py",
     "cli/agents.py",
     "cli/ingest.py",
     "cli/run.py",
+    "domain/annotations.py",
+    "domain/label_facts.py",
     "ingest/flow.py",
     "ingest/job.py",
     "ingest/schedule.py",
     "jobs.py",
-    "label_facts.py",
-    "mcp_server.py",
+    "mcp/server.py",
     "redact/vendors.py",  # the vendors' token formats: what redaction looks for, not an integration
     "service/api.py",
     "service/app.py",
@@ -341,3 +341,21 @@ def test_no_module_outside_the_integrations_starts_naming_a_vendor(tmp_path):
     assert vendors_named(probe) == set()
     probe.write_text('"""x"""\nfrom .integrations.opsgenie import webhook\nURL = "https://slack.com"\n')
     assert vendors_named(probe) == {"opsgenie", "slack"}
+
+
+def test_modules_that_moved_into_the_domain_still_import_by_their_old_paths():
+    """Issue 53 grouped the domain (`domain/`), the agents' door (`mcp/`) and renamed `signatures.py`
+    (`credentials.py`); a plugin written against an old path gets the same module, not a copy."""
+    import importlib
+
+    import oncall_memory
+
+    for old, new in oncall_memory._MOVED.items():
+        assert not (PACKAGE / f"{old}.py").exists(), old  # the top level holds stages, not the domain's parts
+        moved = importlib.import_module(f"oncall_memory.{new}")
+        assert importlib.import_module(f"oncall_memory.{old}") is moved, old
+    from oncall_memory.domain.incident import Incident  # as a plugin writes it
+
+    assert Incident is oncall_memory.Incident
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("oncall_memory.no_such_module")

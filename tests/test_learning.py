@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
 from pydantic import SecretStr
 
-from oncall_memory.alert import Alert
 from oncall_memory.cli import main
+from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory

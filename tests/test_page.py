@@ -229,7 +229,7 @@ def test_behind_a_tls_proxy_the_forwarded_scheme_makes_the_cookie_secure(tmp_pat
 
 
 def test_feedback_from_the_page_is_recorded_and_moves_the_next_lookup(tmp_path):
-    from oncall_memory.alert import Alert
+    from oncall_memory.domain.alert import Alert
 
     app, memory = app_with(tmp_path)
     alert = "IPsec tunnel to card processor down"
@@ -348,7 +348,7 @@ def test_a_search_with_nothing_close_is_headed_as_such_and_ages_agree_with_the_i
 
 
 def test_a_trusted_auth_proxy_logs_people_in_by_name_and_their_feedback_is_theirs(tmp_path):
-    from oncall_memory.alert import Alert
+    from oncall_memory.domain.alert import Alert
 
     settings = Settings(
         data_dir=tmp_path / "data",
@@ -385,8 +385,8 @@ def test_a_trusted_auth_proxy_logs_people_in_by_name_and_their_feedback_is_their
 def test_a_person_logs_in_with_their_own_account_and_their_feedback_is_theirs(tmp_path, monkeypatch, capsys):
     import io
 
-    from oncall_memory.alert import Alert
     from oncall_memory.cli import main
+    from oncall_memory.domain.alert import Alert
 
     app, memory = app_with(tmp_path)
     data = str(tmp_path / "data")

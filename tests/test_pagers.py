@@ -6,18 +6,18 @@ import json
 import pytest
 from conftest import FIXTURES, ROOT, make_incident
 
-from oncall_memory.alert import Alert
-from oncall_memory.distill import distill_alert
+from oncall_memory.domain.alert import Alert
+from oncall_memory.domain.distill import distill_alert
+from oncall_memory.domain.label_facts import facts_from_labels
+from oncall_memory.domain.noise import strip_ceremony
+from oncall_memory.domain.vocabulary import symptoms
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.integrations.alertmanager.webhook import AMAlert, alertmanager_alert
 from oncall_memory.integrations.opsgenie.webhook import OGAlert, opsgenie_alert
 from oncall_memory.integrations.pagerduty.webhook import PDIncident, pagerduty_alert
-from oncall_memory.label_facts import facts_from_labels
 from oncall_memory.memory import Memory
-from oncall_memory.noise import strip_ceremony
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines import open_store
-from oncall_memory.vocabulary import symptoms
 
 CRASHLOOP = {
     "alertname": "KubePodCrashLooping",

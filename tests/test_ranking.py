@@ -10,10 +10,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from pydantic import ValidationError
 
-from oncall_memory.alert import Alert
 from oncall_memory.answer.feedback import Tally
 from oncall_memory.answer.ranking import Candidate, rank, relevance
 from oncall_memory.answer.wording import Wording
+from oncall_memory.domain.alert import Alert
 from oncall_memory.settings import RankingWeights
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
@@ -248,7 +248,7 @@ def test_equal_scores_come_back_in_the_same_order_whatever_order_the_engine_gave
 
 
 def test_rarity_weighs_a_word_few_candidates_hold_above_one_all_hold():
-    from oncall_memory.lexical import Rarity, term_index
+    from oncall_memory.domain.lexical import Rarity, term_index
 
     common, rare, unheld = (term_index(w) for w in ("etcd", "quota-backend-bytes", "nospace"))
     query = frozenset({common, rare, unheld})

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import make_incident
 
-from oncall_memory.alert import Alert, Filters
+from oncall_memory.domain.alert import Alert, Filters
+from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.incident import Incident
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.store import payload as P

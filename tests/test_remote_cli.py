@@ -8,11 +8,11 @@ import re
 from conftest import FIXTURES, serving
 
 from oncall_memory.cli import main
+from oncall_memory.domain.signature import canonical_signature
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
-from oncall_memory.signature import canonical_signature
 
 
 def test_similar_and_stats_go_through_a_running_service(tmp_path, monkeypatch, capsys):

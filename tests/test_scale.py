@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from conftest import FIXTURES, make_incident
 
-from oncall_memory.alert import Alert
 from oncall_memory.answer.confidence import CALIBRATED
 from oncall_memory.answer.scale import MIN_INCIDENTS, MIN_SPAN, PROBES, SAMPLE, UNMEASURED, MemoryScale, Scale
-from oncall_memory.distill import distill_alert
+from oncall_memory.domain.alert import Alert
+from oncall_memory.domain.distill import distill_alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory

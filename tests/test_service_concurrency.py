@@ -9,7 +9,7 @@ import pytest
 import uvicorn
 from conftest import FIXTURES
 
-from oncall_memory.alert import Alert
+from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import EmbeddingFailed
 from oncall_memory.ingest.backlog import read_jsonl

@@ -11,8 +11,8 @@ import sys
 from conftest import FIXTURES, ROOT
 from fastapi.testclient import TestClient
 
-from oncall_memory.alert import Alert
 from oncall_memory.answer.feedback import FeedbackStore
+from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory

@@ -20,7 +20,7 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
 from werkzeug import Request, Response
 
-from oncall_memory.alert import Alert
+from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.slack.app import SlackApp, signature

@@ -5,12 +5,12 @@ import warnings
 import pytest
 from conftest import BACKENDS, FIXTURES, backend_settings, make_incident, snapshot
 
-from oncall_memory.alert import Alert, Filters
+from oncall_memory.domain.alert import Alert, Filters
+from oncall_memory.domain.lexical import sparse_vector
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import ContractMismatch, StoreUnavailable
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.ingest.ingest import ingest
-from oncall_memory.lexical import sparse_vector
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines import open_store

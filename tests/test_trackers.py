@@ -24,8 +24,8 @@ from tracker_fakes import (
 )
 
 from oncall_memory.cli import main
+from oncall_memory.domain.incident import Incident
 from oncall_memory.errors import InvalidInput, SourceFailed
-from oncall_memory.incident import Incident
 from oncall_memory.ingest.backlog import Rejected
 from oncall_memory.integrations.jira.adf import to_markdown
 from oncall_memory.settings import Settings
@@ -770,7 +770,7 @@ def test_rootly_odd_bodies_are_passed_over_not_a_traceback(httpserver, monkeypat
 
 PLUGIN = '''
 """A tiny third-party source: one incident per line of a text file."""
-from oncall_memory.incident import Incident
+from oncall_memory.domain.incident import Incident
 from oncall_memory.sources import Source
 
 

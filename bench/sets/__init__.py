@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oncall_memory.incident import Incident
+from oncall_memory.domain.incident import Incident
 
 CACHE = Path(os.environ.get("ONCALL_MEMORY_SETS", Path.home() / ".cache" / "oncall-memory" / "sets"))
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oncall_memory.distill import distill
-from oncall_memory.incident import Incident
+from oncall_memory.domain.distill import distill
+from oncall_memory.domain.incident import Incident
 from oncall_memory.ingest.backlog import read_jsonl
 
 from . import EvalSet, SetQuery, read_set

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from oncall_memory.incident import Incident
+from oncall_memory.domain.incident import Incident
 
 from . import SetQuery, write_set
 from .runbooks import MIRRORS, Rule, Tree, _plain, is_paraphrase, render, sample_labels, tree, without_name

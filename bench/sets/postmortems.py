@@ -22,7 +22,7 @@ import argparse
 import re
 from pathlib import Path
 
-from oncall_memory.incident import Incident
+from oncall_memory.domain.incident import Incident
 
 from . import SetQuery, write_set
 from .runbooks import MIRRORS, tree

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import yaml
 
-from oncall_memory.incident import Incident
-from oncall_memory.lexical import terms
+from oncall_memory.domain.incident import Incident
+from oncall_memory.domain.lexical import terms
 
 from . import SetQuery, write_set
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from ..lexical import idf, terms
+from ..domain.lexical import idf, terms
 
 
 class BM25:

@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from ..alert import Alert, Filters
-from ..distill import distill_alert
+from ..domain.alert import Alert, Filters
+from ..domain.distill import distill_alert
+from ..domain.facts import Facts, Redacted
 from ..errors import InvalidInput
-from ..facts import Facts, Redacted
 from ..ingest.backlog import validation_message
 from ..memory import Memory
 from ..store import payload as P

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from ..incident import worked
+from ..domain.incident import worked
 
 WORDS = {"resolved": "worked", "mitigated": "mitigated it", "no-op": "no effect", "worsened": "made it worse"}
 

@@ -14,17 +14,17 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
-from ..alert import Alert, Filters
-from ..distill import distill_alert
+from ..domain.alert import Alert, Filters
+from ..domain.distill import distill_alert
+from ..domain.lexical import Rarity, Sparse, sparse_vector
+from ..domain.signature import canonical_signature
+from ..domain.vocabulary import symptoms, terms
 from ..embedders import Embedder
 from ..errors import EmbeddingFailed, InvalidInput
-from ..lexical import Rarity, Sparse, sparse_vector
 from ..settings import RankingWeights
-from ..signature import canonical_signature
 from ..store import payload as P
 from ..store.conditions import holds
 from ..store.engines import Hit, IncidentStore, Mode, QueryPlan
-from ..vocabulary import symptoms, terms
 from . import confidence, ranking
 from .confidence import DEFAULT, Calibration, Evidence, Level
 from .feedback import Tally

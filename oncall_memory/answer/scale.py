@@ -28,8 +28,9 @@ import statistics
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from ..distill import distill_alert
+from ..domain.distill import distill_alert
 from ..embedders import Embedder
 from ..errors import EmbeddingFailed
 from ..store.datadir import write_atomic
@@ -163,7 +164,7 @@ def measure(store: IncidentStore, probes: list[list[float]], model: str) -> Scal
     return Scale(statistics.median(best), statistics.median(nearest), count, model)
 
 
-def _sample(store: IncidentStore) -> list[tuple[str, dict, dict | None]]:
+def _sample(store: IncidentStore) -> list[tuple[str, dict[str, Any], dict[str, Any] | None]]:
     # Point ids are hashes of the incidents' ids: the first in id order are as good as a random draw.
     out = []
     for point in store.points(with_vectors=True, batch=SAMPLE):
@@ -196,7 +197,7 @@ class MemoryScale:
         return self._scale
 
     def measure(
-        self, store: IncidentStore, embedder: Embedder, lock: AbstractContextManager, *, when_due: bool = False
+        self, store: IncidentStore, embedder: Embedder, lock: AbstractContextManager[Any], *, when_due: bool = False
     ) -> Scale | None:
         """Measure this memory (`measure`) and keep it; with `when_due`, only once it grew or shrank by a tenth
         since it was last measured. The probes are embedded outside `lock` (the store's), as every embedding

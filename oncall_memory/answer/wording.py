@@ -13,7 +13,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from ..lexical import term_index, terms
+from ..domain.lexical import term_index, terms
 
 # Rare tokens: 4.12 / 1.24.3 (versions), 512Mi / 2GB (sizes), and the number after an exit, error or
 # status word (exit code 137, HTTP 503, errno 28, signal 9).

@@ -11,7 +11,7 @@ from .common import err
 from .lookup import alert_from_args
 
 if TYPE_CHECKING:
-    from ..alert import Alert
+    from ..domain.alert import Alert
     from ..settings import Settings
 
 
@@ -73,13 +73,13 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
         except remote.Unreachable as exc:
             err(f"the service at {url} did not answer ({exc}); serving the memory here instead")
         else:
-            from .. import mcp_proxy
+            from ..mcp import proxy as mcp_proxy
 
             err(f"relaying MCP to the service at {url}/mcp (it holds the memory)")
             mcp_proxy.run(url, settings.service.api_token)
             return 0
     from ..integrations.pagerduty import PagerDutyAPI
-    from ..mcp_server import build_server
+    from ..mcp.server import build_server
     from ..memory import Memory
 
     notes = (

@@ -16,8 +16,8 @@ from .common import err, terminal_style
 from .when import moment
 
 if TYPE_CHECKING:
-    from ..alert import Alert, Filters
     from ..answer.retrieve import Lookup
+    from ..domain.alert import Alert, Filters
     from ..settings import Settings
 
 # The labelled sets ship inside the package (in a wheel and the Docker image too); they label the sample
@@ -82,7 +82,7 @@ def alert_from_args(args: argparse.Namespace, data: dict[str, Any] | None = None
     """The alert the command line gives (`data`: as `thin.alert_data` read it already), validated and redacted."""
     from pydantic import ValidationError
 
-    from ..alert import Alert
+    from ..domain.alert import Alert
     from ..ingest.backlog import validation_message
 
     data = thin.alert_data(args) if data is None else data
@@ -96,7 +96,7 @@ def alert_from_args(args: argparse.Namespace, data: dict[str, Any] | None = None
 def filters_from_args(args: argparse.Namespace) -> Filters:
     from pydantic import ValidationError
 
-    from ..alert import Filters
+    from ..domain.alert import Filters
     from ..ingest.backlog import validation_message
 
     try:

@@ -139,7 +139,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
-    from ..incident import Incident
+    from ..domain.incident import Incident
     from ..memory import Memory
     from ..sources.files import read_backlog
     from . import remote

@@ -18,7 +18,7 @@ from ..store.backup import Verification
 from . import remote
 
 if TYPE_CHECKING:
-    from ..incident import Incident
+    from ..domain.incident import Incident
     from ..settings import Settings
 
 BATCH = 200  # incidents a post ...

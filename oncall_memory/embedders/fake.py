@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..domain.lexical import terms
 from ..errors import EmbeddingFailed
-from ..lexical import terms
 from .base import Embedder
 
 

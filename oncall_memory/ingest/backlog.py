@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..domain.incident import Incident
 from ..errors import InvalidInput
-from ..incident import Incident
 
 
 @dataclass(frozen=True)

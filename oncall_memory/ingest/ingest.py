@@ -13,11 +13,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..distill import distill
+from ..domain.distill import distill
+from ..domain.incident import Incident
+from ..domain.lexical import Sparse
 from ..embedders import Embedder
 from ..errors import EmbeddingFailed
-from ..incident import Incident
-from ..lexical import Sparse
 from ..store import payload as P
 from ..store.engines import IncidentStore, StoredPoint
 from .backlog import Rejected

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Protocol
 
-from ..incident import Incident
+from ..domain.incident import Incident
 from ..settings import Settings
 from ..sources import Window, default_window_days, scheduled_window
 from ..sources.factory import make_source

@@ -11,9 +11,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
 
-from ..alert import Alert, Filters
 from ..answer.render import terminal
 from ..answer.retrieve import MAX_LIMIT, Lookup
+from ..domain.alert import Alert, Filters
 from ..integrations.pagerduty.webhook import PAGERDUTY_ID
 from ..redact import redact
 from ..store.readiness import Readiness

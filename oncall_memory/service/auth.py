@@ -27,10 +27,10 @@ from typing import Any
 from fastapi import HTTPException, Request
 from pydantic import SecretStr
 
+from ..credentials import same_secret
 from ..hosts import is_loopback
 from ..integrations.opsgenie.webhook import HEADER as OPSGENIE_HEADER
 from ..settings import Settings
-from ..signatures import same_secret
 from .deps import settings_of
 
 

@@ -23,8 +23,8 @@ from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field, ValidationError
 from starlette.background import BackgroundTask
 
+from ..domain.incident import Incident
 from ..errors import EmbeddingFailed
-from ..incident import Incident
 from ..ingest.backlog import Rejected, validation_message
 from ..ingest.ingest import IngestStopped
 from .auth import api_token

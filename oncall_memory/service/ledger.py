@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from ..alert import Alert
+from ..domain.alert import Alert
 from ..jobs import Job
 from ..redact import already_redacted
 from .outbox import Outbox

@@ -14,10 +14,10 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
+from ..credentials import same_secret
 from ..integrations.pagerduty import PagerDutyAPI
 from ..memory import Memory
 from ..settings import Settings
-from ..signatures import same_secret
 
 PATH = "/mcp"
 SSE_PATH = "/mcp/sse"
@@ -30,7 +30,7 @@ async def mcp_app(memory: Memory, pagerduty: PagerDutyAPI | None = None):
     the tools that read a live incident and post a note)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from ..mcp_server import build_server
+    from ..mcp.server import build_server
 
     server = build_server(memory, pagerduty=pagerduty)
     # Host checks against DNS rebinding are for servers without authentication; this one needs the token.

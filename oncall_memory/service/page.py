@@ -31,18 +31,18 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import ValidationError
 
-from ..alert import Alert, Filters
 from ..answer.ranking import AGE, FIX_KINDS, Neighbour, human_age
 from ..answer.render import NOTHING_CLOSE, WEAK_FIX
 from ..answer.retrieve import Lookup
+from ..credentials import same_secret
+from ..domain.alert import Alert, Filters
+from ..domain.incident import worked
+from ..domain.pasted import pasted_facts
 from ..errors import InvalidInput, OncallMemoryError
-from ..incident import worked
 from ..ingest.backlog import validation_message
 from ..links import web_link
 from ..memory import Memory
-from ..pasted import pasted_facts
 from ..redact import already_redacted, redact, redact_all
-from ..signatures import same_secret
 from ..store import payload as P
 from .auth import _bearer, trusted_peer
 from .deps import accounts_of, attempts_of, memory_provider, outbox_of, page_secret_of, sessions_of, settings_of

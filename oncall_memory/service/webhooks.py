@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
+from ..credentials import same_secret
 from ..errors import InvalidInput
 from ..ingest.backlog import validation_message
 from ..integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
@@ -32,7 +33,6 @@ from ..integrations.pagerduty.webhook import (
 )
 from ..jobs import Job
 from ..redact import already_redacted, redact_all
-from ..signatures import same_secret
 from ..webhook import Webhook
 from .auth import alertmanager_token, faces_the_network, opsgenie_token, pager_on
 from .body import documented_body, parse, parse_json, raw_json_body

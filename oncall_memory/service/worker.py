@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from ..alert import Alert
 from ..answer.render import Answer
 from ..answer.retrieve import Lookup
-from ..distill import distill_alert
+from ..domain.alert import Alert
+from ..domain.distill import distill_alert
 from ..jobs import Job
 from ..targets import NO_TARGET_HINT, DeliveryError, Target
 from .outbox import Delivery, Outbox

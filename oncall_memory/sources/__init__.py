@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ..incident import Incident
+from ..domain.incident import Incident
 from ..ingest.backlog import Rejected
 
 # Where "all history" begins for a source that needs a start (PagerDuty's own first year).

@@ -12,7 +12,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
-from ..incident import Outcome
+from ..domain.incident import Outcome
 from .postmortem import MAX_FIXES, clip_field
 
 _FIX = re.compile(r"^fix:\s*(?P<action>.+?)\s*=>\s*(?P<outcome>[\w-]+)\s*$", re.I)

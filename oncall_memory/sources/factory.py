@@ -17,8 +17,8 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 from types import ModuleType
 
+from ..domain.incident import Incident
 from ..errors import InvalidInput, OncallMemoryError, SourceFailed
-from ..incident import Incident
 from ..ingest.backlog import Rejected
 from ..integrations import ENTRY_POINT_GROUP
 from ..integrations import plugins as installed

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..domain.incident import Incident
 from ..errors import InvalidInput
-from ..incident import Incident
 from ..ingest.backlog import Rejected, read_jsonl
 from .git_links import repository
 from .postmortem import documents, read_postmortem

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..incident import Incident
+from ..domain.incident import Incident
 from ..ingest.backlog import Rejected
 from . import Source, Window
 from .files import read_backlog

@@ -36,7 +36,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from pydantic import ValidationError
 
-from ..incident import Incident, Outcome
+from ..domain.incident import Incident, Outcome
 from ..ingest.backlog import Rejected, not_text, validation_message
 from . import moment
 

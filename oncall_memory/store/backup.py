@@ -21,10 +21,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..distill import content_hash
+from ..domain.distill import content_hash
+from ..domain.incident import Incident, point_id
+from ..domain.lexical import Sparse
 from ..errors import InvalidInput, NothingStored, StoreDamaged
-from ..incident import Incident, point_id
-from ..lexical import Sparse
 from . import payload as P
 from .engines import DENSE, SPARSE, IncidentStore, StoredPoint
 from .engines.base import no_collection

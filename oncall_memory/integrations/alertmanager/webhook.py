@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from ...domain.rule_alerts import RuleAlert, group_key, rule_alert, rule_item
 from ...jobs import Job
 from ...links import web_link
-from ...rule_alerts import RuleAlert, group_key, rule_alert, rule_item
 from .. import Loose
 
 AMAlert = RuleAlert  # the name tests and plugins know

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...answer.render import Answer
-from ...incident import Incident
+from ...domain.incident import Incident
 from ...jobs import Job
 from ...learning import ReadBackLearner
 from ...memory import Memory

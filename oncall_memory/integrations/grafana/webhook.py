@@ -16,11 +16,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from ...annotations import texts
+from ...credentials import same_secret
+from ...domain.annotations import texts
+from ...domain.rule_alerts import RuleAlert, group_key, rule_alert, rule_item
 from ...jobs import Job
-from ...rule_alerts import RuleAlert, group_key, rule_alert, rule_item
 from ...settings import Settings
-from ...signatures import same_secret
 from ...webhook import Webhook
 from .. import Loose
 

@@ -22,8 +22,8 @@ import hmac
 import time
 from typing import Any
 
+from ...credentials import same_secret
 from ...jobs import Job
-from ...signatures import same_secret
 from .. import Loose
 
 LEARN_EVENTS = (

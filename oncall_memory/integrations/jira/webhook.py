@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import Field
 
+from ...credentials import same_secret
 from ...jobs import Job
-from ...signatures import same_secret
 from .. import Loose
 
 LEARN_EVENTS = ("jira:issue_created", "jira:issue_updated", "comment_created", "comment_updated")

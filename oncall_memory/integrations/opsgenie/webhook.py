@@ -9,10 +9,10 @@ from typing import Any
 
 from pydantic import Field
 
-from ...alert import Alert
-from ...annotations import texts
+from ...domain.alert import Alert
+from ...domain.annotations import texts
+from ...domain.label_facts import facts_from_labels
 from ...jobs import Job
-from ...label_facts import facts_from_labels
 from .. import Loose
 
 # What to name the custom header in Opsgenie's webhook integration (a bearer token or basic auth also do).

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from ...incident import Incident, Outcome
+from ...domain.incident import Incident, Outcome
 from ...ingest.backlog import Rejected, validation_message
 from ...sources import FIRST_YEAR, Source, Window
 from ...store.datadir import write_atomic

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ...alert import Alert
-from ...annotations import texts
+from ...domain.alert import Alert
+from ...domain.annotations import texts
 from ...errors import OncallMemoryError
 from ...jobs import Item, Job
 from ...settings import Settings

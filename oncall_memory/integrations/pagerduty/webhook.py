@@ -13,10 +13,10 @@ from typing import Any
 
 from pydantic import Field
 
-from ...alert import Alert
+from ...credentials import same_secret
+from ...domain.alert import Alert
+from ...domain.noise import strip_ceremony
 from ...jobs import Job
-from ...noise import strip_ceremony
-from ...signatures import same_secret
 from .. import Loose
 
 LEARN_EVENTS = ("incident.resolved", "incident.annotated")

@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 from pydantic import SecretStr, ValidationError
 
-from ...incident import Incident
+from ...domain.incident import Incident
 from ...ingest.backlog import Rejected, validation_message
 from ...sources import Source, Window, moment
 from ...sources.comments import Comment, add_story, read_comments

@@ -28,10 +28,10 @@ from urllib.parse import urlsplit
 import httpx
 from fastapi import HTTPException
 
-from ...alert import Alert
 from ...answer.ranking import Neighbour
 from ...answer.render import Answer, Extra, clip, escape, job_slack
 from ...answer.retrieve import Lookup
+from ...domain.alert import Alert
 from ...errors import OncallMemoryError
 from ...memory import Memory
 from ...settings import Settings

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from ...domain.lexical import Sparse
 from ...errors import ContractMismatch, NothingStored
-from ...lexical import Sparse
 from .. import payload as P
 from ..conditions import HasId, Match, Where
 

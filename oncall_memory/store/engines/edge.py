@@ -20,8 +20,8 @@ from typing import IO, Any, TypeVar
 
 import qdrant_edge as E
 
+from ...domain.lexical import Sparse
 from ...errors import NothingStored, OncallMemoryError, StoreDamaged, StoreUnavailable
-from ...lexical import Sparse
 from .. import payload as P
 from ..conditions import HasId, Match, Range, Where
 from ..datadir import write_atomic

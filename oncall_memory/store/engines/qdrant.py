@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 from qdrant_client import QdrantClient, models
 
+from ...domain.lexical import Sparse
 from ...errors import OncallMemoryError, StoreDamaged, StoreUnavailable
-from ...lexical import Sparse
 from ..conditions import HasId, Match, Range, Where
 from .base import (
     DENSE,

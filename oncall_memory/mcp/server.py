@@ -20,15 +20,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from .alert import Alert, Filters
-from .answer.ranking import Neighbour
-from .answer.render import NOTHING_CLOSE
-from .answer.retrieve import Lookup
-from .errors import InvalidInput, OncallMemoryError
-from .integrations.pagerduty import PagerDutyAPI
-from .integrations.pagerduty.webhook import PAGERDUTY_ID, rest_incident_alert
-from .memory import Memory
-from .redact import redact
+from ..answer.ranking import Neighbour
+from ..answer.render import NOTHING_CLOSE
+from ..answer.retrieve import Lookup
+from ..domain.alert import Alert, Filters
+from ..errors import InvalidInput, OncallMemoryError
+from ..integrations.pagerduty import PagerDutyAPI
+from ..integrations.pagerduty.webhook import PAGERDUTY_ID, rest_incident_alert
+from ..memory import Memory
+from ..redact import redact
 
 INSTRUCTIONS = (
     "oncall-memory holds a team's past incidents: what broke, why, and what fixed it. When an alert fires, "

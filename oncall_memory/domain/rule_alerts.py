@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from ..jobs import Item
 from .alert import Alert
 from .annotations import texts
-from .jobs import Item
 from .label_facts import EXPORTERS, facts_from_labels
 
 
