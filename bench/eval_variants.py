@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+from importlib import import_module
 from pathlib import Path
 from unittest import mock
 
@@ -25,10 +26,12 @@ from oncall_memory.answer.evaluate import BASELINE, CONFIGURATIONS, evaluate, re
 from oncall_memory.embedders.local import LocalEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.ingest.ingest import distill
-from oncall_memory.integrations.opsgenie import webhook as opsgenie
 from oncall_memory.integrations.pagerduty import webhook as pagerduty
 from oncall_memory.settings import RankingWeights
 from oncall_memory.store import payload
+
+# The module: the package's own `webhook` attribute is the hook it offers the service.
+opsgenie = import_module("oncall_memory.integrations.opsgenie.webhook")
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_LABELS = {

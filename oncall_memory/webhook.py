@@ -26,6 +26,9 @@ class Webhook(ABC):
     name: ClassVar[str]  # the route: /webhooks/<name>; a built-in's name is not taken over
     variable: ClassVar[str]  # the environment variable holding its secret, named when the route is off
     body: ClassVar[type[BaseModel] | None] = None  # documents the request body in /docs when given
+    # What the credential is, in words: a refusal says "missing or wrong <credential>", and the service's
+    # startup line for the route names it. None: "credential for /webhooks/<name>", "its own check".
+    credential: ClassVar[str | None] = None
 
     def secret(self, settings: Settings) -> str | None:
         """The secret a request must carry; None: not set (open on loopback, off facing the network)."""

@@ -58,16 +58,17 @@ class PagerQuery(Redacted):
     def alert(self, memory: Memory, *, with_facts: bool = True) -> Alert:
         """The alert the service would look up for this payload (the first firing alert of a group), read by
         the pager's own integration (loaded here, as the service loads it)."""
-        from ..integrations.alertmanager import webhook as alertmanager
-        from ..integrations.opsgenie import webhook as opsgenie
+        # Each submodule by its full name: an integration's package offers its hook as `webhook`.
+        from ..integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_alert
+        from ..integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_alert
         from ..integrations.pagerduty import webhook as pagerduty
 
         if self.pager == "alertmanager":
-            hook = alertmanager.AlertmanagerWebhook.model_validate(self.payload)
+            hook = AlertmanagerWebhook.model_validate(self.payload)
             alert = next(
                 a
                 for a in (
-                    alertmanager.alertmanager_alert(x, memory.settings.service.label_facts, memory.known_values())
+                    alertmanager_alert(x, memory.settings.service.label_facts, memory.known_values())
                     for x in hook.alerts
                     if x.status == "firing"
                 )
@@ -77,8 +78,8 @@ class PagerQuery(Redacted):
             event = pagerduty.PagerDutyWebhook.model_validate(self.payload).event
             alert = pagerduty.pagerduty_alert(pagerduty.PDIncident.model_validate(event.data), memory.known_values())
         else:
-            alert = opsgenie.opsgenie_alert(
-                opsgenie.OpsgenieWebhook.model_validate(self.payload).alert,
+            alert = opsgenie_alert(
+                OpsgenieWebhook.model_validate(self.payload).alert,
                 memory.settings.service.label_facts,
                 memory.known_values(),
             )

@@ -75,10 +75,12 @@ class Plugin:
     targets: Callable[..., list[Any]] | None = None  # settings -> [targets.Target]
 
 
-def service_plugins() -> list[Plugin]:
-    """The integrations with a webhook or targets offered through the hooks, built in (their package offers
-    them, as `grafana` does) and installed, loaded. An installed one that cannot be loaded is logged with its
-    entry point and left out: a broken plugin does not keep the service down."""
+def built_in_webhooks() -> list[Any]:
+    """The webhooks the built-in integrations offer through the hook (Alertmanager's, Opsgenie's, Grafana's)."""
+    return [p.webhook for p in _built_in() if p.webhook is not None]
+
+
+def _built_in() -> list[Plugin]:
     found = []
     for name in BUILT_IN:
         package = importlib.import_module(f"{__name__}.{name}")
@@ -87,6 +89,14 @@ def service_plugins() -> list[Plugin]:
         webhook, targets = (None if isinstance(h, ModuleType) else h for h in (webhook, targets))
         if webhook is not None or targets is not None:
             found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets))
+    return found
+
+
+def service_plugins() -> list[Plugin]:
+    """The integrations with a webhook or targets offered through the hooks, built in (their package offers
+    them, as `grafana` does) and installed, loaded. An installed one that cannot be loaded is logged with its
+    entry point and left out: a broken plugin does not keep the service down."""
+    found = _built_in()
     for name, ep in sorted(plugins(BUILT_IN).items()):
         where = f"{ep.name} = {ep.value}"
         try:

@@ -1,8 +1,8 @@
 """The enrichment service: `create_app(settings)` assembles it; nothing happens at import time.
 
-Routes: /webhooks/pagerduty, /webhooks/alertmanager, /webhooks/opsgenie (`webhooks.py`), /similar,
-/feedback, /stats, /healthz, /readyz (`api.py`), /mcp (`mcp_http.py`), /metrics (`metrics.py`), the search
-page at / (`page.py`). Every route is a plain `def`: FastAPI runs it on its threadpool, so a
+Routes: /webhooks/pagerduty and the learners' (`webhooks.py`), /webhooks/<pager> for each pager an integration
+offers through the hook (`webhooks.mount`), /similar, /feedback, /stats, /healthz, /readyz (`api.py`), /mcp
+(`mcp_http.py`), /metrics (`metrics.py`), the search page at / (`page.py`). Every route is a plain `def`: FastAPI runs it on its threadpool, so a
 slow lookup never stalls the event loop, and the memory's lock covers store calls only.
 """
 

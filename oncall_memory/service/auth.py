@@ -4,8 +4,9 @@ carry anything (Starlette decodes them as latin-1).
 | route | credential |
 |---|---|
 | /webhooks/pagerduty | `X-PagerDuty-Signature` (HMAC of the body with ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET) |
-| /webhooks/alertmanager | `Authorization: Bearer ONCALL_MEMORY_ALERTMANAGER_TOKEN` |
-| /webhooks/opsgenie | ONCALL_MEMORY_OPSGENIE_TOKEN as a custom header, a bearer token or a basic-auth password |
+| /webhooks/alertmanager | `Authorization: Bearer ONCALL_MEMORY_ALERTMANAGER_TOKEN` (its integration's `carries`) |
+| /webhooks/opsgenie | ONCALL_MEMORY_OPSGENIE_TOKEN as a custom header, a bearer token or a basic-auth password (the same) |
+| /webhooks/grafana, and an installed pager's | the integration's own check (`webhook.Webhook`), asked before the body where it can be |
 | /webhooks/jira | `X-Hub-Signature` (HMAC of the body with ONCALL_MEMORY_JIRA_WEBHOOK_SECRET); off without it |
 | /webhooks/incident_io | Svix's `webhook-signature` (HMAC of id, timestamp and body with ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET; a stale timestamp refused); off without it |
 | /webhooks/gitlab | `X-Gitlab-Token` (the webhook's secret token, ONCALL_MEMORY_GITLAB_WEBHOOK_SECRET); off without it |
@@ -19,35 +20,23 @@ that pager's secret and nothing else. The API token is the one credential `serve
 
 from __future__ import annotations
 
-import base64
-import binascii
 import ipaddress
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import HTTPException, Request
 from pydantic import SecretStr
 
-from ..credentials import same_secret
+from ..credentials import bearer, same_secret
 from ..hosts import is_loopback
-from ..integrations.opsgenie.webhook import HEADER as OPSGENIE_HEADER
+from ..integrations import built_in_webhooks
 from ..settings import Settings
+from ..webhook import Webhook
 from .deps import settings_of
 
 
 def _bearer(request: Request) -> str:
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    return value.strip() if scheme.lower() == "bearer" else ""
-
-
-def _basic_password(request: Request) -> str:
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "basic":
-        return ""
-    try:
-        decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
-        return ""
-    return decoded.partition(":")[2]
+    return bearer(request.headers)
 
 
 def faces_the_network(settings: Settings) -> bool:
@@ -57,16 +46,17 @@ def faces_the_network(settings: Settings) -> bool:
 # Each pager's route, the setting that turns it on, and its variable.
 PAGER_ROUTES = (
     ("/webhooks/pagerduty", lambda s: s.pagerduty.webhook_secret, "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
-    ("/webhooks/alertmanager", lambda s: s.service.alertmanager_token, "ONCALL_MEMORY_ALERTMANAGER_TOKEN"),
-    ("/webhooks/opsgenie", lambda s: s.service.opsgenie_token, "ONCALL_MEMORY_OPSGENIE_TOKEN"),
 )
 
 
-def pagers_off(settings: Settings) -> list[tuple[str, str]]:
-    """The pager routes that are off, with the variable that turns each on (none on a loopback address)."""
+def pagers_off(settings: Settings, hooks: Sequence[Webhook] | None = None) -> list[tuple[str, str]]:
+    """The pager routes that are off, with the variable that turns each on (none on a loopback address):
+    the service's own, and those of `hooks` (by default the built-in integrations' webhooks)."""
     if not faces_the_network(settings):
         return []
-    return [(route, variable) for route, secret, variable in PAGER_ROUTES if secret(settings) is None]
+    own = [(route, variable) for route, secret, variable in PAGER_ROUTES if secret(settings) is None]
+    hooks = built_in_webhooks() if hooks is None else hooks
+    return own + [(f"/webhooks/{h.name}", h.variable) for h in hooks if h.secret(settings) is None]
 
 
 def pager_on(settings: Settings, route: str) -> None:
@@ -88,21 +78,6 @@ def _check(token: SecretStr | None, offered: list[str], what: str) -> None:
 async def api_token(request: Request) -> None:
     """Dependency of the lookup API and the docs (async: run on the event loop, no thread-pool hop)."""
     _check(settings_of(request).service.api_token, [_bearer(request)], "bearer token (ONCALL_MEMORY_API_TOKEN)")
-
-
-async def alertmanager_token(request: Request) -> None:
-    """Alertmanager's `http_config.authorization` (Bearer by default), checked before the body is read."""
-    settings = settings_of(request)
-    pager_on(settings, "/webhooks/alertmanager")
-    _check(settings.service.alertmanager_token, [_bearer(request)], "bearer token")
-
-
-async def opsgenie_token(request: Request) -> None:
-    """Opsgenie's webhook integration sends custom headers, or basic auth: any one carrying the secret."""
-    settings = settings_of(request)
-    pager_on(settings, "/webhooks/opsgenie")
-    offered = [request.headers.get(OPSGENIE_HEADER, ""), _bearer(request), _basic_password(request)]
-    _check(settings.service.opsgenie_token, offered, f"{OPSGENIE_HEADER} header, bearer token or basic auth")
 
 
 PEER = "oncall_memory.peer"  # the connection's own address, in the ASGI scope

@@ -36,7 +36,7 @@ def summary(settings: Settings, targets: list[Target], memory: Memory, hooks: Se
 
 
 def routes(settings: Settings, hooks: Sequence[Webhook] = ()) -> list[tuple[str, str]]:
-    off = dict(pagers_off(settings))  # a pager route without its secret, facing the network
+    off = dict(pagers_off(settings, hooks))  # a pager route without its secret, facing the network
 
     def by(route: str, secret: object, how: str, variable: str) -> str:
         if secret is not None:
@@ -52,11 +52,7 @@ def routes(settings: Settings, hooks: Sequence[Webhook] = ()) -> list[tuple[str,
         if settings.jira.webhook_secret
         else "off (set ONCALL_MEMORY_JIRA_WEBHOOK_SECRET)"
     )
-    pagers = {
-        "/webhooks/pagerduty": "signed (X-PagerDuty-Signature)",
-        "/webhooks/alertmanager": "bearer token",
-        "/webhooks/opsgenie": "shared token",
-    }
+    pagers = {"/webhooks/pagerduty": "signed (X-PagerDuty-Signature)"}
     return [
         *(
             (f"POST {route}", by(route, secret(settings), pagers[route], variable))
@@ -75,7 +71,7 @@ def routes(settings: Settings, hooks: Sequence[Webhook] = ()) -> list[tuple[str,
 def _hook(hook: Webhook, settings: Settings) -> str:
     """How a hook's route is guarded: by its own check once its secret is set; else off facing the network."""
     if hook.secret(settings) is not None:
-        return f"its own check ({hook.variable} is set)"
+        return hook.credential or f"its own check ({hook.variable} is set)"
     return f"off (set {hook.variable} to turn it on)" if faces_the_network(settings) else f"OPEN (set {hook.variable})"
 
 

@@ -1,6 +1,7 @@
-"""Pager webhooks in: PagerDuty v3 (signed), Alertmanager v4, Opsgenie; Jira's and incident.io's (signed) and
-GitLab's (its secret token), to learn; and any an installed integration brings (`webhook.Webhook`, mounted by `mount`). Each answers 202 as
-soon as its jobs are claimed; the worker looks up and posts.
+"""Pager webhooks in: PagerDuty v3 (signed); Jira's and incident.io's (signed) and GitLab's (its secret token), to
+learn; and every pager an integration offers through the `webhook` hook, built in (Alertmanager, Opsgenie,
+Grafana) or installed (`webhook.Webhook`, mounted by `mount`). Each answers 202 as soon as its jobs are
+claimed; the worker looks up and posts.
 
 The body is redacted as a whole as soon as it is parsed (its labels and annotations before any fact is
 read from them); the alert and the job built from it are then not scanned again.
@@ -17,11 +18,9 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError
 from ..credentials import same_secret
 from ..errors import InvalidInput
 from ..ingest.backlog import validation_message
-from ..integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
 from ..integrations.gitlab import webhook as gitlab_webhook
 from ..integrations.incident_io import webhook as incident_io_webhook
 from ..integrations.jira import webhook as jira_webhook
-from ..integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_job
 from ..integrations.pagerduty.webhook import (
     LEARN_EVENTS,
     IncidentRef,
@@ -34,7 +33,7 @@ from ..integrations.pagerduty.webhook import (
 from ..jobs import Job
 from ..redact import already_redacted, redact_all
 from ..webhook import Webhook
-from .auth import alertmanager_token, faces_the_network, opsgenie_token, pager_on
+from .auth import faces_the_network, pager_on
 from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import WEBHOOK_ERRORS
 from .deps import DispatcherDep, LearningDep, MemoryDep, SettingsDep
@@ -78,37 +77,6 @@ def pagerduty(
         incident = parse(IncidentRef, data if isinstance(data, dict) else {})
         return accept(dispatcher, [learn_job(incident.id, event.id, event.event_type)])
     return {"accepted": 0, "duplicates": 0, "ignored": event.event_type}
-
-
-@router.post(
-    "/alertmanager",
-    status_code=202,
-    dependencies=[Depends(alertmanager_token)],
-    openapi_extra=documented_body(AlertmanagerWebhook),
-)
-def alertmanager(
-    settings: SettingsDep, memory: MemoryDep, dispatcher: DispatcherDep, raw: bytes = Depends(raw_json_body)
-) -> dict:
-    hook = parse(AlertmanagerWebhook, redact_all(parse_json(raw)))
-    known = memory.known_values()
-    with already_redacted():
-        jobs, ignored = alertmanager_jobs(hook, settings.service.label_facts, known)
-    return accept(dispatcher, jobs, ignored)
-
-
-@router.post(
-    "/opsgenie", status_code=202, dependencies=[Depends(opsgenie_token)], openapi_extra=documented_body(OpsgenieWebhook)
-)
-def opsgenie(
-    settings: SettingsDep, memory: MemoryDep, dispatcher: DispatcherDep, raw: bytes = Depends(raw_json_body)
-) -> dict:
-    hook = parse(OpsgenieWebhook, redact_all(parse_json(raw)))
-    if hook.action != "Create":
-        return {"accepted": 0, "duplicates": 0, "ignored": hook.action}
-    known = memory.known_values()
-    with already_redacted():
-        job = opsgenie_job(hook, settings.service.label_facts, known)
-    return accept(dispatcher, [job])
 
 
 def _learning_secret(secret: SecretStr | None, learner: bool, off: str) -> str:
@@ -201,8 +169,10 @@ def mount(app: FastAPI, hook: Webhook, where: str) -> None:
     reads it, its jobs through the outbox."""
     route = f"/webhooks/{hook.name}"
 
+    what = hook.credential or f"credential for {route}"
+
     def refused() -> HTTPException:  # a new one each time: a raised instance keeps its traceback, and grows it
-        return HTTPException(401, f"missing or wrong credential for {route}", headers={"WWW-Authenticate": "Bearer"})
+        return HTTPException(401, f"missing or wrong {what}", headers={"WWW-Authenticate": "Bearer"})
 
     def unproved(request: Request, settings: SettingsDep) -> str | None:
         """Before the body (a dependency FastAPI solves ahead of `raw`): off, or refused on the headers alone.

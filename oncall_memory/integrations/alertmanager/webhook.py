@@ -1,14 +1,21 @@
 """Alertmanager's webhook (version 4) in: the payload as it really arrives, and the one job a group's firing
-alerts become. Each alert is read by the core's rule for alerts of this shape (`rule_alerts`).
+alerts become. Each alert is read by the core's rule for alerts of this shape (`rule_alerts`). The route is
+`AlertmanagerHook`, offered through the `webhook` hook an installed pager uses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
 
+from pydantic import BaseModel
+
+from ...credentials import bearer, same_secret
 from ...domain.rule_alerts import RuleAlert, group_key, rule_alert, rule_item
 from ...jobs import Job
 from ...links import web_link
+from ...settings import Settings
+from ...webhook import Webhook
 from .. import Loose
 
 AMAlert = RuleAlert  # the name tests and plugins know
@@ -43,3 +50,24 @@ def alertmanager_jobs(
         return [], ignored
     key = group_key("alertmanager", hook.groupKey, items)
     return [Job(key=key, items=items, group=hook.groupLabels.get("alertname"))], ignored
+
+
+class AlertmanagerHook(Webhook):
+    """`POST /webhooks/alertmanager`, mounted through the `webhook` hook as an installed pager's is. Its secret
+    (ONCALL_MEMORY_ALERTMANAGER_TOKEN) is the bearer token of Alertmanager's `http_config.authorization`,
+    checked before the body is read."""
+
+    name: ClassVar[str] = "alertmanager"
+    variable: ClassVar[str] = "ONCALL_MEMORY_ALERTMANAGER_TOKEN"
+    body: ClassVar[type[BaseModel] | None] = AlertmanagerWebhook
+    credential: ClassVar[str | None] = "bearer token"
+
+    def secret(self, settings: Settings) -> str | None:
+        token = settings.service.alertmanager_token
+        return token.get_secret_value() if token is not None else None
+
+    def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:
+        return same_secret(bearer(headers), secret)
+
+    def jobs(self, body: Any, settings: Settings, known: Mapping[str, Any]) -> tuple[list[Job], int | str]:
+        return alertmanager_jobs(AlertmanagerWebhook.model_validate(body), settings.service.label_facts, known)

@@ -1,18 +1,22 @@
 """Opsgenie's webhook integration in: the alert of a `Create` action, with `entity` as the service, `tags` as
-component tags and `details` read like labels, and the job it becomes.
+component tags and `details` read like labels, and the job it becomes. The route is `OpsgenieHook`, offered
+through the `webhook` hook an installed pager uses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
+from ...credentials import basic_password, bearer, same_secret
 from ...domain.alert import Alert
 from ...domain.annotations import texts
 from ...domain.label_facts import facts_from_labels
 from ...jobs import Job
+from ...settings import Settings
+from ...webhook import Webhook
 from .. import Loose
 
 # What to name the custom header in Opsgenie's webhook integration (a bearer token or basic auth also do).
@@ -59,3 +63,29 @@ def opsgenie_job(
     return Job.single(
         f"opsgenie:{hook.alert.alertId}", opsgenie_alert(hook.alert, label_facts, known), hook.alert.message
     )
+
+
+class OpsgenieHook(Webhook):
+    """`POST /webhooks/opsgenie`, mounted through the `webhook` hook as an installed pager's is. Its secret
+    (ONCALL_MEMORY_OPSGENIE_TOKEN) comes in a custom header of Opsgenie's webhook integration (`HEADER`),
+    as a bearer token, or as basic auth's password: any one will do, checked before the body is read."""
+
+    name: ClassVar[str] = "opsgenie"
+    variable: ClassVar[str] = "ONCALL_MEMORY_OPSGENIE_TOKEN"
+    body: ClassVar[type[BaseModel] | None] = OpsgenieWebhook
+    credential: ClassVar[str | None] = f"{HEADER} header, bearer token or basic auth"
+
+    def secret(self, settings: Settings) -> str | None:
+        token = settings.service.opsgenie_token
+        return token.get_secret_value() if token is not None else None
+
+    def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:
+        offered = [headers.get(HEADER, ""), bearer(headers), basic_password(headers)]
+        # Every offered credential is compared, so the time taken does not say which one was tried.
+        return sum(same_secret(o, secret) for o in offered) > 0
+
+    def jobs(self, body: Any, settings: Settings, known: Mapping[str, Any]) -> tuple[list[Job], int | str]:
+        hook = OpsgenieWebhook.model_validate(body)
+        if hook.action != "Create":
+            return [], hook.action
+        return [opsgenie_job(hook, settings.service.label_facts, known)], 0
