@@ -264,7 +264,6 @@ def test_every_built_in_source_is_found_through_the_hook_a_plugin_offers():
 VENDORS = sorted(p.name for p in (PACKAGE / "integrations").iterdir() if (p / "__init__.py").exists())
 STILL_NAMING_A_VENDOR = {
     "answer/evaluate.py",
-    "answer/feedback.py",
     "answer/render.py",
     "cli/agents.py",
     "cli/ingest.py",
@@ -359,3 +358,13 @@ def test_modules_that_moved_into_the_domain_still_import_by_their_old_paths():
     assert Incident is oncall_memory.Incident
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("oncall_memory.no_such_module")
+
+
+def test_the_architecture_pages_pager_example_is_the_code():
+    """docs/architecture.md shows Alertmanager's hook as the worked example of a pager: it is that class."""
+    import inspect
+
+    from oncall_memory.integrations.alertmanager.webhook import AlertmanagerHook
+
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    assert f"```python\n{inspect.getsource(AlertmanagerHook)}```" in page

@@ -13,7 +13,7 @@ from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
-from oncall_memory.service.page import COOKIE, safe_next
+from oncall_memory.service.page_login import COOKIE, safe_next
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines import open_store
 
@@ -467,7 +467,7 @@ def test_an_unknown_name_costs_the_same_password_check_as_a_known_one(tmp_path):
 
 
 def test_a_pasted_alert_folds_to_one_line_cut_at_a_word():
-    from oncall_memory.service.page import fold
+    from oncall_memory.service.page_view import fold
 
     assert fold("disk full\n  on node-3", 140) == "disk full on node-3"
     assert fold("alpha beta gamma delta", 15) == "alpha beta…"

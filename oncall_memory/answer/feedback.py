@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS feedback (
     verdict TEXT NOT NULL,
     who TEXT NOT NULL,
     at TEXT NOT NULL,
-    ref TEXT,                     -- where it came from: a PagerDuty note id, "api", "cli"
+    ref TEXT,                     -- where it came from: a pager's note id, "api", "cli"
     UNIQUE (alert_key, suggested, who, ref));  -- one verdict per person and place: a changed mind replaces it
 CREATE INDEX IF NOT EXISTS by_alert ON feedback (alert_key);
 CREATE TABLE IF NOT EXISTS evidence (
@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS evidence (
     at TEXT NOT NULL,
     PRIMARY KEY (alert_key, suggested));
 CREATE TABLE IF NOT EXISTS offers (
-    token TEXT PRIMARY KEY,       -- what a feedback button carries (Slack limits a button's value to 2,000)
+    token TEXT PRIMARY KEY,       -- what a feedback button carries (a chat button's value, at most 2,000 characters)
     alert_key TEXT NOT NULL,
     suggested TEXT NOT NULL,
     at TEXT NOT NULL);

@@ -13,101 +13,52 @@ ended by logging out or a new token or password; login attempts throttled per cl
 HttpOnly, SameSite=Strict and Secure when the original request was HTTPS (behind a TLS proxy: uvicorn's
 proxy headers, from FORWARDED_ALLOW_IPS). It opens only these pages, never the API. The one form that changes something (feedback) carries the
 session's CSRF token and must come from this origin.
+
+The routes are here; who may look is `page_login.py`, and what a page shows is `page_view.py`.
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
-import hmac
 from datetime import UTC, datetime, timedelta
-from functools import cache
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, parse_qsl, quote, urlencode
+from urllib.parse import parse_qs, parse_qsl, urlencode
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import ValidationError
 
-from ..answer.ranking import AGE, FIX_KINDS, Neighbour, human_age
 from ..answer.render import NOTHING_CLOSE, WEAK_FIX
 from ..answer.retrieve import Lookup
 from ..credentials import same_secret
 from ..domain.alert import Alert, Filters
 from ..domain.incident import worked
-from ..domain.pasted import pasted_facts
 from ..errors import InvalidInput, OncallMemoryError
 from ..ingest.backlog import validation_message
-from ..links import web_link
 from ..memory import Memory
-from ..redact import already_redacted, redact, redact_all
-from ..store import payload as P
-from .auth import _bearer, trusted_peer
-from .deps import accounts_of, attempts_of, memory_provider, outbox_of, page_secret_of, sessions_of, settings_of
-from .outbox import FAILED, NEW, PENDING, SENDING
+from ..redact import already_redacted, redact_all
+from .deps import accounts_of, attempts_of, memory_provider, sessions_of, settings_of
+from .page_login import (  # noqa: F401 - `app.py` mounts `LoginRequired` and `login_redirect` from here
+    COOKIE,
+    LoginRequired,
+    bearer_or_session,
+    csrf_token,
+    logged_in,
+    login_redirect,
+    page_user,
+    proxy_person,
+    safe_next,
+)
+from .page_view import HEADERS, clip_said, derive_facts, known, panel, render, results, typo_hints
 from .sessions import Person, Session
 
 router = APIRouter(include_in_schema=False)
 
-COOKIE = "oncall_memory_session"
 FACTS = ("service", "env", "flavor", "tags")
 LIMITS = (5, 10, 20)
 SINCE = {"": "any time", "30d": "last 30 days", "182d": "last 6 months", "365d": "last year"}
 MAX_FORM_BYTES = 4096
 MAX_FEEDBACK_BYTES = 32_768  # the feedback form carries the alert text it is about
-# One same-origin script (Enter submits) and nothing else; nothing linked learns what was searched.
-HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-    "Cache-Control": "no-store",
-}
-
-
-@cache
-def templates() -> Environment:
-    env = Environment(
-        loader=PackageLoader("oncall_memory.service", "templates"),
-        autoescape=select_autoescape(default=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["web_link"] = web_link
-    env.filters["incident_path"] = lambda incident_id: "/incidents/" + quote(incident_id, safe="")
-    env.filters["when"] = when
-    env.filters["fold"] = fold
-    return env
-
-
-def fold(text: str, width: int) -> str:
-    """A pasted alert on one line for a heading: its lines joined, cut at a word within `width` with an
-    ellipsis (tapping the folded search opens the box with the whole alert)."""
-    line = " ".join(text.split())
-    if len(line) <= width:
-        return line
-    cut = line[: width - 1]
-    if " " in cut[width // 2 :]:  # a word boundary in the second half; a single long token is cut anyway
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,;:") + "…"
-
-
-def when(value: Any) -> dict[str, str] | None:
-    """A stored time as people read it ("3 days ago"), with the exact time for a hover and a machine."""
-    if not value:
-        return None
-    try:
-        at = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return {"human": str(value), "exact": str(value), "iso": ""}
-    at = at if at.tzinfo else at.replace(tzinfo=UTC)
-    return {"human": ago(at), "exact": at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"), "iso": at.isoformat()}
-
-
-def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
-    return HTMLResponse(templates().get_template(name).render(**context), status_code=code, headers=HEADERS)
 
 
 def _static(name: str, media_type: str) -> Response:
@@ -133,91 +84,6 @@ def favicon() -> Response:
     # Browsers ask for /favicon.ico whatever the page says; an SVG answers both (every current browser
     # draws one), so there is one icon to keep.
     return _static("favicon.svg", "image/svg+xml")
-
-
-# -- who may look ---------------------------------------------------------------------------------
-
-
-class LoginRequired(Exception):
-    def __init__(self, next_path: str):
-        self.next_path = next_path
-
-
-def page_user(request: Request) -> Session | Person | None:
-    """Who is looking: the person a trusted proxy vouches for, else the session (None for a bearer token, or
-    when no token is configured: the service then refuses to listen beyond loopback, see `auth.exposure`)."""
-    if (person := proxy_person(request)) is not None:
-        return person
-    token = settings_of(request).service.api_token
-    if token is None and not accounts_of(request).any():
-        return None
-    if token is not None and same_secret(_bearer(request), token.get_secret_value()):
-        return None
-
-    def key_of(person: str | None) -> str | None:  # what the session must still have been opened with
-        if person is not None:
-            return accounts_of(request).fingerprint(person)
-        return None if token is None else token.get_secret_value()
-
-    session = sessions_of(request).find(request.cookies.get(COOKIE, ""), key_of)
-    if session is None:
-        path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        raise LoginRequired(path)
-    return session
-
-
-def logged_in(session: Session | Person | None) -> bool:
-    """Did this person log in on the page (so "Log out" means something)? Not with a bearer token, not
-    through an authenticating proxy, not where no login is configured."""
-    return isinstance(session, Session)
-
-
-def bearer_or_session(request: Request) -> None:
-    """The API's documentation is for a logged-in person too: the bearer token or a page session opens it
-    (reading it changes nothing; the API itself stays bearer-only)."""
-    try:
-        page_user(request)
-    except LoginRequired:
-        raise HTTPException(
-            401, "log in at /login, or send the API token as a bearer token", headers={"WWW-Authenticate": "Bearer"}
-        ) from None
-
-
-MAX_PERSON = 200  # characters of a proxy's name for someone (an email address)
-
-
-def proxy_person(request: Request) -> Person | None:
-    """The person the configured auth-proxy header names, on a request that came through a trusted proxy
-    (its direct peer is in ONCALL_MEMORY_FORWARDED_ALLOW_IPS): anyone else could send the header too."""
-    settings = settings_of(request)
-    header = settings.service.auth_proxy_header
-    if not header or not trusted_peer(request, settings.service.forwarded_allow_ips):
-        return None
-    name = " ".join(request.headers.get(header, "").split())[:MAX_PERSON]
-    if not name:
-        return None
-    csrf = hmac.new(page_secret_of(request), b"proxy person " + name.encode(), hashlib.sha256).hexdigest()
-    return Person(who=f"user:{name}", csrf=csrf)
-
-
-def csrf_token(request: Request, session: Session | Person | None) -> str:
-    """What a form that changes something must carry: the session's own token, or without a session (no
-    API token, loopback) a MAC under a secret of this process."""
-    if session is not None:
-        return session.csrf
-    secret = page_secret_of(request)
-    return hmac.new(secret, b"anonymous page csrf", hashlib.sha256).hexdigest()
-
-
-def safe_next(value: str | None) -> str:
-    """Where to go after logging in: a path on this service, never another site (`//evil`, `/\\evil`)."""
-    if not value or not value.startswith("/") or value.startswith(("//", "/\\")) or any(c in value for c in "\r\n"):
-        return "/"
-    return value
-
-
-def login_redirect(request: Request, exc: LoginRequired) -> RedirectResponse:
-    return RedirectResponse("/login?" + urlencode({"next": exc.next_path}), status_code=303, headers=HEADERS)
 
 
 async def small_form(request: Request) -> dict[str, str]:
@@ -365,37 +231,6 @@ def search(
     return render("search.html", code, **context)
 
 
-def derive_facts(
-    form: dict[str, Any], known_values: dict[str, list[str]], mapping: dict[str, list[str]]
-) -> dict[str, str]:
-    """Fill the facts the responder left empty from the pasted alert (as the webhooks read them), in
-    place; returns fact -> where it came from, for the page to say so."""
-    if not form["q"].strip():
-        return {}
-    derived = {}
-    for fact, (value, source) in pasted_facts(form["q"], known_values, mapping).items():
-        if not form.get(fact):
-            form[fact] = value
-            derived[fact] = source
-    return derived
-
-
-def typo_hints(form: dict[str, Any], known_values: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """For a service, env or flavor the memory has never seen: the nearest it knows, as one-click fixes."""
-    hints = []
-    for fact in ("service", "env", "flavor"):
-        value, candidates = form.get(fact), known_values.get(fact) or []
-        if not value or not candidates or value in candidates:
-            continue
-        near = difflib.get_close_matches(value, candidates, n=3, cutoff=0.6)
-        hints.append({"fact": fact, "value": value, "near": near})
-    return hints
-
-
-def clip_said(said: str) -> str:
-    return redact(said)[:200]
-
-
 def lookup(memory: Memory, form: dict[str, Any]) -> Lookup:
     """The form's facts are soft preferences; those ticked "only" are also hard filters, and so is the
     time chosen."""
@@ -415,61 +250,6 @@ def lookup(memory: Memory, form: dict[str, Any]) -> Lookup:
         since=since,
     )
     return memory.similar(alert, filters=filters, limit=form["limit"])
-
-
-def results(lookup: Lookup | None) -> list[dict[str, Any]]:
-    return [result(n) for n in lookup.neighbours] if lookup else []
-
-
-def result(n: Neighbour) -> dict[str, Any]:
-    """One neighbour as the page shows it: fixes by what they did, then the other reasons."""
-    worked_: list[str] = []
-    no_effect: list[str] = []
-    worse: list[str] = []
-    for fix in n.fixes:
-        line = fix.action + (f" ({fix.history})" if fix.history else "")
-        (worked_ if worked(fix.outcome) else worse if fix.outcome == "worsened" else no_effect).append(line)
-    if not n.fixes:  # a neighbour without the fix views (older payloads): the two lists it always has
-        worked_, no_effect = list(n.fixes_worked), list(n.fixes_failed)
-    return {
-        "n": n,
-        "worked": worked_,
-        "no_effect": no_effect,
-        "worse": worse,
-        "why": n.reasons_except(AGE, *FIX_KINDS) if n.boosts else n.reasons,
-    }
-
-
-def known(memory: Memory) -> dict[str, list[str]]:
-    """The services, envs and flavors the memory holds, offered as suggestions in the form."""
-    try:
-        values = memory.known_values()
-    except OncallMemoryError:
-        return {}
-    return {field: sorted(values.get(field, ())) for field in (P.SERVICE, P.ENV, P.FLAVOR)}
-
-
-def panel(request: Request, memory: Memory) -> dict[str, Any]:
-    """The status panel: how much the memory holds, with which model, how fresh, and what is undelivered."""
-    try:
-        count: int | None = memory.stats()["count"]
-    except OncallMemoryError:
-        count = None
-    depth = outbox_of(request).depth()
-    last = memory.last_ingest
-    return {
-        "count": count,
-        "model": memory.embedder.model,
-        "last_ingest": last,
-        "last_ingest_ago": ago(last.at) if last else None,
-        "pending": sum(n for (_, state), n in depth.items() if state in (NEW, PENDING, SENDING)),
-        "failed": sum(n for (_, state), n in depth.items() if state == FAILED),
-    }
-
-
-def ago(at: datetime) -> str:
-    """`ranking.human_age`, the one rule for ages, of a moment."""
-    return human_age((datetime.now(UTC) - at).total_seconds() / 86400)
 
 
 # -- feedback from the page -----------------------------------------------------------------------

@@ -7,23 +7,19 @@ of its own. Payload indexes are real here, so filters and exact signature look-u
 
 from __future__ import annotations
 
-import functools
 import json
 import shutil
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import datetime
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any
 
 import qdrant_edge as E
 
 from ...domain.lexical import Sparse
-from ...errors import NothingStored, OncallMemoryError, StoreDamaged, StoreUnavailable
+from ...errors import NothingStored, StoreDamaged, StoreUnavailable
 from .. import payload as P
-from ..conditions import HasId, Match, Range, Where
+from ..conditions import HasId, Where
 from ..datadir import write_atomic
 from ..pages import AfterEachRead, release, trim_heap
 from ..ranking_table import TRAINED_ON, RankingTable
@@ -34,9 +30,6 @@ from .base import (
     BuildsIndex,
     Hit,
     IncidentStore,
-    IndexJob,
-    IndexReport,
-    IndexState,
     QueryPlan,
     StoredPoint,
     hit,
@@ -46,115 +39,26 @@ from .base import (
     vectors_of,
     with_payload,
 )
-
-_INDEX_TYPES = {
-    "keyword": E.PayloadSchemaType.Keyword,
-    "datetime": E.PayloadSchemaType.Datetime,
-    "bool": E.PayloadSchemaType.Bool,
-}
-F = TypeVar("F", bound=Callable[..., Any])
-INDEX_SUFFIX = "__index"
-RECOVERY = (
-    "run `oncall-memory verify` to see what is damaged, and `oncall-memory restore BACKUP` to put a "
-    "backup back (`oncall-memory backup PATH` makes one)"
+from .edge_build import BuildsBeside
+from .edge_filters import _sparse, _ties_by_id, to_filter
+from .edge_layout import (
+    _IN_USE,
+    CANDIDATE_SEARCH,
+    EXACT_SCORES,
+    INDEX_SUFFIX,
+    INDEXED_SEARCH,
+    RELEASE_SECONDS,
+    SKIPPED,
+    _engine_errors,
+    _index_params,
+    _load,
+    _on_disk,
+    _quantized,
+    edge_config,
 )
 
 
-# The vector index (see `index_state` and the README's "Scale"): an HNSW graph over int8-quantized
-# vectors kept in RAM, rescored from the originals, which stay on disk (memory-mapped). Built only by
-# `optimize()`, which `Memory.build_index` runs in another process on a copy (the engine holds the GIL
-# while it optimizes, so in-process it would stop every thread).
-HNSW_M, HNSW_EF_CONSTRUCT = 16, 100
-HNSW_EF = 128  # candidates the graph search keeps; a lookup asks for 50
-OVERSAMPLING = 2.0  # quantized candidates fetched per result, then rescored with the original vectors
-RELEASE_SECONDS = 30.0  # how often a service with the payload on disk lets go of the payload pages it mapped
-FULL_SCAN_KB = 10_000  # a filter leaving fewer vectors than this (in KB) is searched exactly, by its payload index
-
-
-# The copies of the vectors a lookup's graph search reads, in RAM (`ONCALL_MEMORY_QUANTIZATION`, fixed when a
-# collection is created). int8: 1 byte a dimension. TurboQuant (Qdrant 1.18) rotates each vector, then keeps
-# 4, 2 or 1 bits a dimension: at 100,000 x 1536 fake-embedder vectors, 2 bits gave int8's recall@10 (0.886
-# against 0.879, both rescored) in a quarter of the memory and 2.1 ms against 2.9 (docs/operations.md, "Scale").
-QUANTIZATIONS = ("int8", "turbo4", "turbo2", "turbo1")
-_TURBO_BITS = {
-    "turbo4": E.TurboQuantBitSize.Bits4,
-    "turbo2": E.TurboQuantBitSize.Bits2,
-    "turbo1": E.TurboQuantBitSize.Bits1,
-}
-
-
-SKIPPED = ("quantized", "deleted")  # beside the originals in a vector storage folder, and not them
-
-
-def _quantization_config(quantization: str) -> Any:
-    if quantization == "int8":
-        return E.ScalarQuantizationConfig(type=E.ScalarType.Int8, quantile=0.99, memory=E.Memory.Pinned)
-    return E.TurboQuantQuantizationConfig(bits=_TURBO_BITS[quantization], memory=E.Memory.Pinned)
-
-
-def edge_config(dimension: int, *, payload_on_disk: bool = False, quantization: str = "int8") -> E.EdgeConfig:
-    return E.EdgeConfig(
-        vectors={
-            DENSE: E.EdgeVectorParams(
-                # Cold: the originals stay on disk and are read only to rescore a lookup's few candidates (at
-                # 100,000 x 1536 dims, Cached kept 940 MB resident after load, Cold 355 MB; see bench.scale).
-                size=dimension,
-                distance=E.Distance.Cosine,
-                memory=E.Memory.Cold,
-                quantization_config=_quantization_config(quantization),
-                hnsw_config=E.HnswIndexConfig(
-                    m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=FULL_SCAN_KB, memory=E.Memory.Cached
-                ),
-            )
-        },
-        # The word index stays pinned in RAM with the payload on disk too: mapped from its files instead, it
-        # saved 3 MB per 10,000 incidents and cost 2-4 ms of p50 and 40 ms of p99 at 100,000 (first-time
-        # lookups read the postings of their words from disk; docs/operations.md, "Scale").
-        sparse_vectors={SPARSE: E.EdgeSparseVectorParams(modifier=E.Modifier.Idf)},
-        # When to index is decided by `Memory.build_index` (the engine optimizes only when asked): once
-        # asked, every segment gets its graph, whatever its size.
-        optimizers=E.EdgeOptimizersConfig(indexing_threshold=1),
-        # Cached: a lookup reads the ranking fields of its 50 candidates, scattered over the payload pages;
-        # read from disk that was 5 of the 11 ms of a first-time lookup at 100,000 incidents (bench.scale).
-        # On disk (Cold), 2 KB an incident less in RAM: a service then keeps the ranking fields packed in
-        # memory (`RankingTable`) and reads from disk only the payloads it shows.
-        payload_memory=E.Memory.Cold if payload_on_disk else E.Memory.Cached,
-    )
-
-
-INDEXED_SEARCH = E.SearchParams(
-    hnsw_ef=HNSW_EF, quantization=E.QuantizationSearchParams(rescore=True, oversampling=OVERSAMPLING)
-)
-# A ranked lookup picks its dense candidates by their int8 copies alone, then scores every fused candidate
-# with its original vector (left to its defaults the outer query scored them by the int8 copies, up to 0.05
-# off). Measured at 100,000 (bench in the README's "Scale"): 1.2 ms off the p50, 12 ms off the p99.
-CANDIDATE_SEARCH = E.SearchParams(hnsw_ef=HNSW_EF, quantization=E.QuantizationSearchParams(rescore=False))
-EXACT_SCORES = E.SearchParams(quantization=E.QuantizationSearchParams(ignore=True))
-
-
-def _engine_errors(method: F) -> F:
-    """An engine failure on read or write (a truncated page, an unreadable vector) as a `StoreDamaged`
-    naming the store's path and what to do, not a traceback."""
-
-    @functools.wraps(method)
-    def call(self: EdgeStore, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except OncallMemoryError:
-            raise
-        except Exception as exc:  # the engine raises a plain Exception with its own message
-            raise StoreDamaged(f"the embedded store at {self.location} failed ({exc}): {RECOVERY}") from exc
-
-    return call  # type: ignore[return-value]
-
-
-_IN_USE = (
-    "the embedded store at {path} is open in another process. Stop that process, "
-    "or run both against a Qdrant server (QDRANT_URL)"
-)
-
-
-class EdgeStore(IncidentStore, BuildsIndex):
+class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
     def __init__(
         self,
         root: Path,
@@ -531,118 +435,6 @@ class EdgeStore(IncidentStore, BuildsIndex):
         response = self.shard.facet(E.FacetRequest(key=field, limit=limit))
         return [str(hit.value) for hit in response.hits]
 
-    @_engine_errors
-    def optimize(self) -> bool:
-        """Build the HNSW index here and now. The engine holds the GIL meanwhile (every thread of this process
-        stops): for a running service use `Memory.build_index`, which builds on a copy in another process."""
-        changed = self.shard.optimize()
-        self._record_indexed(self.count())
-        return changed
-
-    def _record_indexed(self, count: int) -> None:
-        # The engine's `indexed_vectors_count` adds up the sparse vectors too; what the graph covers is
-        # recorded with the contract: the points of the last build (later writes are searched exactly).
-        self._update_contract(indexed=count)
-        self._indexed = count
-
-    # -- the vector index, built beside ------------------------------------------------------------
-
-    @_engine_errors
-    def index_state(self) -> IndexState | None:
-        if self._shard is None:
-            return IndexState(0, 0)
-        return IndexState(self.count(), self._indexed)
-
-    @_engine_errors
-    def begin_index(self) -> IndexJob:
-        """Flush, and note every id written from now on (they are copied into the built index before the
-        swap). The caller holds writes back until `copy_for_index` returns."""
-        self.shard.flush()
-        self._written_since = set()
-        return IndexJob(self._root / f"{self.collection}{INDEX_SUFFIX}", self.count(), time.perf_counter())
-
-    def copy_for_index(self, job: IndexJob) -> None:
-        """Copy the collection's files (lookups may run meanwhile: they only read)."""
-        shutil.rmtree(job.path, ignore_errors=True)  # left by a build that died
-        shutil.copytree(self._path, job.path)
-        job.copy_seconds = time.perf_counter() - job.started
-
-    def build_index(self, job: IndexJob, *, timeout: float | None = None) -> None:
-        """Optimize the copy in a child process (no lock held: lookups and writes go on here)."""
-        started = time.perf_counter()
-        contract = self.contract()
-        command = [
-            sys.executable,
-            "-m",
-            "oncall_memory.store.engines.edge_index",
-            str(job.path),
-            str(contract["dimension"]),
-            "disk" if _on_disk(contract) else "memory",
-            _quantized(contract),
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-        if done.returncode != 0:
-            raise OncallMemoryError(
-                f"building the vector index of {self.location} failed: {(done.stderr or done.stdout).strip()[-500:]}"
-            )
-        job.built_seconds = time.perf_counter() - started
-
-    def written_during(self, job: IndexJob) -> list[str]:
-        return sorted(self._written_since or ())
-
-    @_engine_errors
-    def read_points(self, ids: Sequence[str]) -> list[Any]:
-        return self.shard.retrieve(list(ids), with_payload=True, with_vector=True)
-
-    @_engine_errors
-    def replay_into_index(self, job: IndexJob, batches: Iterable[list[Any]]) -> None:
-        """Write what was written during the build (the records `batches` yields) into the built copy."""
-        started = time.perf_counter()
-        built = _load(job.path, self._config())
-        try:
-            if (held := built.count(E.CountRequest(exact=True))) != job.count:
-                raise OncallMemoryError(
-                    f"the index build of {self.location} holds {held} points, the copy had {job.count}"
-                )
-            for records in batches:
-                built.update(
-                    E.UpdateOperation.upsert_points(
-                        [E.Point(r.id, dict(r.vector or {}), r.payload or {}) for r in records]
-                    )
-                )
-                job.replayed.extend(str(r.id) for r in records)
-            built.flush()
-        finally:
-            built.close()
-        job.replay_seconds = time.perf_counter() - started
-
-    @_engine_errors
-    def finish_index(self, job: IndexJob) -> IndexReport:
-        """Swap the built collection in: the only step lookups wait for."""
-        started = time.perf_counter()
-        self._written_since = None
-        self._close_shard()
-        retired = self._root / f"{self.collection}.retired"
-        shutil.rmtree(retired, ignore_errors=True)
-        self._path.rename(retired)
-        job.path.rename(self._path)
-        shutil.rmtree(retired, ignore_errors=True)
-        self._record_indexed(job.count)
-        self._open_shard()
-        return IndexReport(
-            self.count(),
-            self._indexed,
-            job.copy_seconds,
-            job.built_seconds,
-            job.replay_seconds,
-            time.perf_counter() - started,
-            len(job.replayed),
-        )
-
-    def abandon_index(self, job: IndexJob) -> None:
-        self._written_since = None
-        shutil.rmtree(job.path, ignore_errors=True)
-
 
 def _hold_lock(lock_path: Path, path: Path) -> IO[bytes]:
     """One owner per store, held from open to close (the engine itself locks only an existing shard)."""
@@ -671,69 +463,3 @@ def _lock_exclusive(handle: IO[bytes]) -> None:
             raise BlockingIOError(str(exc)) from exc
         return
     fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
-# With the payload on disk, the payload indexes a lookup does not filter by stay on disk too: the ids (one
-# value per incident, the largest), where an incident came from, its status and severity, and its
-# signature (one exact look-up a lookup, a few pages).
-_COLD_INDEXES = frozenset({P.INCIDENT_ID, P.SOURCE, P.STATUS, P.SEVERITY, P.SIGNATURE_KEY})
-
-
-def _index_params(field: str, kind: str, contract: dict[str, Any]) -> Any:
-    if not (_on_disk(contract) and field in _COLD_INDEXES):
-        return _INDEX_TYPES[kind]
-    return E.KeywordIndexParams(memory=E.Memory.Cold)
-
-
-def _on_disk(contract: dict[str, Any]) -> bool:
-    """Where the collection keeps its payload: recorded at creation (before the choice existed, in RAM)."""
-    return contract.get("payload") == "disk"
-
-
-def _quantized(contract: dict[str, Any]) -> str:
-    """How the collection quantizes its vectors: recorded at creation (before the choice existed, int8)."""
-    quantization = contract.get("quantization", "int8")
-    if quantization not in QUANTIZATIONS:
-        raise StoreDamaged(f"the store's contract names an unknown quantization {quantization!r}: {RECOVERY}")
-    return quantization
-
-
-def _load(path: Path, config: E.EdgeConfig | None = None) -> E.EdgeShard:
-    try:
-        return E.EdgeShard.load(str(path), config)
-    except Exception as exc:  # the engine reports a held WAL lock as a runtime error
-        if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
-            raise StoreUnavailable(_IN_USE.format(path=path)) from exc
-        raise StoreDamaged(f"cannot open the embedded store at {path} ({exc}): {RECOVERY}") from exc
-
-
-def _sparse(vector: Sparse) -> E.SparseVector:
-    return E.SparseVector(list(vector.indices), [float(v) for v in vector.values])
-
-
-def to_filter(where: Where) -> E.Filter | None:
-    """The engine-neutral conditions as Edge's filter."""
-    if not where:
-        return None
-    must: list[Any] = []
-    for cond in where:
-        if isinstance(cond, Match):
-            must.append(E.FieldCondition(key=cond.key, match=E.MatchValue(cond.value)))
-        elif isinstance(cond, Range):
-            must.append(E.FieldCondition(key=cond.key, range=E.RangeDateTime(gte=_iso(cond.gte), lt=_iso(cond.lt))))
-        elif isinstance(cond, HasId):
-            must.append(E.HasIdCondition(set(cond.ids)))
-        else:
-            raise TypeError(f"unsupported condition for the edge store: {cond!r}")
-    return E.Filter(must=must)
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def _ties_by_id(points: list[Any]) -> list[tuple[str, float]]:
-    """The points' (id as text, score), best first, equal scores ordered by id (each id made text once)."""
-    ranked = [(str(p.id), p.score) for p in points]
-    ranked.sort(key=lambda pair: (-pair[1], pair[0]))
-    return ranked

@@ -15,7 +15,7 @@ import time
 
 import qdrant_edge as E
 
-from .edge import edge_config
+from .edge_layout import edge_config
 
 
 def main(path: str, dimension: int, payload: str = "memory", quantization: str = "int8") -> dict:

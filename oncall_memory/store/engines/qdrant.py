@@ -323,7 +323,7 @@ def collection_config(
 
 
 def _quantization(name: str) -> models.ScalarQuantization | models.TurboQuantization:
-    """The server's copy of the embedded store's choice (`edge.QUANTIZATIONS`), kept in RAM."""
+    """The server's copy of the embedded store's choice (`edge_layout.QUANTIZATIONS`), kept in RAM."""
     if name == "int8":
         return models.ScalarQuantization(
             scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
