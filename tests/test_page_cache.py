@@ -167,3 +167,37 @@ def test_a_data_dir_whose_name_holds_a_skipped_word_still_has_its_originals_let_
         # the words are read below the store's own folder, where the engine names its files
         assert AfterEachRead(root, "vector_storage-meaning", skip=("quantized", "deleted"))() == len(mapped)
         mapped.close()
+
+
+def test_an_unindexed_store_keeps_its_small_originals_mapped_and_an_indexed_one_lets_go(tmp_path, monkeypatch):
+    """Below the index threshold every lookup reads every original vector (an exact search): letting go of
+    them after each read only mapped them back at the next (1.5x the lookup's time at 7,000 incidents,
+    `python -m bench.originals`). Kept while small; let go of once indexed, or once past `KEEP_MAPPED_BYTES`."""
+    from conftest import FIXTURES
+
+    from oncall_memory.domain.alert import Alert
+    from oncall_memory.embedders.fake import FakeEmbedder
+    from oncall_memory.ingest.backlog import read_jsonl
+    from oncall_memory.memory import Memory
+    from oncall_memory.settings import Settings
+    from oncall_memory.store.engines import edge
+
+    with Memory.open(Settings(data_dir=tmp_path / "data", embedder="fake"), embedder=FakeEmbedder()) as memory:
+        memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
+        store = memory._store
+        calls: list[int] = []
+        store._let_go_originals = lambda: calls.append(1) or 0
+
+        def lookups() -> int:
+            calls.clear()
+            for mode in ("hybrid", "dense"):
+                memory.similar(Alert(text="checkout pods crash looping"), mode=mode)
+                memory.similar(Alert(text="checkout pods crash looping"), mode=mode, rank=False)
+            return len(calls)
+
+        assert lookups() == 0  # 64 small vectors, no index: kept
+        monkeypatch.setattr(edge, "KEEP_MAPPED_BYTES", 1000)  # past the bound: let go after every read
+        assert lookups() >= 4  # each of the four lookups scored by them at least once
+        monkeypatch.setattr(edge, "KEEP_MAPPED_BYTES", 1 << 40)
+        store._indexed = 64  # a vector index: its rescoring reads a few, and those are let go of
+        assert lookups() >= 4

@@ -47,6 +47,7 @@ from .edge_layout import (
     EXACT_SCORES,
     INDEX_SUFFIX,
     INDEXED_SEARCH,
+    KEEP_MAPPED_BYTES,
     RELEASE_SECONDS,
     SKIPPED,
     _engine_errors,
@@ -89,6 +90,7 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
         self._shard: E.EdgeShard | None = None
         self._payload_disk = False  # the open collection's payload is on disk (its contract says)
         self._indexed = 0  # points the vector index covers (see `index_state`)
+        self._vector_bytes = 0  # the size of one original vector (see `_read_originals`)
         self._written_since: set[str] | None = None  # ids written while an index build runs on a copy
         self._lock = _hold_lock(root / f"{collection}.lock", self._path)
         # A copy left by an index build that was killed: nobody builds while we hold the lock.
@@ -128,6 +130,7 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
         # The contract is written last: a collection without one does not exist yet.
         write_atomic(self._contract_file, json.dumps(contract))
         self._shard, self._payload_disk = shard, _on_disk(contract)
+        self._vector_bytes = 4 * int(contract.get("dimension", 0))
 
     def expected_count(self) -> int | None:
         return self.contract().get("count") if self.exists() else None
@@ -149,6 +152,7 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
         self._shard = _load(self._path, self._config(contract))
         self._payload_disk = _on_disk(contract)  # read once: the service's table thread asks every 5 s
         self._indexed = contract.get("indexed", 0)
+        self._vector_bytes = 4 * int(contract.get("dimension", 0))  # an original vector, float32
 
     def _close_shard(self) -> None:
         if self._shard is not None:
@@ -292,7 +296,7 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
             )
         )
         if plan.dense:
-            self._let_go_originals()
+            self._read_originals()
         return self._hits([(str(p.id), p.score, p.payload) for p in found], fields, tabled)
 
     @_engine_errors
@@ -329,7 +333,7 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
         fused = reciprocal_rank([[i for i, _ in by_meaning], [i for i, _ in by_words]], limit)
         tabled = self._tabled(fields)
         if not plan.rescore:
-            self._let_go_originals()  # the dense search rescored its candidates by them
+            self._read_originals()  # the dense search rescored its candidates by them
             payloads = {} if tabled or not fused else self.retrieve([i for i, _ in fused], fields)
             return self._hits([(i, score, payloads.get(i)) for i, score in fused], fields, tabled), words
         if not fused:
@@ -345,8 +349,18 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
                 with_vector=False,
             )
         )
-        self._let_go_originals()
+        self._read_originals()
         return self._hits([(str(p.id), p.score, p.payload) for p in scored], fields, tabled), words
+
+    def _read_originals(self) -> None:
+        """After a search that scored by the original vectors: let go of their mapped pages (`AfterEachRead`),
+        unless the collection has no vector index yet and its originals are small (`KEEP_MAPPED_BYTES`). An
+        exact search reads them all again at the next lookup, and mapping them back each time cost 9 ms of a
+        24 ms lookup at 7,000 incidents of 1,536 dims (`python -m bench.originals`)."""
+        originals = self.shard.count(E.CountRequest(exact=False)) * self._vector_bytes  # 0: not known, let go
+        if not self._indexed and 0 < originals <= KEEP_MAPPED_BYTES:
+            return
+        self._let_go_originals()
 
     def _tabled(self, fields: Sequence[str] | None) -> bool:
         """Whether a search's ranking fields are read from the table in memory rather than the payload."""
