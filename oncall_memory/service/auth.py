@@ -35,10 +35,6 @@ from ..webhook import Webhook
 from .deps import settings_of
 
 
-def _bearer(request: Request) -> str:
-    return bearer(request.headers)
-
-
 def faces_the_network(settings: Settings) -> bool:
     return not (is_loopback(settings.service.host) or settings.service.allow_unauthenticated)
 
@@ -77,7 +73,7 @@ def _check(token: SecretStr | None, offered: list[str], what: str) -> None:
 
 async def api_token(request: Request) -> None:
     """Dependency of the lookup API and the docs (async: run on the event loop, no thread-pool hop)."""
-    _check(settings_of(request).service.api_token, [_bearer(request)], "bearer token (ONCALL_MEMORY_API_TOKEN)")
+    _check(settings_of(request).service.api_token, [bearer(request.headers)], "bearer token (ONCALL_MEMORY_API_TOKEN)")
 
 
 PEER = "oncall_memory.peer"  # the connection's own address, in the ASGI scope

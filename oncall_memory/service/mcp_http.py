@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from ..credentials import same_secret
+from ..credentials import bearer, same_secret
 from ..integrations.pagerduty import PagerDutyAPI
 from ..memory import Memory
 from ..settings import Settings
@@ -58,8 +58,7 @@ class McpEndpoint:
         token = self._settings.service.api_token
         if token is not None:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            scheme, _, value = headers.get("authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not same_secret(value.strip(), token.get_secret_value()):
+            if not same_secret(bearer(headers), token.get_secret_value()):
                 await _json(send, 401, {"detail": "missing or wrong bearer token (ONCALL_MEMORY_API_TOKEN)"})
                 return
         app: Any = getattr(scope["app"].state, "mcp", None)

@@ -11,8 +11,8 @@ from urllib.parse import urlencode
 from fastapi import HTTPException, Request
 from fastapi.responses import RedirectResponse
 
-from ..credentials import same_secret
-from .auth import _bearer, trusted_peer
+from ..credentials import bearer, same_secret
+from .auth import trusted_peer
 from .deps import accounts_of, page_secret_of, sessions_of, settings_of
 from .page_view import HEADERS
 from .sessions import Person, Session
@@ -33,7 +33,7 @@ def page_user(request: Request) -> Session | Person | None:
     token = settings_of(request).service.api_token
     if token is None and not accounts_of(request).any():
         return None
-    if token is not None and same_secret(_bearer(request), token.get_secret_value()):
+    if token is not None and same_secret(bearer(request.headers), token.get_secret_value()):
         return None
 
     def key_of(person: str | None) -> str | None:  # what the session must still have been opened with

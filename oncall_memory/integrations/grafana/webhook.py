@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from ...credentials import same_secret
+from ...credentials import bearer, same_secret
 from ...domain.annotations import texts
 from ...domain.rule_alerts import RuleAlert, group_key, rule_alert, rule_item
 from ...jobs import Job
@@ -45,11 +45,6 @@ class GrafanaWebhook(Loose):
     title: str | None = None
     message: str | None = None
     alerts: list[GrafanaAlert]
-
-
-def _bearer(headers: Mapping[str, str]) -> str:
-    scheme, _, credential = headers.get("authorization", "").partition(" ")
-    return credential.strip() if scheme.lower() == "bearer" else ""
 
 
 def _signature_ok(secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
@@ -104,7 +99,7 @@ class GrafanaHook(Webhook):
 
     def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:
         """A right bearer token is enough; a signature needs the body; neither is refused unread."""
-        if same_secret(_bearer(headers), secret):
+        if same_secret(bearer(headers), secret):
             return True
         return None if headers.get(SIGNATURE) else False
 
