@@ -27,6 +27,7 @@ from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
+from oncall_memory.service.app import long_lived
 from oncall_memory.settings import Settings
 
 from .synth import varied_rows
@@ -104,6 +105,7 @@ def main() -> None:
     print(f"{args.incidents} incidents ingested and indexed in {time.perf_counter() - started:.0f} s")
     print(f"{'alerts':>7} {'body MB':>8} {'202 after':>10} {'dir grew':>9} {'all answered':>13}")
     with Memory.open(settings, embedder=embedder) as memory, TestClient(create_app(settings, memory=memory)) as client:
+        long_lived()  # as `serve` does once it has started
         for seed, n in enumerate(args.storms, start=1):
             body = json.dumps(storm(n, args.group_key, seed)).encode()
             before = dir_bytes(data)

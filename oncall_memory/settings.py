@@ -86,6 +86,12 @@ class _Group(ReadsPeople):
         return _no_blank_secret(value)
 
 
+# The default body limit takes a storm whole: Alertmanager posts every alert of a group unless `max_alerts`
+# caps it. kube-prometheus's rules, rendered with a cluster's usual target labels and their generator URLs,
+# make alerts of about 1.1 KB: a 10,000-alert post is 11 MB. The post's cost is linear (docs/operations.md).
+MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
 class ServiceSettings(_Group):
     """The enrichment service (`oncall-memory serve`) and who may call it."""
 
@@ -94,7 +100,7 @@ class ServiceSettings(_Group):
     url: str | None = None
     host: str = "127.0.0.1"
     port: int = 8080
-    max_body_bytes: int = 1024 * 1024
+    max_body_bytes: int = MAX_BODY_BYTES
     alertmanager_token: SecretStr | None = None  # bearer token Alertmanager must send (http_config.authorization)
     opsgenie_token: SecretStr | None = None  # shared secret Opsgenie must send (a custom header, bearer or basic auth)
     api_token: SecretStr | None = None  # bearer token for /similar, the search page and the API docs

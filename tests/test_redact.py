@@ -8,6 +8,7 @@ import string
 import sys
 import time
 import unicodedata
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -18,7 +19,9 @@ from secret_corpus import corpus
 from secret_holdout import holdout
 
 from oncall_memory.ingest.ingest import prepare
-from oncall_memory.redact import MARKER, MAX_FIELD_CHARS, cap, engine, neutralise, redact
+from oncall_memory.redact import MARKER, MAX_FIELD_CHARS, batch, cap, engine, neutralise, redact, redact_all
+from oncall_memory.redact.base import merge
+from oncall_memory.redact.batch import secret_spans_of
 
 SECRETS = [
     ("Authorization: Bearer abcdef1234567890abcdef", "abcdef1234567890abcdef"),
@@ -417,3 +420,61 @@ def test_ids_and_names_near_no_credential_stay(text):
     kept = redact(text)
     words = [w for w in text.split() if "s3cretpass" not in w]  # the one secret among them
     assert all(w in kept for w in words), kept
+
+
+# -- many strings at once -------------------------------------------------------------------------------------
+
+
+def _every_text_this_file_knows() -> list[str]:
+    """Every text the redaction is tested with here (secrets, examples, ids, near misses, both corpora) and
+    the fixtures' strings, whole and cut where a neighbour could lend one context: at each space, and
+    around each secret (the credential word in one string, its token in the next)."""
+    whole = [t for t, _ in SECRETS] + [t.replace("{}", s) for _, t, s in EXAMPLES] + identifiers() + KEPT
+    whole += [t for t, _ in TWO_PARTS] + [t.format(s) for t, s in VENDOR_BESIDE]
+    whole += [s.text for s in corpus() + holdout()]
+    for path in sorted(Path(__file__).parent.parent.joinpath("fixtures").rglob("*.json*")):
+        for line in path.read_text().splitlines() if path.suffix == ".jsonl" else [path.read_text()]:
+            whole += list(_strings(json.loads(line))) if line.strip() else []
+    cut = [piece for text in whole for piece in text.split()]
+    for shape in corpus() + holdout():
+        for secret in shape.secrets:
+            before, _, after = shape.text.partition(secret)
+            cut += [before, secret, after]
+    return [t for t in dict.fromkeys(whole + cut) if t]
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def test_a_batch_answers_each_string_as_a_scan_of_it_alone_does():
+    # A storm's post is scanned in batches of its strings (redact/batch.py): a batch may send a string to be
+    # read again alone, never clear one. Neighbours in every order must not change any string's answer.
+    texts = _every_text_this_file_knows()
+    alone = {t: merge(span for span, _ in engine.scan(t)) for t in texts}
+    assert sum(bool(spans) for spans in alone.values()) > 300, "the set must hold secrets for this to prove anything"
+    for seed in range(4):
+        order = texts[:]
+        random.Random(seed).shuffle(order)
+        together = secret_spans_of(order)
+        differ = [t for t in texts if together[t] != alone[t]]
+        assert differ == [], f"seed {seed}: {len(differ)} strings answered otherwise, e.g. {differ[:3]}"
+
+
+def test_redacting_a_storm_reads_each_distinct_string_once_in_a_few_batches():
+    post = {"alerts": [{"labels": {"pod": f"api-{i}"}, "annotations": {"summary": "pods crash"}} for i in range(3000)]}
+    post["alerts"][1234]["annotations"]["description"] = "token=s3cretpassW0rd9 in the env"
+    with mock.patch.object(batch, "scan", wraps=engine.scan) as scans:
+        redacted = redact_all(post)
+    assert "s3cretpassW0rd9" not in json.dumps(redacted) and MARKER in json.dumps(redacted)
+    assert redacted["alerts"][7] == post["alerts"][7]
+    # 3,000 pods, a few words, one secret: a couple of batches and the one string read again, not 3,006 scans.
+    assert scans.call_count < 10, scans.call_count

@@ -408,7 +408,7 @@ def test_a_rate_limited_slack_waits_as_asked_capped_and_holds_up_no_other_target
             "title is required",
         ),
         (b"event=1", "application/x-www-form-urlencoded", 415, "application/json"),
-        (b'{"pad": "' + b"x" * (1024 * 1024) + b'"}', "application/json", 413, "limit"),
+        (b'{"pad": "' + b"x" * MAX_BODY_BYTES + b'"}', "application/json", 413, "limit"),
     ],
 )
 def test_bad_bodies_get_a_4xx_that_says_what_is_wrong_and_the_service_keeps_serving(

@@ -83,12 +83,16 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 def _server_class() -> type:
     import uvicorn
 
+    from ..service.app import long_lived
+
     class Server(uvicorn.Server):
         """Uvicorn's server on the socket `serve` bound itself, saying where it runs as uvicorn does when it
         binds (given sockets, it says nothing)."""
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
+            if self.started:
+                long_lived()
             if self.started and sockets:
                 host, port = sockets[0].getsockname()[:2]
                 shown = f"[{host}]" if ":" in host else host

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 HEADLINES = ("summary", "message", "title")
@@ -43,6 +44,11 @@ def _is_text(key: str, value: str) -> bool:
     return len(_WORD.findall(value)) >= 2 and " " in value
 
 
+@lru_cache(maxsize=1024)  # a storm's alerts repeat their annotation keys: each key is judged once
+def _may_be_text(key: str) -> bool:
+    return not _NOT_TEXT.search(key) and not _CAMEL_ID.search(key)
+
+
 def _flat(details: Any, key: str = "", depth: int = 0) -> Iterable[tuple[str, str]]:
     """(key, text) pairs of a details object, nested objects and lists read in order; a nested key is named
     by its innermost name (`{"error": {"message": ...}}` is a message)."""
@@ -50,8 +56,11 @@ def _flat(details: Any, key: str = "", depth: int = 0) -> Iterable[tuple[str, st
         yield key, details.strip()
     elif isinstance(details, Mapping) and depth < MAX_DEPTH:
         for k, v in details.items():
-            if isinstance(k, str) and not _NOT_TEXT.search(k) and not _CAMEL_ID.search(k):
-                yield from _flat(v, k, depth + 1)
+            if isinstance(k, str) and _may_be_text(k):
+                if isinstance(v, str):  # the usual annotation, read without a generator of its own
+                    yield k, v.strip()
+                else:
+                    yield from _flat(v, k, depth + 1)
     elif isinstance(details, list) and depth < MAX_DEPTH:
         for v in details:
             yield from _flat(v, key, depth + 1)
@@ -74,6 +83,12 @@ def texts(annotations: Any, skip: Iterable[str] = ()) -> list[str]:
             found.insert(0, found.pop(at))
             break
     return [value for _, value in found]
+
+
+def repeats(texts: Iterable[str], text: str) -> bool:
+    """Does any of `texts` say the same as `text`, as `texts` tells repeats (spacing and case aside)?"""
+    key = _key(text)
+    return any(_key(t) == key for t in texts)
 
 
 def _key(text: str) -> str:

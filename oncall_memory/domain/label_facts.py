@@ -9,7 +9,8 @@ container label"), so a reason can say so.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
+from functools import lru_cache
 from typing import Any
 
 from .noise import strip_noise
@@ -78,12 +79,16 @@ _NODE_FLAVORS = (
 )
 
 
+# An exporter's name, or one of its pods' (the name, a dash and the pod's suffixes), in one match.
+_EXPORTER = re.compile(rf"(?:{'|'.join(map(re.escape, sorted(EXPORTERS, key=len, reverse=True)))})(?:-|$)", re.I)
+
+
 def _exporter(value: str) -> bool:
-    """An exporter's name, or one of its pods' (the name, a dash and the pod's suffixes)."""
-    name = value.lower()
-    return name in EXPORTERS or any(name.startswith(f"{e}-") for e in EXPORTERS)
+    return _EXPORTER.match(value) is not None
 
 
+# A storm's ten thousand alerts repeat their label values (a namespace, a cluster, a job): each is read once.
+@lru_cache(maxsize=4096)
 def _value_for(fact: str, label: str, value: str) -> str | None:
     """The fact a label's value gives, or None when it gives none (an exporter's name, a namespace that
     is not an env, a node name of no known flavor)."""
@@ -105,6 +110,12 @@ def _value_for(fact: str, label: str, value: str) -> str | None:
     return value
 
 
+def _as_set(values: Iterable[str]) -> Set[str]:
+    # The memory's known values are a set already: copied for every alert of a storm, thousands of services
+    # cost more than the alert.
+    return values if isinstance(values, (set, frozenset)) else set(values)
+
+
 def facts_from_labels(
     labels: Mapping[str, Any],
     mapping: Mapping[str, list[str]] | None = None,
@@ -116,17 +127,19 @@ def facts_from_labels(
     facts: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for fact, names in (mapping or LABEL_FACTS).items():
-        found = [
-            (name, v)
-            for name in names
-            if isinstance(labels.get(name), str) and (v := _value_for(fact, name, labels[name]))
-        ]
+        found = []
+        for name in names:
+            given = labels.get(name)
+            if isinstance(given, str) and (v := _value_for(fact, name, given)):
+                found.append((name, v))
         if not found:
             continue
         if fact == "component_tags":
             facts[fact] = list(dict.fromkeys(v for _, v in found))
+        elif len(found) == 1:
+            facts[fact], sources[fact] = found[0][1], f"{found[0][0]} label"
         else:
-            familiar = set((known or {}).get(fact, ()))
+            familiar = _as_set((known or {}).get(fact, ()))
             name, value = next(((n, v) for n, v in found if v in familiar), found[0])
             facts[fact], sources[fact] = value, f"{name} label"
     if sources:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..jobs import Item
 from .alert import Alert
-from .annotations import texts
+from .annotations import repeats, texts
 from .label_facts import EXPORTERS, facts_from_labels
 
 
@@ -36,19 +36,47 @@ def rule_alert(
     (`annotations.texts`: `summary`, `message`, `title`, any key a team invents; links left out), facts from
     its labels. None when it has no text at all. (Measured with `eval` and dropped: writing the rule's name as
     words, and removing the label values a description repeats; both lowered MRR on the pager set.)"""
+    return _alert(a, texts(a.annotations), mapping, known)
+
+
+def _alert(
+    a: RuleAlert, written: list[str], mapping: Mapping[str, list[str]] | None, known: Mapping[str, Iterable[str]] | None
+) -> Alert | None:
+    """`rule_alert`, given the annotations' texts (`texts(a.annotations)`, read once for the alert and its
+    item): those that repeat the rule's name are left out, as `texts(..., skip=[name])` leaves them."""
     name = a.labels.get("alertname", "").strip()
-    text = " - ".join(p for p in (name, *texts(a.annotations, skip=[name])) if p)
+    if name and repeats(written, name):
+        written = texts(a.annotations, skip=[name])
+    text = " - ".join(p for p in (name, *written) if p)
     return Alert(text=text, **facts_from_labels(a.labels, mapping, known)) if text else None
+
+
+def rule_alert_item(
+    a: RuleAlert,
+    prefix: str,
+    mapping: Mapping[str, list[str]] | None = None,
+    known: Mapping[str, Iterable[str]] | None = None,
+    runbook: str | None = None,
+) -> Item | None:
+    """`rule_item(a, prefix, rule_alert(a, ...))`, the annotations read once (a storm's ten thousand alerts);
+    None when the alert has no text at all."""
+    written = texts(a.annotations)
+    alert = _alert(a, written, mapping, known)
+    return None if alert is None else _item(a, prefix, alert, written, runbook)
 
 
 def rule_item(a: RuleAlert, prefix: str, alert: Alert, runbook: str | None = None) -> Item:
     """The alert as a job's item: keyed by `<prefix>:<fingerprint>:<startsAt>`, named by its heading, its
     annotations' texts as the detail line."""
+    return _item(a, prefix, alert, texts(a.annotations), runbook)
+
+
+def _item(a: RuleAlert, prefix: str, alert: Alert, written: list[str], runbook: str | None) -> Item:
     return Item(
         key=f"{prefix}:{a.fingerprint}:{a.startsAt}",
         alert=alert,
         title=heading(a) or alert.text,
-        detail=" — ".join(texts(a.annotations)) or None,
+        detail=" — ".join(written) or None,
         runbook=runbook,
     )
 

@@ -67,7 +67,7 @@ def group_key(base: str, alert_keys: list[str]) -> str:
 def _storable(job: Job) -> bytes:
     # Compressed: a storm's alerts repeat their labels and wording, and a 10,000-alert group's job is one row
     # (written to the WAL too) that zlib keeps to a tenth.
-    return zlib.compress(job.model_dump_json().encode(), 6)
+    return zlib.compress(job.model_dump_json().encode(), 1)
 
 
 def _stored_job(raw: str | bytes) -> Job:

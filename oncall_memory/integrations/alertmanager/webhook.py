@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from ...credentials import bearer, same_secret
-from ...domain.rule_alerts import RuleAlert, group_key, rule_alert, rule_item
+from ...domain.rule_alerts import RuleAlert, group_key, rule_alert, rule_alert_item
 from ...jobs import Job
 from ...links import web_link
 from ...settings import Settings
@@ -41,11 +41,11 @@ def alertmanager_jobs(
     for a in hook.alerts:
         if a.status != "firing":
             continue
-        alert = rule_alert(a, label_facts, known)
-        if alert is None:
+        item = rule_alert_item(a, "alertmanager", label_facts, known, web_link(a.annotations.get("runbook_url")))
+        if item is None:
             ignored += 1
             continue
-        items.append(rule_item(a, "alertmanager", alert, runbook=web_link(a.annotations.get("runbook_url"))))
+        items.append(item)
     if not items:
         return [], ignored
     key = group_key("alertmanager", hook.groupKey, items)
