@@ -11,7 +11,7 @@ the one a scan of the string alone gives.
 The separator keeps neighbours out of each other's context: a line break ends every line-bound rule and
 the "nearby" detectors' reach, and the unit separator between two breaks is neither space nor a token's
 character, so no `\\s+`, no word boundary's lookback and no wrapped-token join runs from one string into
-the next. `tests/test_redact_batch.py` holds the batch's answers equal to the strings' own on every
+the next. `tests/test_redact.py` holds the batch's answers equal to the strings' own on every
 corpus the redaction is tested with.
 """
 
