@@ -22,6 +22,7 @@ from oncall_memory.ingest.ingest import prepare
 from oncall_memory.redact import MARKER, MAX_FIELD_CHARS, batch, cap, engine, neutralise, redact, redact_all
 from oncall_memory.redact.base import merge
 from oncall_memory.redact.batch import secret_spans_of
+from oncall_memory.redact.values import _distinct
 
 SECRETS = [
     ("Authorization: Bearer abcdef1234567890abcdef", "abcdef1234567890abcdef"),
@@ -434,25 +435,13 @@ def _every_text_this_file_knows() -> list[str]:
     whole += [s.text for s in corpus() + holdout()]
     for path in sorted(Path(__file__).parent.parent.joinpath("fixtures").rglob("*.json*")):
         for line in path.read_text().splitlines() if path.suffix == ".jsonl" else [path.read_text()]:
-            whole += list(_strings(json.loads(line))) if line.strip() else []
+            whole += _distinct(json.loads(line)) if line.strip() else []
     cut = [piece for text in whole for piece in text.split()]
     for shape in corpus() + holdout():
         for secret in shape.secrets:
             before, _, after = shape.text.partition(secret)
             cut += [before, secret, after]
     return [t for t in dict.fromkeys(whole + cut) if t]
-
-
-def _strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield k
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
 
 
 def test_a_batch_answers_each_string_as_a_scan_of_it_alone_does():

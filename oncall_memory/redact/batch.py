@@ -37,10 +37,10 @@ def secret_spans_of(strings: Iterable[str]) -> dict[str, list[Span]]:
     for s in strings:
         if s in found:
             continue
-        found[s] = []
         if len(s) >= ALONE_FROM:
             found[s] = _alone(s)
             continue
+        found[s] = []  # until its batch's scan says otherwise
         if size + len(s) > BATCH_CHARS:
             _scan_batch(batch, found)
             batch, size = [], 0
