@@ -9,9 +9,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import SettingsConfigDict
 
 from .domain.label_facts import LABEL_FACTS
@@ -75,8 +84,10 @@ class RankingWeights(ReadsPeople):
 _COLLECTION = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-class _Group(ReadsPeople):
-    """Settings of one concern; the environment variables keep their flat names (`env_prefix`)."""
+class SettingsGroup(ReadsPeople):
+    """Settings of one concern; the environment variables keep their flat names (`env_prefix`). The core's
+    groups are below; each integration declares its own (its `settings_group` hook, `integrations/__init__.py`),
+    with `env_prefix="ONCALL_MEMORY_<NAME>_"`, and `Settings` merges it as `settings.<name>`."""
 
     model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_", extra="ignore")
 
@@ -92,7 +103,7 @@ class _Group(ReadsPeople):
 MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
-class ServiceSettings(_Group):
+class ServiceSettings(SettingsGroup):
     """The enrichment service (`oncall-memory serve`) and who may call it."""
 
     # A running service the CLI asks instead of opening the store itself (else the one that wrote
@@ -101,8 +112,6 @@ class ServiceSettings(_Group):
     host: str = "127.0.0.1"
     port: int = 8080
     max_body_bytes: int = MAX_BODY_BYTES
-    alertmanager_token: SecretStr | None = None  # bearer token Alertmanager must send (http_config.authorization)
-    opsgenie_token: SecretStr | None = None  # shared secret Opsgenie must send (a custom header, bearer or basic auth)
     api_token: SecretStr | None = None  # bearer token for /similar, the search page and the API docs
     allow_unauthenticated: bool = False  # serve on a non-loopback address with a route left open anyway
     # Addresses of the reverse proxies whose X-Forwarded-For / -Proto are believed (comma-separated IPs or
@@ -118,115 +127,7 @@ class ServiceSettings(_Group):
     label_facts: dict[str, list[str]] = Field(default_factory=lambda: {k: list(v) for k, v in LABEL_FACTS.items()})
 
 
-class PagerDutySettings(_Group):
-    """PagerDuty: the REST API (a source, notes, learning) and its v3 webhooks (ONCALL_MEMORY_PAGERDUTY_*)."""
-
-    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_PAGERDUTY_", extra="ignore")
-
-    url: str = "https://api.pagerduty.com"
-    token: SecretStr | None = None
-    service_ids: list[str] = []
-    max_retries: int = 4  # 429 (after ratelimit-reset), 5xx and network errors, per read
-    backoff: float = 1.0  # seconds, doubled per retry when PagerDuty gives no wait
-    requests_per_minute: float = Field(default=900, gt=0, le=960)  # per API key, source and notes together
-    refresh_days: float = 30.0  # a scheduled run re-reads incidents this recent, so late notes arrive
-    webhook_secret: SecretStr | None = None  # PagerDuty v3 subscription secret; unsigned requests get 401
-    from_email: str | None = None  # the From: header PagerDuty requires on notes
-
-
-class JiraSettings(_Group):
-    """Jira Service Management as a source (ONCALL_MEMORY_JIRA_*): the site, an account's email and API token."""
-
-    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_JIRA_", extra="ignore")
-
-    url: str | None = None  # https://your-site.atlassian.net
-    email: str | None = None
-    token: SecretStr | None = None
-    jql: str | None = None  # which issues are incidents (default: resolved "[System] Incident" work items)
-    webhook_secret: SecretStr | None = None  # the admin webhook's secret: /webhooks/jira is off without it
-    max_retries: int = 4
-    backoff: float = 1.0
-
-
-class ServiceNowSettings(_Group):
-    """ServiceNow's incident table as a source (ONCALL_MEMORY_SERVICENOW_*), with basic auth."""
-
-    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_SERVICENOW_", extra="ignore")
-
-    url: str | None = None  # https://your-instance.service-now.com
-    user: str | None = None
-    password: SecretStr | None = None
-    query: str | None = None  # an encoded query added to the default (resolved or closed incidents)
-    max_retries: int = 4
-    backoff: float = 1.0
-
-
-class GitHubSettings(_Group):
-    """GitHub issues labelled as incidents as a source (ONCALL_MEMORY_GITHUB_*)."""
-
-    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_GITHUB_", extra="ignore")
-
-    repo: str | None = None  # owner/name
-    labels: str = "incident"  # comma-separated: issues carrying all of them
-    token: SecretStr | None = None  # a fine-grained token with Issues: read (public repos work without)
-    url: str = "https://api.github.com"  # GitHub Enterprise Server: https://HOST/api/v3
-    max_retries: int = 4
-    backoff: float = 1.0
-
-
-class GitLabSettings(_Group):
-    """GitLab incidents as a source (ONCALL_MEMORY_GITLAB_*): issues of type incident, or with labels."""
-
-    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_GITLAB_", extra="ignore")
-
-    project: str | None = None  # the numeric id, or the path: group/subgroup/project
-    issue_type: str = "incident"  # GitLab's incident issues; blank: issues of any type
-    labels: str = ""  # comma-separated: issues carrying all of them (none asked by default)
-    token: SecretStr | None = None  # a personal, group or project access token with read_api
-    url: str = "https://gitlab.com/api/v4"  # self-managed: https://HOST/api/v4
-    webhook_secret: SecretStr | None = None  # the webhook's secret token: learn incidents as they close
-    max_retries: int = 4
-    backoff: float = 1.0
-
-
-class RootlySettings(_Group):
-    """Rootly as a source (ONCALL_MEMORY_ROOTLY_*): an API key that can read incidents."""
-
-    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_ROOTLY_", extra="ignore")
-
-    token: SecretStr | None = None
-    url: str = "https://api.rootly.com"
-    max_retries: int = 4
-    backoff: float = 1.0
-
-
-class IncidentIoSettings(_Group):
-    """incident.io as a source (ONCALL_MEMORY_INCIDENT_IO_*): an API key that can view incidents."""
-
-    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_INCIDENT_IO_", extra="ignore")
-
-    token: SecretStr | None = None
-    url: str = "https://api.incident.io"
-    webhook_secret: SecretStr | None = None  # the webhook endpoint's signing secret (whsec_...): learn as they close
-    max_retries: int = 4
-    backoff: float = 1.0
-
-
-class SlackSettings(_Group):
-    """Slack (ONCALL_MEMORY_SLACK_*): an incoming webhook, or the Slack app (slack-app-manifest.yml): its
-    routes verify Slack's signature with the signing secret; with a bot token and a channel, webhook answers
-    are posted by the app (chat.postMessage, with feedback buttons) instead of the incoming webhook."""
-
-    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_SLACK_", extra="ignore")
-
-    webhook_url: SecretStr | None = None  # an incoming-webhook URL is itself a secret
-    signing_secret: SecretStr | None = None
-    bot_token: SecretStr | None = None
-    channel: str | None = None  # a channel id (C0123...) or name the app is in
-    api_url: str = "https://slack.com/api"
-
-
-class DeliverySettings(_Group):
+class DeliverySettings(SettingsGroup):
     """How notes and messages are delivered (the outbox)."""
 
     notify_limit: int = Field(default=3, ge=1, le=10)  # past incidents per note or message
@@ -241,7 +142,7 @@ class DeliverySettings(_Group):
     degraded_after: float = 300.0  # a target failing this long makes /readyz report degraded
 
 
-class ScheduleSettings(_Group):
+class ScheduleSettings(SettingsGroup):
     """Scheduled ingest: in the service's own process, and `schedule`'s local Prefect server."""
 
     # In-process schedule of the service (one owner of the embedded store): seconds between ingests, 0 = off.
@@ -255,26 +156,39 @@ class ScheduleSettings(_Group):
     prefect_port: int = Field(default=4200, ge=1, le=65535)
 
 
-# group -> (its model, the prefix of its flat names)
-GROUPS: dict[str, tuple[type[_Group], str]] = {
+# The core's groups: group -> (its model, the prefix of its flat names). Fields of `Settings`.
+CORE_GROUPS: dict[str, tuple[type[SettingsGroup], str]] = {
     "service": (ServiceSettings, ""),
-    "pagerduty": (PagerDutySettings, "pagerduty_"),
-    "slack": (SlackSettings, "slack_"),
-    "jira": (JiraSettings, "jira_"),
-    "servicenow": (ServiceNowSettings, "servicenow_"),
-    "github": (GitHubSettings, "github_"),
-    "gitlab": (GitLabSettings, "gitlab_"),
-    "rootly": (RootlySettings, "rootly_"),
-    "incident_io": (IncidentIoSettings, "incident_io_"),
     "deliveries": (DeliverySettings, ""),
     "schedule": (ScheduleSettings, ""),
 }
 
 
-def _group_of(flat: str) -> tuple[str, str] | None:
+def integration_groups() -> dict[str, type[SettingsGroup]]:
+    """The integrations' settings groups by name (their `settings_group` hook), built in and installed; a name
+    that is already a setting of the core's cannot be taken."""
+    from .integrations import settings_groups
+
+    return {name: group for name, group in settings_groups().items() if name not in Settings.model_fields}
+
+
+def groups() -> dict[str, tuple[type[SettingsGroup], str]]:
+    """Every settings group: group -> (its model, the prefix of its flat names): the core's, then the
+    integrations' (`pagerduty` -> (its model, "pagerduty_"))."""
+    return {**CORE_GROUPS, **{name: (model, f"{name}_") for name, model in integration_groups().items()}}
+
+
+def __getattr__(name: str) -> Any:
+    # `GROUPS`, as it was when every group lived here: the integrations' groups are found when asked for.
+    if name == "GROUPS":
+        return groups()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _group_of(flat: str, among: Mapping[str, tuple[type[SettingsGroup], str]]) -> tuple[str, str] | None:
     """The (group, field) a flat setting name belongs to (`pagerduty_token` -> ("pagerduty", "token")),
     or None for a top-level setting."""
-    for group, (model, prefix) in GROUPS.items():
+    for group, (model, prefix) in among.items():
         if flat.startswith(prefix) and flat[len(prefix) :] in model.model_fields:
             return group, flat[len(prefix) :]
     return None
@@ -346,50 +260,89 @@ class Settings(ReadsPeople):
     quantization: Literal["int8", "turbo4", "turbo2", "turbo1"] = "int8"
     weights: RankingWeights = Field(default_factory=RankingWeights)
 
-    # Each integration's settings in its group (the environment variables keep their names):
+    # The core's groups (the environment variables keep their names). Each integration's group is merged in
+    # by its hook as `settings.<name>` (`__init__`).
     service: ServiceSettings = Field(default_factory=lambda: ServiceSettings())
-    pagerduty: PagerDutySettings = Field(default_factory=lambda: PagerDutySettings())
-    slack: SlackSettings = Field(default_factory=lambda: SlackSettings())
-    jira: JiraSettings = Field(default_factory=lambda: JiraSettings())
-    servicenow: ServiceNowSettings = Field(default_factory=lambda: ServiceNowSettings())
-    github: GitHubSettings = Field(default_factory=lambda: GitHubSettings())
-    gitlab: GitLabSettings = Field(default_factory=lambda: GitLabSettings())
-    rootly: RootlySettings = Field(default_factory=lambda: RootlySettings())
-    incident_io: IncidentIoSettings = Field(default_factory=lambda: IncidentIoSettings())
     deliveries: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings())
+    _integrations: dict[str, SettingsGroup] = PrivateAttr(default_factory=dict)
+
+    def __init__(self, **values: Any) -> None:
+        """`Settings(pagerduty_token=...)`: each integration's group (found through its hook) is read from
+        the environment, and its settings may be given by their flat names or as the group itself
+        (`pagerduty=...`); the rest of the core is pydantic's."""
+        hooked = integration_groups()
+        given: dict[str, dict[str, Any]] = {}
+        built: dict[str, SettingsGroup] = {}
+        for name in list(values):
+            if name in hooked:
+                group = values.pop(name)
+                built[name] = group if isinstance(group, hooked[name]) else hooked[name](**group)
+            elif (place := _group_of(name, {g: (m, f"{g}_") for g, m in hooked.items()})) is not None:
+                given.setdefault(place[0], {})[place[1]] = values.pop(name)
+        super().__init__(**values)
+        self._integrations = {
+            name: built[name] if name in built else model(**given.get(name, {})) for name, model in hooked.items()
+        }
+
+    if TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            """An integration's settings group (`settings.pagerduty`), typed where it is read."""
+
+    else:
+
+        def __getattr__(self, name):
+            try:
+                return object.__getattribute__(self, "__pydantic_private__")["_integrations"][name]
+            except (AttributeError, KeyError, TypeError):
+                return super().__getattr__(name)
 
     @model_validator(mode="before")
     @classmethod
     def _flat_names_fill_their_group(cls, data: Any) -> Any:
-        """`Settings(pagerduty_token=...)`: each group's settings may be given by their flat names (as the
+        """`Settings(host=...)`: the core's groups' settings may be given by their flat names (as the
         environment spells them); the rest of that group still comes from the environment."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
         given: dict[str, dict[str, Any]] = {}
         for name in list(data):
-            if (place := _group_of(name)) is not None:
+            if (place := _group_of(name, CORE_GROUPS)) is not None:
                 given.setdefault(place[0], {})[place[1]] = data.pop(name)
         for group, fields in given.items():
             if group not in data:
-                data[group] = GROUPS[group][0](**fields)
+                data[group] = CORE_GROUPS[group][0](**fields)
         return data
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with these settings changed, by their flat names (`host`, `pagerduty_token`, `post_timeout`)."""
         top: dict[str, Any] = {}
-        groups: dict[str, dict[str, Any]] = {}
+        updates: dict[str, dict[str, Any]] = {}
+        among = groups()
         for name, value in changes.items():
-            if (place := _group_of(name)) is not None:
-                groups.setdefault(place[0], {})[place[1]] = value
+            if (place := _group_of(name, among)) is not None:
+                updates.setdefault(place[0], {})[place[1]] = value
             elif name in type(self).model_fields:
                 top[name] = value
             else:
                 raise ValueError(f"no setting {name!r}")
-        for group, update in groups.items():
-            top[group] = getattr(self, group).model_copy(update=update)
-        return self.model_copy(update=top)
+        hooked = dict(self._integrations)  # a copy's groups are its own: never change the original's
+        for group, update in updates.items():
+            if group in CORE_GROUPS:
+                top[group] = getattr(self, group).model_copy(update=update)
+            else:
+                hooked[group] = hooked[group].model_copy(update=update)
+        copied = self.model_copy(update=top)
+        copied._integrations = hooked
+        return copied
+
+    def secrets(self) -> list[str]:
+        """Every secret set (tokens, keys, signing secrets, webhook URLs), the core's and each integration's:
+        found from the models, so a new secret setting cannot be forgotten where they are masked."""
+        holders: list[BaseModel] = [self, *(getattr(self, g) for g in CORE_GROUPS), *self._integrations.values()]
+        values = (getattr(m, field) for m in holders for field in type(m).model_fields)
+        return [v.get_secret_value() for v in values if isinstance(v, SecretStr) and v.get_secret_value()]
 
     def on_legacy_data_dir(self) -> bool:
         """Is this the ./.oncall-memory an earlier version made, found by default (not named by the user)?"""
@@ -435,5 +388,5 @@ class Settings(ReadsPeople):
 def configuration_error(exc: ValidationError) -> str:
     """A settings error in one line, naming each variable the user set (`ONCALL_MEMORY_WEIGHT_SAME_SERVICE`),
     not the field it fills."""
-    models: list[type[ReadsPeople]] = [RankingWeights, Settings, *(model for model, _ in GROUPS.values())]
+    models: list[type[ReadsPeople]] = [RankingWeights, Settings, *(model for model, _ in groups().values())]
     return said(exc, {m.__name__: str(m.model_config.get("env_prefix", "ONCALL_MEMORY_")) for m in models})

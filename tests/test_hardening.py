@@ -333,7 +333,7 @@ def test_a_blank_secret_is_no_secret(monkeypatch):
     monkeypatch.setenv("ONCALL_MEMORY_SLACK_SIGNING_SECRET", "  ")
     monkeypatch.setenv("ONCALL_MEMORY_API_TOKEN", " ")
     settings = Settings(host="0.0.0.0")
-    assert settings.service.alertmanager_token is None and settings.slack.signing_secret is None
+    assert settings.alertmanager.token is None and settings.slack.signing_secret is None
     assert ("/webhooks/alertmanager", "ONCALL_MEMORY_ALERTMANAGER_TOKEN") in pagers_off(settings)
     assert any("ONCALL_MEMORY_API_TOKEN" in line for line in exposure(settings))
 

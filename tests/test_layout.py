@@ -285,7 +285,6 @@ STILL_NAMING_A_VENDOR = {
     "service/slack.py",
     "service/startup.py",
     "service/webhooks.py",
-    "settings.py",
     "sources/__init__.py",
     "sources/factory.py",
     "sources/git_links.py",

@@ -234,6 +234,7 @@ def test_a_plugin_pager_checks_its_credential_before_the_body_as_the_built_in_pa
 
     monkeypatch.setenv("TOKENED_SECRET", "tok-1")
     monkeypatch.setenv("SIGNED_SECRET", "sig-1")
+    monkeypatch.setenv("ONCALL_MEMORY_GRAFANA_SECRET", "graf-1")  # a setting now: read when the app is built
     app, _ = app_with(tmp_path, max_body_bytes=4096)
     mount(app, Tokened(), "test")
     mount(app, Signed(), "test")
@@ -255,7 +256,6 @@ def test_a_plugin_pager_checks_its_credential_before_the_body_as_the_built_in_pa
             client.post("/webhooks/signed", content=small, headers={**as_json, "x-sig": signature}).status_code == 202
         )
         # Grafana's contact point, shipped on the same hook: a wrong bearer with no signature is refused unread.
-        monkeypatch.setenv("ONCALL_MEMORY_GRAFANA_SECRET", "graf-1")
         wrong = client.post("/webhooks/grafana", content=big, headers={**as_json, "authorization": "Bearer no"})
         assert wrong.status_code == 401
     assert seen == [{"id": 1}, {"id": 1}]  # only the two admitted bodies reached the plugins
@@ -286,3 +286,124 @@ def test_an_installed_integrations_failing_target_shows_in_readyz_and_metrics(tm
         monkeypatch.setattr(zabbix, "DOWN", False)  # back: the delivery goes through and the row clears
         wait_for(lambda: zabbix.SENT)
         wait_for(lambda: "degraded" not in client.get("/readyz").json())
+
+
+VICTOROPS = '''
+"""A pager with settings of its own: its group is merged into Settings by the `settings_group` hook."""
+from pydantic import SecretStr
+from pydantic_settings import SettingsConfigDict
+
+from oncall_memory.credentials import bearer, same_secret
+from oncall_memory.domain.alert import Alert
+from oncall_memory.jobs import Job
+from oncall_memory.settings import SettingsGroup
+from oncall_memory.webhook import Webhook
+
+
+class VictorOpsSettings(SettingsGroup):
+    model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_VICTOROPS_", extra="ignore")
+
+    webhook_token: SecretStr | None = None
+    routing_key: str = "default"
+
+
+class VictorOpsWebhook(Webhook):
+    name = "victorops"
+    variable = "ONCALL_MEMORY_VICTOROPS_WEBHOOK_TOKEN"
+
+    def secret(self, settings):
+        token = settings.victorops.webhook_token
+        return token.get_secret_value() if token is not None else None
+
+    def carries(self, secret, headers):
+        return same_secret(bearer(headers), secret)
+
+    def jobs(self, body, settings, known):
+        key = f"victorops:{settings.victorops.routing_key}:{body['id']}"
+        return [Job.single(key, Alert(text=body["text"]), body["text"])], 0
+
+
+webhook = VictorOpsWebhook()
+settings_group = VictorOpsSettings
+'''
+
+
+def _install(tmp_path, monkeypatch, module, name, code):
+    site = tmp_path / f"site-{name}"
+    (site / module).mkdir(parents=True)
+    (site / module / "__init__.py").write_text(code)
+    dist = site / f"{module}-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[oncall_memory.integrations]\n{name} = {module}\n")
+    monkeypatch.syspath_prepend(str(site))
+
+
+def test_an_installed_integrations_settings_group_is_merged_into_settings(tmp_path, monkeypatch, caplog):
+    """Issue 53: an installed pager declares its settings group in its own package. `Settings` reads it from
+    the environment by its own variables, takes it by flat names, masks its secret, and its webhook reads
+    its secret from it: the route checks that credential before the body, as the built-in pagers do."""
+    _install(tmp_path, monkeypatch, "oncall_memory_victorops", "victorops", VICTOROPS)
+    monkeypatch.setenv("ONCALL_MEMORY_VICTOROPS_WEBHOOK_TOKEN", "vo-token-1")
+    monkeypatch.setenv("ONCALL_MEMORY_VICTOROPS_ROUTING_KEY", "sre")
+    try:
+        settings = Settings(data_dir=tmp_path / "data")
+        assert settings.victorops.webhook_token.get_secret_value() == "vo-token-1"
+        assert settings.victorops.routing_key == "sre"
+        assert "vo-token-1" not in repr(settings.victorops) and "vo-token-1" in settings.secrets()
+        given = Settings(data_dir=tmp_path / "data", victorops_routing_key="ops")
+        assert (
+            given.victorops.routing_key == "ops"
+            and given.replace(victorops_routing_key="x").victorops.routing_key == "x"
+        )
+        assert given.victorops.routing_key == "ops"  # replace() leaves the original as it was
+        from oncall_memory.settings import groups
+
+        assert groups()["victorops"][1] == "victorops_"
+        app, memory = app_with(tmp_path)
+        big = json.dumps({"id": "1", "text": "x" * 20_000_000}).encode()
+        with TestClient(app) as client:
+            refused = client.post(
+                "/webhooks/victorops",
+                content=big,
+                headers={"authorization": "Bearer guess", "content-type": "application/json"},
+            )
+            assert refused.status_code == 401  # refused unread, though the body is over the limit
+            ok = client.post(
+                "/webhooks/victorops",
+                json={"id": "7", "text": "checkout pods CrashLoopBackOff"},
+                headers={"authorization": "Bearer vo-token-1"},
+            )
+            assert ok.status_code == 202 and ok.json()["accepted"] == 1
+            assert "/webhooks/victorops" in client.get("/openapi.json").json()["paths"]
+        memory.close()
+    finally:
+        sys.modules.pop("oncall_memory_victorops", None)
+
+
+def test_an_integrations_settings_under_another_prefix_are_left_out_and_said(tmp_path, monkeypatch, caplog):
+    """A group whose variables would not be its own (another integration's prefix) is left out, with the
+    entry point and the prefix it needs in the log; the rest of the settings stand."""
+    _install(tmp_path, monkeypatch, "oncall_memory_borrower", "borrower", VICTOROPS.replace("VICTOROPS_", "PAGERDUTY_"))
+    try:
+        settings = Settings(data_dir=tmp_path / "data")
+        assert not hasattr(settings, "borrower")
+        assert "borrower = oncall_memory_borrower" in caplog.text and "ONCALL_MEMORY_BORROWER_" in caplog.text
+        assert settings.pagerduty.url == "https://api.pagerduty.com"
+    finally:
+        sys.modules.pop("oncall_memory_borrower", None)
+
+
+def test_a_built_in_pagers_hook_is_found_after_its_submodule_of_the_same_name_was_imported():
+    """A built-in package builds its `webhook` hook when first asked; importing its `webhook.py` first (as
+    the evaluation and these tests do) must not hide the hook, or the service would not mount the route."""
+    import importlib
+
+    from oncall_memory.integrations import built_in_webhooks
+
+    for vendor in ("alertmanager", "opsgenie", "grafana"):
+        package = importlib.import_module(f"oncall_memory.integrations.{vendor}")
+        vars(package).pop("webhook", None)  # as before anything asked for the hook
+        importlib.import_module(f"oncall_memory.integrations.{vendor}.webhook")
+        package.webhook = sys.modules[f"oncall_memory.integrations.{vendor}.webhook"]  # what that import leaves
+    assert sorted(hook.name for hook in built_in_webhooks()) == ["alertmanager", "grafana", "opsgenie"]

@@ -15,8 +15,12 @@ module (or object) offering any of
 - `source(settings, path) -> Source`, for `ingest --source <name>`;
 - `webhook`, a `Webhook`, mounted at `POST /webhooks/<its name>`;
 - `targets(settings) -> list[Target]`, where the service also sends answers;
+- `settings_group`, its settings: a `settings.SettingsGroup` whose `env_prefix` is `ONCALL_MEMORY_<NAME>_`.
+  `Settings` merges it under the integration's name (`settings.<name>.<field>`), read from the environment
+  by its own variables and given by flat names (`Settings(<name>_<field>=...)`), as the built-in groups are;
 
-or just a source's factory (the first shape, still read).
+or just a source's factory (the first shape, still read). A built-in offers the same hooks from its package
+(its group in `config.py`).
 
 Integrations import the core, never the service or the CLI, and never each other.
 """
@@ -25,8 +29,10 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any
@@ -84,12 +90,25 @@ def _built_in() -> list[Plugin]:
     found = []
     for name in BUILT_IN:
         package = importlib.import_module(f"{__name__}.{name}")
-        # A built-in's submodules `webhook.py` and `targets.py` are its own code, not these hooks.
-        webhook, targets = (getattr(package, h, None) for h in ("webhook", "targets"))
-        webhook, targets = (None if isinstance(h, ModuleType) else h for h in (webhook, targets))
+        webhook, targets = (_hook(package, h) for h in ("webhook", "targets"))
         if webhook is not None or targets is not None:
             found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets))
     return found
+
+
+def _hook(package: ModuleType, name: str) -> Any:
+    """A built-in package's hook. Its submodules `webhook.py` and `targets.py` are its own code, not these
+    hooks: a package builds its `webhook` when first asked (its module `__getattr__`), and once the submodule
+    of that name has been imported, the submodule stands in the attribute's place until the hook is asked
+    for by that function."""
+    value = getattr(package, name, None)
+    if isinstance(value, ModuleType):
+        lazy = vars(package).get("__getattr__")
+        try:
+            value = lazy(name) if lazy is not None else None
+        except AttributeError:
+            value = None
+    return value
 
 
 def service_plugins() -> list[Plugin]:
@@ -111,3 +130,41 @@ def service_plugins() -> list[Plugin]:
         if webhook is not None or targets is not None:
             found.append(Plugin(name, where, webhook, targets))
     return found
+
+
+def settings_groups() -> dict[str, type[Any]]:
+    """Each integration's settings group by its name, built in and installed: what `Settings` merges. Read
+    once per `sys.path` (finding the entry points costs tens of milliseconds, and a `Settings` is built often);
+    a package installed while the process runs is found by the next `Settings` once `sys.path` names it."""
+    return dict(_settings_groups(tuple(sys.path)))
+
+
+@lru_cache(maxsize=4)
+def _settings_groups(path: tuple[str, ...]) -> tuple[tuple[str, type[Any]], ...]:
+    from pydantic_settings import BaseSettings
+
+    found: list[tuple[str, type[Any]]] = []
+    for name in BUILT_IN:
+        group = getattr(importlib.import_module(f"{__name__}.{name}"), "settings_group", None)
+        if isinstance(group, type) and issubclass(group, BaseSettings):
+            found.append((name, group))
+    for name, ep in sorted(plugins(BUILT_IN).items()):
+        where = f"{ep.name} = {ep.value}"
+        try:
+            group = getattr(ep.load(), "settings_group", None)
+        except Exception:  # service_plugins() says why when the service starts; settings go on without it
+            continue
+        if not (isinstance(group, type) and issubclass(group, BaseSettings)):
+            continue  # no settings of its own
+        wanted = f"ONCALL_MEMORY_{name.upper()}_"
+        if group.model_config.get("env_prefix") != wanted or not name.isidentifier():
+            # Its variables would not be its own (or its name is no attribute): another group's, or none.
+            log.error(
+                "the integration %s (entry point %s): its settings are left out: their env_prefix must be %r",
+                name,
+                where,
+                wanted,
+            )
+            continue
+        found.append((name, group))
+    return tuple(found)

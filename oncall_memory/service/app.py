@@ -165,31 +165,7 @@ def retry_policy(settings: Settings) -> RetryPolicy:
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    return [
-        s.get_secret_value()
-        for s in (
-            settings.slack.webhook_url,
-            settings.slack.signing_secret,
-            settings.slack.bot_token,
-            settings.pagerduty.token,
-            settings.pagerduty.webhook_secret,
-            settings.incident_io.webhook_secret,
-            settings.incident_io.token,
-            settings.jira.token,
-            settings.jira.webhook_secret,
-            settings.servicenow.password,
-            settings.github.token,
-            settings.gitlab.token,
-            settings.gitlab.webhook_secret,
-            settings.rootly.token,
-            settings.service.alertmanager_token,
-            settings.service.opsgenie_token,
-            settings.service.api_token,
-            settings.openai_api_key,
-            settings.qdrant_api_key,
-        )
-        if s
-    ]
+    return settings.secrets()
 
 
 def long_lived() -> None:

@@ -3,6 +3,26 @@ offers, so the service mounts it as it mounts a plugin's: `POST /webhooks/alertm
 
 from __future__ import annotations
 
-from .webhook import AlertmanagerHook
+from typing import TYPE_CHECKING, Any
 
-webhook = AlertmanagerHook()
+from .config import AlertmanagerSettings
+
+if TYPE_CHECKING:
+    from .webhook import AlertmanagerHook
+
+    webhook: AlertmanagerHook
+
+settings_group = AlertmanagerSettings  # merged into `Settings` as `settings.alertmanager`
+
+__all__ = ["settings_group", "webhook"]
+
+
+def __getattr__(name: str) -> Any:
+    # The webhook is built when the service asks for it: `Settings` reads this package for its settings
+    # group, and a command that posts nothing should not import the webhook's models.
+    if name == "webhook":
+        from .webhook import AlertmanagerHook
+
+        globals()["webhook"] = hook = AlertmanagerHook()
+        return hook
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -63,7 +63,7 @@ class AlertmanagerHook(Webhook):
     credential: ClassVar[str | None] = "bearer token"
 
     def secret(self, settings: Settings) -> str | None:
-        token = settings.service.alertmanager_token
+        token = settings.alertmanager.token  # its own settings group (`config.py`)
         return token.get_secret_value() if token is not None else None
 
     def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:

@@ -97,6 +97,10 @@ class GrafanaHook(Webhook):
     variable: ClassVar[str] = "ONCALL_MEMORY_GRAFANA_SECRET"
     body: ClassVar[type[BaseModel] | None] = GrafanaWebhook
 
+    def secret(self, settings: Settings) -> str | None:
+        secret = settings.grafana.secret  # its own settings group (`config.py`), merged by the hook
+        return secret.get_secret_value() if secret is not None else None
+
     def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:
         """A right bearer token is enough; a signature needs the body; neither is refused unread."""
         if same_secret(bearer(headers), secret):

@@ -76,7 +76,7 @@ class OpsgenieHook(Webhook):
     credential: ClassVar[str | None] = f"{HEADER} header, bearer token or basic auth"
 
     def secret(self, settings: Settings) -> str | None:
-        token = settings.service.opsgenie_token
+        token = settings.opsgenie.token  # its own settings group (`config.py`)
         return token.get_secret_value() if token is not None else None
 
     def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:

@@ -4,20 +4,34 @@ memory learning as incidents resolve (`learner.py`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .api import MAX_RANGE, PagerDutyAPI
+from .config import PagerDutySettings
 
 if TYPE_CHECKING:
     from ...settings import Settings
     from ...sources import Source
+    from .api import MAX_RANGE, PagerDutyAPI
 
-__all__ = ["MAX_RANGE", "PagerDutyAPI", "source"]
+settings_group = PagerDutySettings  # merged into `Settings` as `settings.pagerduty`
+
+__all__ = ["MAX_RANGE", "PagerDutyAPI", "settings_group", "source"]
+
+
+def __getattr__(name: str) -> Any:
+    # The API client (and httpx under it) is imported when used: `Settings` reads this package for its
+    # settings group, and a lookup that posts nothing should not pay for it.
+    if name in ("MAX_RANGE", "PagerDutyAPI"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def source(settings: Settings, path: str | None = None) -> Source:
     """PagerDuty's incidents as a source (`ingest --source pagerduty`): the hook every integration offers."""
     from ...errors import InvalidInput
+    from .api import PagerDutyAPI
     from .backlog import PagerDutySource
 
     if settings.pagerduty.token is None:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .config import ServiceNowSettings
+
 if TYPE_CHECKING:
     from ...settings import Settings
     from ...sources import Source
+
+
+settings_group = ServiceNowSettings  # merged into `Settings` as `settings.servicenow`
 
 
 def source(settings: Settings, path: str | None = None) -> Source:
