@@ -26,11 +26,11 @@ from oncall_memory.answer.evaluate import BASELINE, CONFIGURATIONS, evaluate, re
 from oncall_memory.embedders.local import LocalEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.ingest.ingest import distill
-from oncall_memory.integrations.pagerduty import webhook as pagerduty
 from oncall_memory.settings import RankingWeights
 from oncall_memory.store import payload
 
-# The module: the package's own `webhook` attribute is the hook it offers the service.
+# The modules: a package's own `webhook` attribute is the hook it offers the service.
+pagerduty = import_module("oncall_memory.integrations.pagerduty.webhook")
 opsgenie = import_module("oncall_memory.integrations.opsgenie.webhook")
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,10 +3,13 @@ each at `POST /webhooks/<name>` and does the rest the built-in pagers get (the b
 off until its secret is set when facing the network, the whole body redacted before the webhook reads it,
 the outbox, 202 with what was accepted).
 
-A webhook says three things: which secret turns it on (`variable`, read from the environment), whether a
-request carries it (`carries`, from the headers alone, asked before the body is read; or `authentic`, given
-the headers and the raw body, for an HMAC over it), and which jobs a body makes (`jobs`). Its jobs' keys
-start with `<name>:`, so one pager's alert never takes another's key (a key makes posting exactly once).
+A webhook says three things: which secret turns it on (`variable`, read from the environment, or `secret`
+from its settings group), whether a request carries it (`carries`, from the headers alone, asked before the
+body is read; or `authentic`, given the headers and the raw body, for an HMAC over it), and which jobs a body
+makes (`jobs`, or `jobs_from` when it needs a header too, a delivery id). Its jobs' keys start with
+`<name>:` (or `<name>-learn:`, a learner's), so one pager's alert never takes another's key (a key makes
+posting exactly once). A route that needs more than its secret to be of use (a learner reads the incident
+back through its API) says why it is `off`, on every address.
 """
 
 from __future__ import annotations
@@ -29,6 +32,19 @@ class Webhook(ABC):
     # What the credential is, in words: a refusal says "missing or wrong <credential>", and the service's
     # startup line for the route names it. None: "credential for /webhooks/<name>", "its own check".
     credential: ClassVar[str | None] = None
+    # The scheme a 401 asks for (WWW-Authenticate); None for a credential that signs the body.
+    challenge: ClassVar[str | None] = "Bearer"
+    # How the startup line says the route is guarded once its secret is set; None: the credential.
+    guard: ClassVar[str | None] = None
+
+    def off(self, settings: Settings) -> str | None:
+        """Why the route is off on every address (a 404 in these words, naming what to set), or None: on,
+        as far as its secret goes. A learner is off until it can read the incident back."""
+        return None
+
+    def owns(self, key: str) -> bool:
+        """May a job of this webhook carry this key? Its own name's, so no pager takes another's."""
+        return key.startswith((f"{self.name}:", f"{self.name}-learn:"))
 
     def secret(self, settings: Settings) -> str | None:
         """The secret a request must carry; None: not set (open on loopback, off facing the network)."""
@@ -51,3 +67,10 @@ class Webhook(ABC):
         name of an event it does not act on. `known` is the memory's known services, envs and flavors, for
         reading facts from text. Raise `InvalidInput` (or pydantic's `ValidationError`) on a body it cannot
         read: the sender gets a 422 saying why."""
+
+    def jobs_from(
+        self, body: Any, settings: Settings, known: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> tuple[list[Job], int | str]:
+        """`jobs`, given the request's headers too (a delivery id that keys each delivery once). The service
+        calls this one; the default asks `jobs`."""
+        return self.jobs(body, settings, known)

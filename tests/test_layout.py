@@ -278,13 +278,11 @@ STILL_NAMING_A_VENDOR = {
     "redact/vendors.py",  # the vendors' token formats: what redaction looks for, not an integration
     "service/api.py",
     "service/app.py",
-    "service/auth.py",
     "service/deps.py",
     "service/ledger.py",
     "service/mcp_http.py",
     "service/slack.py",
     "service/startup.py",
-    "service/webhooks.py",
     "sources/__init__.py",
     "sources/factory.py",
     "sources/git_links.py",

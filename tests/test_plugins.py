@@ -401,9 +401,10 @@ def test_a_built_in_pagers_hook_is_found_after_its_submodule_of_the_same_name_wa
 
     from oncall_memory.integrations import built_in_webhooks
 
-    for vendor in ("alertmanager", "opsgenie", "grafana"):
+    pagers = ["alertmanager", "gitlab", "grafana", "incident_io", "jira", "opsgenie", "pagerduty"]
+    for vendor in pagers:
         package = importlib.import_module(f"oncall_memory.integrations.{vendor}")
         vars(package).pop("webhook", None)  # as before anything asked for the hook
         importlib.import_module(f"oncall_memory.integrations.{vendor}.webhook")
         package.webhook = sys.modules[f"oncall_memory.integrations.{vendor}.webhook"]  # what that import leaves
-    assert sorted(hook.name for hook in built_in_webhooks()) == ["alertmanager", "grafana", "opsgenie"]
+    assert sorted(hook.name for hook in built_in_webhooks()) == pagers

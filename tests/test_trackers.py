@@ -644,6 +644,24 @@ def test_odd_gitlab_webhook_bodies_get_a_4xx_or_are_ignored(gitlab, monkeypatch,
         assert answer.json()["accepted"] == 0 and len(answer.text) < 300
 
 
+def test_the_gitlab_token_is_checked_before_the_body_is_read(gitlab, monkeypatch):
+    """Issue 53: on the hook, GitLab's secret token (a header) is checked before the body is read: a wrong
+    token with a body over the limit is a 401, not a 413; the right one meets the limit."""
+    from fastapi.testclient import TestClient
+
+    from oncall_memory.service import create_app
+
+    monkeypatch.setenv("ONCALL_MEMORY_GITLAB_WEBHOOK_SECRET", "s")
+    big = json.dumps({"object_kind": "issue", "pad": "x" * 10_000}).encode()
+    as_json = {"Content-Type": "application/json"}
+    with TestClient(create_app(Settings(max_body_bytes=4096))) as client:
+        wrong = client.post("/webhooks/gitlab", content=big, headers={**as_json, "X-Gitlab-Token": "guess"})
+        assert wrong.status_code == 401 and "X-Gitlab-Token" in wrong.text
+        assert "www-authenticate" not in wrong.headers  # a shared secret in a header, not a bearer token
+        right = client.post("/webhooks/gitlab", content=big, headers={**as_json, "X-Gitlab-Token": "s"})
+        assert right.status_code == 413
+
+
 def test_the_gitlab_webhook_is_off_without_its_secret(gitlab):
     from fastapi.testclient import TestClient
 

@@ -61,7 +61,7 @@ class PagerQuery(Redacted):
         # Each submodule by its full name: an integration's package offers its hook as `webhook`.
         from ..integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_alert
         from ..integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_alert
-        from ..integrations.pagerduty import webhook as pagerduty
+        from ..integrations.pagerduty.webhook import PagerDutyWebhook, PDIncident, pagerduty_alert
 
         if self.pager == "alertmanager":
             hook = AlertmanagerWebhook.model_validate(self.payload)
@@ -75,8 +75,8 @@ class PagerQuery(Redacted):
                 if a
             )
         elif self.pager == "pagerduty":
-            event = pagerduty.PagerDutyWebhook.model_validate(self.payload).event
-            alert = pagerduty.pagerduty_alert(pagerduty.PDIncident.model_validate(event.data), memory.known_values())
+            event = PagerDutyWebhook.model_validate(self.payload).event
+            alert = pagerduty_alert(PDIncident.model_validate(event.data), memory.known_values())
         else:
             alert = opsgenie_alert(
                 OpsgenieWebhook.model_validate(self.payload).alert,

@@ -82,7 +82,7 @@ class Plugin:
 
 
 def built_in_webhooks() -> list[Any]:
-    """The webhooks the built-in integrations offer through the hook (Alertmanager's, Opsgenie's, Grafana's)."""
+    """The webhooks the built-in integrations offer through the hook: every built-in pager's and learner's."""
     return [p.webhook for p in _built_in() if p.webhook is not None]
 
 

@@ -30,10 +30,13 @@ from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, NotFound, OncallMemoryError
 from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, service_plugins
 from ..integrations.gitlab.learner import GitLabLearner
+from ..integrations.gitlab.webhook import learns as gitlab_learns
 from ..integrations.incident_io.backlog import IncidentIoSource
 from ..integrations.incident_io.learner import IncidentIoLearner
+from ..integrations.incident_io.webhook import learns as incident_io_learns
 from ..integrations.jira.backlog import JiraAPI
 from ..integrations.jira.learner import JiraLearner
+from ..integrations.jira.webhook import learns as jira_learns
 from ..integrations.pagerduty import PagerDutyAPI
 from ..integrations.pagerduty.details import CustomDetails
 from ..integrations.pagerduty.learner import Learner
@@ -73,22 +76,6 @@ def openapi_schema(app: FastAPI) -> dict[str, Any]:
             for operation in path.values():
                 components.update(operation.pop("x-components", {}))
     return app.openapi_schema or {}
-
-
-def jira_learns(settings: Settings) -> bool:
-    """Jira issues are learnt as they resolve with a webhook secret and the API to read them back."""
-    jira = settings.jira
-    return bool(jira.webhook_secret and jira.url and jira.email and jira.token)
-
-
-def gitlab_learns(settings: Settings) -> bool:
-    """GitLab issues are learnt as they close with the webhook's secret token and the API to read them back."""
-    return bool(settings.gitlab.webhook_secret and settings.gitlab.token)
-
-
-def incident_io_learns(settings: Settings) -> bool:
-    """incident.io incidents are learnt as they close with the webhook's signing secret and an API key."""
-    return bool(settings.incident_io.webhook_secret and settings.incident_io.token)
 
 
 DOCS_ASSETS = "/docs/assets"
@@ -277,12 +264,14 @@ def create_app(
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=trusted)
     app.add_middleware(Methods)  # OPTIONS and a 405 name every method a path takes
     app.add_middleware(RecordPeer)  # outermost: the connection's own address, before any proxy rewrites it
-    app.include_router(webhooks.router)
     installed = service_plugins()
     mounted: list[tuple[Webhook, str]] = []  # each webhook the integrations offer, and where it came from
     for plugin in installed:
         built_in = plugin.where == BUILT_IN_WHERE
-        if isinstance(plugin.webhook, Webhook) and (built_in or plugin.webhook.name not in BUILT_IN):
+        # A plugin may not take a built-in's route, nor a learner's keys (`<name>-learn:`).
+        hook = plugin.webhook
+        taken = isinstance(hook, Webhook) and (hook.name in BUILT_IN or hook.name.endswith("-learn"))
+        if isinstance(hook, Webhook) and (built_in or not taken):
             mounted.append((plugin.webhook, plugin.where))
         elif plugin.webhook is not None:
             log.error("the integration %s offers a webhook that is not a oncall_memory.webhook.Webhook", plugin.where)

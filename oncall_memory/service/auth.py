@@ -39,27 +39,16 @@ def faces_the_network(settings: Settings) -> bool:
     return not (is_loopback(settings.service.host) or settings.service.allow_unauthenticated)
 
 
-# Each pager's route, the setting that turns it on, and its variable.
-PAGER_ROUTES = (
-    ("/webhooks/pagerduty", lambda s: s.pagerduty.webhook_secret, "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"),
-)
-
-
 def pagers_off(settings: Settings, hooks: Sequence[Webhook] | None = None) -> list[tuple[str, str]]:
-    """The pager routes that are off, with the variable that turns each on (none on a loopback address):
-    the service's own, and those of `hooks` (by default the built-in integrations' webhooks)."""
+    """The pager routes that are off for want of their secret, with the variable that turns each on (none on
+    a loopback address), among `hooks` (by default the built-in integrations' webhooks). A learner off for
+    want of its API says so itself (`Webhook.off`), on every address."""
     if not faces_the_network(settings):
         return []
-    own = [(route, variable) for route, secret, variable in PAGER_ROUTES if secret(settings) is None]
     hooks = built_in_webhooks() if hooks is None else hooks
-    return own + [(f"/webhooks/{h.name}", h.variable) for h in hooks if h.secret(settings) is None]
-
-
-def pager_on(settings: Settings, route: str) -> None:
-    """Raise 404 for a pager route that is off (see the module doc)."""
-    for off, variable in pagers_off(settings):
-        if off == route:
-            raise HTTPException(404, f"{route} is off: set {variable} to turn it on")
+    return [
+        (f"/webhooks/{h.name}", h.variable) for h in hooks if h.off(settings) is None and h.secret(settings) is None
+    ]
 
 
 def _check(token: SecretStr | None, offered: list[str], what: str) -> None:

@@ -12,7 +12,7 @@ from ..memory import Memory
 from ..settings import Settings
 from ..targets import NO_TARGET_HINT, Target
 from ..webhook import Webhook
-from .auth import PAGER_ROUTES, faces_the_network, pagers_off
+from .auth import faces_the_network
 
 
 def summary(settings: Settings, targets: list[Target], memory: Memory, hooks: Sequence[Webhook] = ()) -> list[str]:
@@ -36,30 +36,13 @@ def summary(settings: Settings, targets: list[Target], memory: Memory, hooks: Se
 
 
 def routes(settings: Settings, hooks: Sequence[Webhook] = ()) -> list[tuple[str, str]]:
-    off = dict(pagers_off(settings, hooks))  # a pager route without its secret, facing the network
-
-    def by(route: str, secret: object, how: str, variable: str) -> str:
-        if secret is not None:
-            return how
-        return f"off (set {variable} to turn it on)" if route in off else f"OPEN (set {variable})"
-
-    api = by("/similar", settings.service.api_token, "bearer token", "ONCALL_MEMORY_API_TOKEN")
+    """How each route is guarded: each webhook an integration mounts (`hooks`), then the service's own."""
+    api = "bearer token" if settings.service.api_token is not None else "OPEN (set ONCALL_MEMORY_API_TOKEN)"
     slack = (
         "Slack's request signature" if settings.slack.signing_secret else "off (set ONCALL_MEMORY_SLACK_SIGNING_SECRET)"
     )
-    jira = (
-        "signed (X-Hub-Signature), learning"
-        if settings.jira.webhook_secret
-        else "off (set ONCALL_MEMORY_JIRA_WEBHOOK_SECRET)"
-    )
-    pagers = {"/webhooks/pagerduty": "signed (X-PagerDuty-Signature)"}
     return [
-        *(
-            (f"POST {route}", by(route, secret(settings), pagers[route], variable))
-            for route, secret, variable in PAGER_ROUTES
-        ),
         *((f"POST /webhooks/{hook.name}", _hook(hook, settings)) for hook in hooks),
-        ("POST /webhooks/jira", jira),
         ("/similar, /feedback, /stats, /metrics, /docs", api),
         ("/mcp, /mcp/sse (MCP for agents)", api),
         ("/ (search page)", api if settings.service.api_token is None else "bearer token or a login session"),
@@ -69,9 +52,12 @@ def routes(settings: Settings, hooks: Sequence[Webhook] = ()) -> list[tuple[str,
 
 
 def _hook(hook: Webhook, settings: Settings) -> str:
-    """How a hook's route is guarded: by its own check once its secret is set; else off facing the network."""
+    """How a hook's route is guarded: off while it cannot be of use; by its own check once its secret is
+    set; else off facing the network, open on one machine."""
+    if (why := hook.off(settings)) is not None:
+        return f"off ({why})"
     if hook.secret(settings) is not None:
-        return hook.credential or f"its own check ({hook.variable} is set)"
+        return hook.guard or hook.credential or f"its own check ({hook.variable} is set)"
     return f"off (set {hook.variable} to turn it on)" if faces_the_network(settings) else f"OPEN (set {hook.variable})"
 
 

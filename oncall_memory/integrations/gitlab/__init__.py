@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .config import GitLabSettings
 
 if TYPE_CHECKING:
+    from .webhook import GitLabHook
+
+    webhook: GitLabHook
     from ...settings import Settings
     from ...sources import Source
 
@@ -20,3 +23,14 @@ def source(settings: Settings, path: str | None = None) -> Source:
     from .backlog import GitLabSource
 
     return GitLabSource.from_settings(settings)
+
+
+def __getattr__(name: str) -> Any:
+    # The webhook is built when the service asks for it: `Settings` reads this package for its settings
+    # group, and a command that posts nothing should not import the webhook's models.
+    if name == "webhook":
+        from .webhook import GitLabHook
+
+        globals()["webhook"] = hook = GitLabHook()
+        return hook
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .config import IncidentIoSettings
 
 if TYPE_CHECKING:
+    from .webhook import IncidentIoHook
+
+    webhook: IncidentIoHook
     from ...settings import Settings
     from ...sources import Source
 
@@ -20,3 +23,14 @@ def source(settings: Settings, path: str | None = None) -> Source:
     from .backlog import IncidentIoSource
 
     return IncidentIoSource.from_settings(settings)
+
+
+def __getattr__(name: str) -> Any:
+    # The webhook is built when the service asks for it: `Settings` reads this package for its settings
+    # group, and a command that posts nothing should not import the webhook's models.
+    if name == "webhook":
+        from .webhook import IncidentIoHook
+
+        globals()["webhook"] = hook = IncidentIoHook()
+        return hook
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

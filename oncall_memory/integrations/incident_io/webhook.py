@@ -20,10 +20,15 @@ import binascii
 import hashlib
 import hmac
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
 
 from ...credentials import same_secret
 from ...jobs import Job
+from ...settings import Settings
+from ...webhook import Webhook
 from .. import Loose
 
 LEARN_EVENTS = (
@@ -82,3 +87,51 @@ def learn_job(incident_id: str, delivery: str) -> Job:
     carry the same id), a later edit learnt again."""
     key = f"incident_io-learn:{incident_id}:{delivery[:100]}"
     return Job.learn(key, "incident closed", incident_io_incident=incident_id)
+
+
+class IncidentIoRef(BaseModel):
+    id: str = Field(pattern=INCIDENT_ID)
+
+
+def learns(settings: Settings) -> bool:
+    """incident.io incidents are learnt as they close with the webhook's signing secret and an API key."""
+    return bool(settings.incident_io.webhook_secret and settings.incident_io.token)
+
+
+class IncidentIoHook(Webhook):
+    """`POST /webhooks/incident_io`, mounted through the `webhook` hook: Svix-signed events; an incident that
+    closed is read back and remembered (learning). Off until it can learn."""
+
+    name: ClassVar[str] = "incident_io"
+    variable: ClassVar[str] = "ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET"
+    body: ClassVar[type[BaseModel] | None] = IncidentIoEvent
+    credential: ClassVar[str | None] = "webhook-signature (Svix: webhook-id, webhook-timestamp; a stale one too)"
+    challenge: ClassVar[str | None] = None
+    guard: ClassVar[str | None] = "signed (Svix's webhook-signature), learning"
+
+    def off(self, settings: Settings) -> str | None:
+        if learns(settings):
+            return None
+        return (
+            "learning from incident.io is off: set ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET (the endpoint's signing "
+            "secret) and ONCALL_MEMORY_INCIDENT_IO_TOKEN (to read the incident back)"
+        )
+
+    def secret(self, settings: Settings) -> str | None:
+        secret = settings.incident_io.webhook_secret
+        return secret.get_secret_value() if secret is not None else None
+
+    def authentic(self, secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
+        return verify_signature(secret, headers, raw)
+
+    def jobs(self, body: Any, settings: Settings, known: Mapping[str, Any]) -> tuple[list[Job], int | str]:
+        return self.jobs_from(body, settings, known, {})
+
+    def jobs_from(
+        self, body: Any, settings: Settings, known: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> tuple[list[Job], int | str]:
+        event, incident = incident_of(body)
+        if event not in LEARN_EVENTS or closed(incident, event) is False:
+            return [], str(event)[:100]
+        incident_id = IncidentIoRef.model_validate(incident).id
+        return [learn_job(incident_id, headers.get("webhook-id", ""))], 0

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .config import JiraSettings
 
 if TYPE_CHECKING:
+    from .webhook import JiraHook
+
+    webhook: JiraHook
     from ...settings import Settings
     from ...sources import Source
 
@@ -20,3 +23,14 @@ def source(settings: Settings, path: str | None = None) -> Source:
     from .backlog import JiraSource
 
     return JiraSource.from_settings(settings)
+
+
+def __getattr__(name: str) -> Any:
+    # The webhook is built when the service asks for it: `Settings` reads this package for its settings
+    # group, and a command that posts nothing should not import the webhook's models.
+    if name == "webhook":
+        from .webhook import JiraHook
+
+        globals()["webhook"] = hook = JiraHook()
+        return hook
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

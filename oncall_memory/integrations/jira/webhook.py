@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from ...credentials import same_secret
 from ...jobs import Job
+from ...settings import Settings
+from ...webhook import Webhook
 from .. import Loose
 
 LEARN_EVENTS = ("jira:issue_created", "jira:issue_updated", "comment_created", "comment_updated")
@@ -60,3 +63,48 @@ def learn_job(hook: JiraWebhook, delivery: str | None) -> Job:
     assert hook.issue is not None
     key = f"jira-learn:{hook.issue.key}:{delivery or hook.timestamp or hook.webhookEvent}"
     return Job.learn(key, hook.webhookEvent, jira_issue=hook.issue.key)
+
+
+def learns(settings: Settings) -> bool:
+    """Jira issues are learnt as they resolve with a webhook secret and the API to read them back."""
+    jira = settings.jira
+    return bool(jira.webhook_secret and jira.url and jira.email and jira.token)
+
+
+class JiraHook(Webhook):
+    """`POST /webhooks/jira`, mounted through the `webhook` hook: an admin webhook whose resolved issues are
+    read back and remembered (learning); nothing is posted. Off until it can learn."""
+
+    name: ClassVar[str] = "jira"
+    variable: ClassVar[str] = "ONCALL_MEMORY_JIRA_WEBHOOK_SECRET"
+    body: ClassVar[type[BaseModel] | None] = JiraWebhook
+    credential: ClassVar[str | None] = "X-Hub-Signature"
+    challenge: ClassVar[str | None] = None
+    guard: ClassVar[str | None] = "signed (X-Hub-Signature), learning"
+
+    def off(self, settings: Settings) -> str | None:
+        if learns(settings):
+            return None
+        return (
+            "learning from Jira is off: set ONCALL_MEMORY_JIRA_WEBHOOK_SECRET (the webhook's secret) and "
+            "ONCALL_MEMORY_JIRA_URL, _EMAIL and _TOKEN (to read the issue back)"
+        )
+
+    def secret(self, settings: Settings) -> str | None:
+        secret = settings.jira.webhook_secret
+        return secret.get_secret_value() if secret is not None else None
+
+    def authentic(self, secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
+        return verify_signature(secret, raw, headers.get("x-hub-signature"))
+
+    def jobs(self, body: Any, settings: Settings, known: Mapping[str, Any]) -> tuple[list[Job], int | str]:
+        return self.jobs_from(body, settings, known, {})
+
+    def jobs_from(
+        self, body: Any, settings: Settings, known: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> tuple[list[Job], int | str]:
+        hook = JiraWebhook.model_validate(body)
+        if hook.webhookEvent not in LEARN_EVENTS or not resolved(hook):
+            return [], hook.webhookEvent
+        delivery = headers.get("x-atlassian-webhook-identifier")
+        return [learn_job(hook, delivery[:100] if delivery else None)], 0

@@ -12,10 +12,13 @@ if TYPE_CHECKING:
     from ...settings import Settings
     from ...sources import Source
     from .api import MAX_RANGE, PagerDutyAPI
+    from .webhook import PagerDutyHook
+
+    webhook: PagerDutyHook
 
 settings_group = PagerDutySettings  # merged into `Settings` as `settings.pagerduty`
 
-__all__ = ["MAX_RANGE", "PagerDutyAPI", "settings_group", "source"]
+__all__ = ["MAX_RANGE", "PagerDutyAPI", "settings_group", "source", "webhook"]
 
 
 def __getattr__(name: str) -> Any:
@@ -25,6 +28,11 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
+    if name == "webhook":  # built when the service asks for it, as the API client is
+        from .webhook import PagerDutyHook
+
+        globals()["webhook"] = hook = PagerDutyHook()
+        return hook
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

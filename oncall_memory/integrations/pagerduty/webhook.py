@@ -9,14 +9,16 @@ import hashlib
 import hmac
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from ...credentials import same_secret
 from ...domain.alert import Alert
 from ...domain.noise import strip_ceremony
 from ...jobs import Job
+from ...settings import Settings
+from ...webhook import Webhook
 from .. import Loose
 
 LEARN_EVENTS = ("incident.resolved", "incident.annotated")
@@ -105,3 +107,36 @@ def learn_job(incident_id: str, event_id: str | None, event_type: str) -> Job:
     event once."""
     key = f"pagerduty-learn:{incident_id}:{event_id or event_type}"
     return Job.learn(key, event_type, pagerduty_incident=incident_id)
+
+
+class PagerDutyHook(Webhook):
+    """`POST /webhooks/pagerduty`, mounted through the `webhook` hook as an installed pager's is. Its secret
+    (ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET) signs the body (`X-PagerDuty-Signature`, checked once the
+    bounded body is read). `incident.triggered` is looked up and answered with a note; `incident.resolved`
+    and `incident.annotated` are remembered when the REST API (ONCALL_MEMORY_PAGERDUTY_TOKEN) can read the
+    incident back; any other event is acknowledged and ignored."""
+
+    name: ClassVar[str] = "pagerduty"
+    variable: ClassVar[str] = "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"
+    body: ClassVar[type[BaseModel] | None] = PagerDutyWebhook
+    credential: ClassVar[str | None] = "X-PagerDuty-Signature"
+    challenge: ClassVar[str | None] = None
+    guard: ClassVar[str | None] = "signed (X-PagerDuty-Signature)"
+
+    def secret(self, settings: Settings) -> str | None:
+        secret = settings.pagerduty.webhook_secret
+        return secret.get_secret_value() if secret is not None else None
+
+    def authentic(self, secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
+        return verify_signature(secret, raw, headers.get("x-pagerduty-signature"))
+
+    def jobs(self, body: Any, settings: Settings, known: Mapping[str, Any]) -> tuple[list[Job], int | str]:
+        event = PagerDutyWebhook.model_validate(body).event
+        if event.event_type == "incident.triggered":
+            return [pagerduty_job(PDIncident.model_validate(event.data), known)], 0
+        if event.event_type in LEARN_EVENTS and settings.pagerduty.token is not None:
+            # incident.resolved carries the incident; incident.annotated an incident_note, whose incident it is.
+            data = event.data.get("incident") if event.event_type == "incident.annotated" else event.data
+            incident = IncidentRef.model_validate(data if isinstance(data, dict) else {})
+            return [learn_job(incident.id, event.id, event.event_type)], 0
+        return [], event.event_type
