@@ -337,6 +337,12 @@ class Settings(ReadsPeople):
         copied._integrations = hooked
         return copied
 
+    def group(self, name: str) -> BaseModel | None:
+        """A settings group by its name, the core's or an integration's (`pagerduty`), or None."""
+        if name in CORE_GROUPS:
+            return getattr(self, name)
+        return self._integrations.get(name)
+
     def secrets(self) -> list[str]:
         """Every secret set (tokens, keys, signing secrets, webhook URLs), the core's and each integration's:
         found from the models, so a new secret setting cannot be forgotten where they are masked."""

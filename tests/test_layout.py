@@ -270,8 +270,6 @@ STILL_NAMING_A_VENDOR = {
     "cli/run.py",
     "domain/annotations.py",
     "domain/label_facts.py",
-    "ingest/flow.py",
-    "ingest/job.py",
     "ingest/schedule.py",
     "jobs.py",
     "mcp/server.py",
@@ -283,10 +281,8 @@ STILL_NAMING_A_VENDOR = {
     "service/mcp_http.py",
     "service/slack.py",
     "service/startup.py",
-    "sources/__init__.py",
     "sources/factory.py",
     "sources/git_links.py",
-    "store/datadir.py",
     "targets.py",
 }
 

@@ -109,3 +109,20 @@ def test_a_setting_typed_wrong_is_one_line_naming_its_variable(monkeypatch, caps
     assert main(["stats"]) == 2
     printed = capsys.readouterr().err.strip()
     assert printed.startswith(f"oncall-memory: configuration: {said}") and "\n" not in printed, printed
+
+
+def test_a_scheduled_window_reaches_back_as_far_as_the_sources_settings_group_asks(tmp_path):
+    """A scheduled run of PagerDuty reads at least `refresh_days` back (late notes arrive); a source whose
+    group has no `refresh_days` (a file) reads the window it was given. Found from the group, not the name."""
+    from oncall_memory.sources import scheduled_window
+
+    def days(window):
+        return (window.until - window.since).total_seconds() / 86400
+
+    settings = Settings(data_dir=tmp_path, pagerduty_refresh_days=30)
+    assert days(scheduled_window("pagerduty", 1, settings)) == pytest.approx(30)
+    assert days(scheduled_window("pagerduty", 90, settings)) == pytest.approx(90)
+    assert days(scheduled_window("jsonl", 1, settings)) == pytest.approx(1)
+    assert days(scheduled_window("jira", 2, settings)) == pytest.approx(2)
+    assert scheduled_window("pagerduty", None, settings) is None
+    assert settings.group("pagerduty") is settings.pagerduty and settings.group("nothing") is None

@@ -83,7 +83,7 @@ def ingest_flow(
     """
     logger = get_run_logger()
     settings = settings or Settings()
-    job = IngestJob(settings, source, path, scheduled_window(source, window_days, settings.pagerduty.refresh_days))
+    job = IngestJob(settings, source, path, scheduled_window(source, window_days, settings))
     items = load_backlog(job)  # read whole before the store is opened
     with Memory.open(settings, embedder=embedder) as memory:
         embed = embed_batch.with_options(

@@ -56,7 +56,7 @@ class IngestJob:
     def scheduled(cls, settings: Settings, source: str, path: str | None, window_days: float | None) -> IngestJob:
         """The job a schedule runs: the last `window_days` (None: the source's own default)."""
         days = window_days if window_days is not None else default_window_days(source)
-        return cls(settings, source, path, scheduled_window(source, days, settings.pagerduty.refresh_days))
+        return cls(settings, source, path, scheduled_window(source, days, settings))
 
     def over(self, window: Window | None) -> IngestJob:
         return replace(self, window=window)

@@ -10,9 +10,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from ..domain.incident import Incident
 from ..ingest.backlog import Rejected
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 # Where "all history" begins for a source that needs a start (PagerDuty's own first year).
 FIRST_YEAR = datetime(2009, 1, 1, tzinfo=timezone.utc)
@@ -45,12 +49,14 @@ def window_of(days: float | None) -> Window | None:
     return None if days is None else Window.last(days)
 
 
-def scheduled_window(source: str, days: float | None, refresh_days: float) -> Window | None:
-    """A scheduled run's window: PagerDuty's reaches back at least `refresh_days`, so notes added after an
-    incident left the shorter window still arrive (an unchanged incident costs no embedding)."""
+def scheduled_window(source: str, days: float | None, settings: Settings) -> Window | None:
+    """A scheduled run's window. A source whose settings group has `refresh_days` (PagerDuty's) reaches back
+    at least that far, so notes added after an incident left the shorter window still arrive (an unchanged
+    incident costs no embedding)."""
     if days is None or not days:
         return None
-    return Window.last(max(days, refresh_days) if source == "pagerduty" else days)
+    refresh = getattr(settings.group(source), "refresh_days", None)
+    return Window.last(max(days, refresh) if isinstance(refresh, (int, float)) else days)
 
 
 def moment(value: object) -> datetime | None:

@@ -118,17 +118,13 @@ class DataDir:
     def last_ingest(self, collection: str) -> Path | None:
         return self.file(f"last_ingest-{collection}.json")
 
-    @property
-    def backfill_checkpoint(self) -> Path | None:
-        return self.backfill_checkpoint_of("pagerduty")
-
     def backfill_checkpoint_of(self, source: str) -> Path | None:
         """How far a backfill of `source` got: one file per source, so two backfills never resume each other."""
         return self.file(f"backfill-{source}.json")
 
-    @property
-    def pagerduty_open(self) -> Path | None:
-        return self.file("pagerduty-open.json")
+    def followed_open(self, source: str) -> Path | None:
+        """The incidents `source` saw open and follows until they resolve (`pagerduty-open.json`)."""
+        return self.file(f"{source}-open.json")
 
     # -- who may read it ----------------------------------------------------------------------------
 

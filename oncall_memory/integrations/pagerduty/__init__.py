@@ -45,4 +45,6 @@ def source(settings: Settings, path: str | None = None) -> Source:
     if settings.pagerduty.token is None:
         raise InvalidInput("the pagerduty source needs ONCALL_MEMORY_PAGERDUTY_TOKEN (a REST API key)")
     api = PagerDutyAPI.from_settings(settings)
-    return PagerDutySource(api, service_ids=settings.pagerduty.service_ids, state_file=settings.dir.pagerduty_open)
+    return PagerDutySource(
+        api, service_ids=settings.pagerduty.service_ids, state_file=settings.dir.followed_open("pagerduty")
+    )
