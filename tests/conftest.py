@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import threading
 import time
@@ -35,6 +36,20 @@ def isolate(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> None:
 @pytest.fixture(autouse=True)
 def isolated_env(monkeypatch, tmp_path):
     isolate(monkeypatch, tmp_path / "data")
+
+
+@pytest.fixture(autouse=True)
+def no_prefect_handler_left_on_the_root_logger():
+    """A test that runs a Prefect flow sets up Prefect's logging, whose console handler (bound to that test's
+    captured stderr) sits on the root logger. A later test on the same worker then had any record that
+    reaches the root (pytest-httpserver's access log) fail on the closed stream, and "--- Logging error ---"
+    with a traceback in its own stderr. Each test leaves the root logger without the handlers it added."""
+    root = logging.getLogger()
+    before = list(root.handlers)
+    yield
+    for handler in list(root.handlers):
+        if handler not in before and type(handler).__module__.startswith("prefect"):
+            root.removeHandler(handler)
 
 
 @pytest.fixture(scope="session")

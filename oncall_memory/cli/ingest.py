@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
+from ..integrations import BUILT_IN_SOURCES
 from .common import EXIT_FAILED, EXIT_REJECTED, err
 from .when import moment
 
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ingest",
         help="store a backlog (a JSONL file, a Markdown post-mortem, or a folder of *.jsonl and *.md), "
-        "or backfill PagerDuty",
+        "or backfill an API source's history",
     )
     p.add_argument(
         "path", nargs="?", help="a JSONL file, a post-mortem (.md), or a folder: its *.jsonl and its *.md at any depth"
@@ -37,13 +38,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--source",
         default="jsonl",
         metavar="SOURCE",
-        help="jsonl (files: the default), pagerduty, jira, servicenow, github, gitlab, incident_io, rootly, or a plugin's",
+        help=f"jsonl (files: the default), {', '.join(BUILT_IN_SOURCES)}, or an installed plugin's",
     )
     p.add_argument(
         "--since",
         type=moment,
-        help="only incidents opened from this moment (2026-11-01, yesterday, 7d); an API source (pagerduty, "
-        "jira, ...): the start of the backfill (default: all history)",
+        help="only incidents opened from this moment (2026-11-01, yesterday, 7d); an API source: the start "
+        "of the backfill (default: all history)",
     )
     p.add_argument("--until", type=moment, help="only incidents opened before this date (default: now)")
     p.add_argument("--json", action="store_true", help="print the counts as a JSON object")

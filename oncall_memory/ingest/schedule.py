@@ -28,6 +28,7 @@ import httpx
 from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL, temporary_settings
 
 from ..errors import OncallMemoryError
+from ..integrations import BUILT_IN_SOURCES
 from ..settings import Settings
 from ..sources import default_window_days
 from .flow import ingest_flow
@@ -48,13 +49,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--source",
         default="jsonl",
         metavar="SOURCE",
-        help="jsonl (files: the default), pagerduty, jira, servicenow, github, gitlab, incident_io, rootly, or a plugin's",
+        help=f"jsonl (files: the default), {', '.join(BUILT_IN_SOURCES)}, or an installed plugin's",
     )
     p.add_argument("--path", help="for jsonl: a file or a folder of *.jsonl")
     p.add_argument(
         "--window-days",
         type=float,
-        help="look-back window of each run (default: 7 for pagerduty, all of a jsonl backlog; 0: all)",
+        help="look-back window of each run (default: 7 for an API source, all of a jsonl backlog; 0: all)",
     )
     when = p.add_mutually_exclusive_group()
     when.add_argument("--interval", type=float, help="seconds between runs (default 900)")

@@ -33,11 +33,13 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from .payload import Loose as Loose
 
 ENTRY_POINT_GROUP = "oncall_memory.integrations"
 BUILT_IN = (
@@ -58,16 +60,26 @@ BUILT_IN_WHERE = "built in"  # a Plugin's `where` when it is one of ours
 log = logging.getLogger(__name__)
 
 
-class Loose(BaseModel):
-    """A vendor's payload, read leniently: vendors add fields over time; we read what we need. Blank text is
-    no text."""
+# The built-in integrations whose package offers the `source` hook, in `BUILT_IN`'s order: named here so that
+# the CLI's help lists them without importing a package (tests/test_layout.py holds it to the packages).
+BUILT_IN_SOURCES = ("pagerduty", "jira", "servicenow", "github", "gitlab", "incident_io", "rootly")
 
-    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+
+def __getattr__(name: str) -> Any:
+    # `Loose` (pydantic) is imported when a vendor's payload needs it: the CLI's parser reads this module's
+    # names, and a command that parses no payload should not import pydantic for that.
+    if name == "Loose":
+        from .payload import Loose
+
+        return Loose
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def plugins(taken: tuple[str, ...] = ()) -> dict[str, EntryPoint]:
     """The integrations installed packages declare, by name (a name in `taken`, a built-in's, cannot be
     taken over)."""
+    from importlib.metadata import entry_points  # here: the CLI's parser imports this module, and needs none
+
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in taken}
 
 

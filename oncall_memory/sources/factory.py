@@ -16,26 +16,41 @@ from importlib import import_module
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from ..domain.incident import Incident
 from ..errors import InvalidInput, OncallMemoryError, SourceFailed
 from ..ingest.backlog import Rejected
-from ..integrations import ENTRY_POINT_GROUP
+from ..integrations import BUILT_IN_SOURCES, ENTRY_POINT_GROUP
 from ..integrations import plugins as installed
 from ..settings import Settings
 from . import Source, Window
 from .jsonl import JsonlSource
 
-BUILT_IN = ("jsonl", "pagerduty", "jira", "servicenow", "github", "gitlab", "incident_io", "rootly")
+
+def built_in() -> tuple[str, ...]:
+    """The built-in sources: files (`jsonl`), then each built-in integration whose package offers the
+    `source` hook, in `integrations.BUILT_IN`'s order."""
+    return ("jsonl", *BUILT_IN_SOURCES)
+
+
+def _package(name: str) -> Any:
+    return import_module(f"..integrations.{name}", __package__)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BUILT_IN":  # the tuple it was, found from the integrations when first asked for
+        return built_in()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def plugins() -> dict[str, EntryPoint]:
     """The sources installed packages add, by name (a built-in name cannot be taken over)."""
-    return installed(taken=BUILT_IN)
+    return installed(taken=built_in())
 
 
 def source_names() -> list[str]:
-    return [*BUILT_IN, *sorted(plugins())]
+    return [*built_in(), *sorted(plugins())]
 
 
 def make_source(settings: Settings, source: str, path: str | None, *, follow_open: bool = True) -> Source:
@@ -47,10 +62,8 @@ def make_source(settings: Settings, source: str, path: str | None, *, follow_ope
         if not path:
             raise InvalidInput("the jsonl source needs --path (a JSONL file, a post-mortem, or a folder of them)")
         return JsonlSource(Path(path))
-    if source in BUILT_IN:
-        made = _from_integration(
-            import_module(f"..integrations.{source}", __package__), f"the built-in source {source!r}", settings, path
-        )
+    if source in built_in():
+        made = _from_integration(_package(source), f"the built-in source {source!r}", settings, path)
     else:
         plugin = plugins().get(source)
         if plugin is None:
