@@ -227,3 +227,24 @@ def test_the_shipped_pager_set_parses():
     assert {q.pager for q in queries} == {"alertmanager", "pagerduty", "opsgenie"}
     incidents = {json.loads(line)["id"] for line in (FIXTURES / "incidents.jsonl").read_text().splitlines()}
     assert all(set(q.relevant) <= incidents for q in queries)
+
+
+def test_a_labelled_pager_alert_is_read_by_that_pagers_own_webhook_and_an_unknown_pager_is_named():
+    """The evaluation reads a labelled alert as the service would (the pager's webhook, found through the
+    hook); a pager no integration offers is refused, saying which there are."""
+    import json
+
+    from pydantic import ValidationError
+
+    from oncall_memory.answer.evaluate import PagerQuery
+    from oncall_memory.memory import Memory
+    from oncall_memory.settings import Settings
+
+    with open("oncall_memory/evalsets/alerts.jsonl", encoding="utf-8") as fh:
+        row = json.loads(fh.readline())  # KubePodCrashLooping for container checkout, as Alertmanager posts it
+    memory = Memory.open(Settings(data_dir=":memory:", embedder="fake"))
+    alert = PagerQuery.model_validate(row).alert(memory)
+    assert alert.text.startswith("KubePodCrashLooping") and (alert.service, alert.env) == ("checkout", "shop-prod")
+    with pytest.raises(ValidationError, match="no built-in pager 'nagios'.*alertmanager"):
+        PagerQuery.model_validate({**row, "pager": "nagios"})
+    memory.close()

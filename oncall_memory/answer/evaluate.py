@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import ValidationError, field_validator
 
 from ..domain.alert import Alert, Filters
 from ..domain.distill import distill_alert
@@ -50,40 +50,36 @@ class LabelledQuery(Facts):
 class PagerQuery(Redacted):
     """An alert as a pager sends it, and the incidents a responder would want."""
 
-    pager: Literal["alertmanager", "pagerduty", "opsgenie"]
+    pager: str  # the integration whose webhook sends it (`alertmanager`, `pagerduty`, `opsgenie`)
     payload: dict[str, Any]
     filters: Filters | None = None
     relevant: list[str]
 
+    @field_validator("pager")
+    @classmethod
+    def _a_pager_we_have(cls, pager: str) -> str:
+        if _webhook(pager) is None:
+            raise ValueError(f"no built-in pager {pager!r}: use one of {', '.join(h.name for h in _webhooks())}")
+        return pager
+
     def alert(self, memory: Memory, *, with_facts: bool = True) -> Alert:
         """The alert the service would look up for this payload (the first firing alert of a group), read by
-        the pager's own integration (loaded here, as the service loads it)."""
-        # Each submodule by its full name: an integration's package offers its hook as `webhook`.
-        from ..integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_alert
-        from ..integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_alert
-        from ..integrations.pagerduty.webhook import PagerDutyWebhook, PDIncident, pagerduty_alert
-
-        if self.pager == "alertmanager":
-            hook = AlertmanagerWebhook.model_validate(self.payload)
-            alert = next(
-                a
-                for a in (
-                    alertmanager_alert(x, memory.settings.service.label_facts, memory.known_values())
-                    for x in hook.alerts
-                    if x.status == "firing"
-                )
-                if a
-            )
-        elif self.pager == "pagerduty":
-            event = PagerDutyWebhook.model_validate(self.payload).event
-            alert = pagerduty_alert(PDIncident.model_validate(event.data), memory.known_values())
-        else:
-            alert = opsgenie_alert(
-                OpsgenieWebhook.model_validate(self.payload).alert,
-                memory.settings.service.label_facts,
-                memory.known_values(),
-            )
+        the pager's own webhook, through the hook the service mounts it by."""
+        hook = _webhook(self.pager)
+        assert hook is not None  # the validator saw to it
+        jobs, _ = hook.jobs(self.payload, memory.settings, memory.known_values())
+        alert = jobs[0].items[0].alert
         return alert if with_facts else Alert(text=alert.text)
+
+
+def _webhooks() -> list[Any]:
+    from ..integrations import built_in_webhooks
+
+    return built_in_webhooks()
+
+
+def _webhook(pager: str) -> Any:
+    return next((hook for hook in _webhooks() if hook.name == pager), None)
 
 
 @dataclass(frozen=True)
