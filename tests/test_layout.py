@@ -281,7 +281,6 @@ VENDORS = sorted(p.name for p in (PACKAGE / "integrations").iterdir() if (p / "_
 STILL_NAMING_A_VENDOR = {
     "answer/render.py",
     "cli/agents.py",
-    "cli/run.py",
     "domain/annotations.py",
     "domain/label_facts.py",
     "jobs.py",

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_schedule)
 
-    p = sub.add_parser("serve", help="the webhook enrichment service (PagerDuty, Alertmanager, Opsgenie) and /similar")
+    p = sub.add_parser("serve", help="the webhook enrichment service (each pager's webhook, /similar, the page, MCP)")
     p.add_argument("--host", help="default ONCALL_MEMORY_HOST or 127.0.0.1")
     p.add_argument("--port", type=int, help="default ONCALL_MEMORY_PORT or 8080")
     p.set_defaults(func=cmd_serve)
