@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
@@ -60,6 +60,13 @@ class Target(ABC):
     """Where a job's answer goes. Three methods to implement; reading back and closing have defaults."""
 
     name: str
+    # What a learner learns, in words, for the startup's "learning as incidents close" line; None: the target
+    # posts answers (and the line "answers go to" names it by `describe`).
+    learns: ClassVar[str | None] = None
+
+    def describe(self) -> str:
+        """Where answers go, in words, for the startup's log."""
+        return self.name
 
     @abstractmethod
     def accepts(self, job: Job) -> bool:

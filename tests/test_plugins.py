@@ -408,3 +408,56 @@ def test_a_built_in_pagers_hook_is_found_after_its_submodule_of_the_same_name_wa
         importlib.import_module(f"oncall_memory.integrations.{vendor}.webhook")
         package.webhook = sys.modules[f"oncall_memory.integrations.{vendor}.webhook"]  # what that import leaves
     assert sorted(hook.name for hook in built_in_webhooks()) == pagers
+
+
+OPSNOTES_LEARNER = '''
+"""A tool whose closed tickets the memory learns: it offers a learner through the `learners` hook."""
+from oncall_memory.targets import Target
+
+BUILT = []
+
+
+class TicketLearner(Target):
+    name = "memory-opsnotes"
+    learns = "closed Opsnotes tickets"
+
+    def __init__(self, memory):
+        self.memory = memory
+
+    def accepts(self, job):
+        return job.kind == "learn" and job.key.startswith("opsnotes-learn:")
+
+    def render(self, job, answers):
+        return {"key": job.key}
+
+    def send(self, job, body):
+        pass
+
+
+def learners(settings, memory):
+    BUILT.append(memory)
+    return [TicketLearner(memory)]
+'''
+
+
+def test_an_installed_integrations_learner_is_built_with_the_memory_and_named_at_startup(tmp_path, monkeypatch, caplog):
+    """Issue 53: learners come through a hook too (`learners(settings, memory)`), built in (PagerDuty's,
+    Jira's, incident.io's, GitLab's) and installed alike: the service builds each with its memory, counts
+    its deliveries in /metrics, and says at start what it learns."""
+    import logging
+
+    _install(tmp_path, monkeypatch, "oncall_memory_opsnotes_learner", "opsnotes", OPSNOTES_LEARNER)
+    caplog.set_level(logging.INFO, logger="oncall_memory")
+    try:
+        app, memory = app_with(tmp_path)
+        with TestClient(app, headers={}) as client:
+            assert 'target="memory-opsnotes"' in client.get("/metrics").text
+            assert client.app.state.learning == frozenset({"opsnotes"})
+        plugin = sys.modules["oncall_memory_opsnotes_learner"]
+        assert plugin.BUILT == [memory]
+        said = [r.getMessage() for r in caplog.records]
+        assert "learning as incidents close: on (closed Opsnotes tickets)" in said
+        assert not any("answers go to: memory-opsnotes" in line for line in said)  # a learner posts nothing
+        memory.close()
+    finally:
+        sys.modules.pop("oncall_memory_opsnotes_learner", None)

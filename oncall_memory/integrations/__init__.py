@@ -15,6 +15,8 @@ module (or object) offering any of
 - `source(settings, path) -> Source`, for `ingest --source <name>`;
 - `webhook`, a `Webhook`, mounted at `POST /webhooks/<its name>`;
 - `targets(settings) -> list[Target]`, where the service also sends answers;
+- `learners(settings, memory) -> list[Target]`, targets through which the memory learns (a closed incident
+  read back and remembered); the service's startup line names what each `learns`;
 - `settings_group`, its settings: a `settings.SettingsGroup` whose `env_prefix` is `ONCALL_MEMORY_<NAME>_`.
   `Settings` merges it under the integration's name (`settings.<name>.<field>`), read from the environment
   by its own variables and given by flat names (`Settings(<name>_<field>=...)`), as the built-in groups are;
@@ -91,6 +93,7 @@ class Plugin:
     where: str  # its entry point, for messages: "zabbix = oncall_memory_zabbix"; BUILT_IN_WHERE for ours
     webhook: Any = None  # a webhook.Webhook
     targets: Callable[..., list[Any]] | None = None  # settings -> [targets.Target]
+    learners: Callable[..., list[Any]] | None = None  # settings, memory -> [targets.Target]
 
 
 def built_in_webhooks() -> list[Any]:
@@ -102,9 +105,9 @@ def _built_in() -> list[Plugin]:
     found = []
     for name in BUILT_IN:
         package = importlib.import_module(f"{__name__}.{name}")
-        webhook, targets = (_hook(package, h) for h in ("webhook", "targets"))
-        if webhook is not None or targets is not None:
-            found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets))
+        webhook, targets, learners = (_hook(package, h) for h in ("webhook", "targets", "learners"))
+        if webhook is not None or targets is not None or learners is not None:
+            found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets, learners))
     return found
 
 
@@ -139,8 +142,9 @@ def service_plugins() -> list[Plugin]:
             continue
         # A source's factory alone has neither: nothing for the service.
         webhook, targets = getattr(loaded, "webhook", None), getattr(loaded, "targets", None)
-        if webhook is not None or targets is not None:
-            found.append(Plugin(name, where, webhook, targets))
+        learners = getattr(loaded, "learners", None)
+        if webhook is not None or targets is not None or learners is not None:
+            found.append(Plugin(name, where, webhook, targets, learners))
     return found
 
 

@@ -1,7 +1,7 @@
 """The enrichment service: `create_app(settings)` assembles it; nothing happens at import time.
 
-Routes: /webhooks/pagerduty and the learners' (`webhooks.py`), /webhooks/<pager> for each pager an integration
-offers through the hook (`webhooks.mount`), /similar, /feedback, /stats, /healthz, /readyz (`api.py`), /mcp
+Routes: /webhooks/<pager> for each webhook an integration offers through the hook, the pagers' and the
+learners' (`webhooks.mount`), /similar, /feedback, /stats, /healthz, /readyz (`api.py`), /mcp
 (`mcp_http.py`), /metrics (`metrics.py`), the search page at / (`page.py`). Every route is a plain `def`: FastAPI runs it on its threadpool, so a
 slow lookup never stalls the event loop, and the memory's lock covers store calls only.
 """
@@ -29,18 +29,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, NotFound, OncallMemoryError
 from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, service_plugins
-from ..integrations.gitlab.learner import GitLabLearner
-from ..integrations.gitlab.webhook import learns as gitlab_learns
-from ..integrations.incident_io.backlog import IncidentIoSource
-from ..integrations.incident_io.learner import IncidentIoLearner
-from ..integrations.incident_io.webhook import learns as incident_io_learns
-from ..integrations.jira.backlog import JiraAPI
-from ..integrations.jira.learner import JiraLearner
-from ..integrations.jira.webhook import learns as jira_learns
 from ..integrations.pagerduty import PagerDutyAPI
 from ..integrations.pagerduty.details import CustomDetails
-from ..integrations.pagerduty.learner import Learner
-from ..integrations.pagerduty.notes import PagerDutyNotes
 from ..integrations.slack.app import SlackApp
 from ..integrations.slack.targets import SlackBot, SlackWebhook
 from ..logs import redacted_logs
@@ -83,11 +73,9 @@ DOCS_ASSET_TYPES = {"swagger-ui-bundle.js": "text/javascript", "swagger-ui.css":
 
 
 def make_targets(settings: Settings, buttons: Extra | None = None) -> list[Target]:
-    """Every target the settings configure: a PagerDuty note needs a token and a From address; Slack is the
-    app (bot token and channel, with `buttons` under each suggestion) or else the incoming webhook."""
+    """The targets the service builds itself: Slack, the app (bot token and channel, with `buttons` under each
+    suggestion) or else the incoming webhook. The integrations' own come through their `targets` hook."""
     targets: list[Target] = []
-    if settings.pagerduty.token and settings.pagerduty.from_email:
-        targets.append(PagerDutyNotes(PagerDutyAPI.from_settings(settings, with_from=True)))
     if settings.slack.bot_token and settings.slack.channel:
         targets.append(
             SlackBot(
@@ -110,15 +98,19 @@ def make_targets(settings: Settings, buttons: Extra | None = None) -> list[Targe
     return targets
 
 
-def plugin_targets(settings: Settings, installed: list[Plugin], taken: set[str]) -> list[Target]:
-    """The targets installed integrations add. One that fails to build, or is not a `Target`, or takes a
-    name already taken, is logged and left out: the others still deliver."""
+def plugin_targets(
+    settings: Settings, installed: list[Plugin], taken: set[str], memory: Memory | None = None
+) -> list[Target]:
+    """The targets the integrations add, built in and installed (with `memory`, their learners instead). One
+    that fails to build, or is not a `Target`, or takes a name already taken, is logged and left out: the
+    others still deliver."""
     found: list[Target] = []
     for plugin in installed:
-        if plugin.targets is None:
+        hook = plugin.targets if memory is None else plugin.learners
+        if hook is None:
             continue
         try:
-            made = list(plugin.targets(settings))
+            made = list(hook(settings) if memory is None else hook(settings, memory))
         except Exception as exc:
             log.error("the integration %s could not build its targets: %s: %s", plugin.where, type(exc).__name__, exc)
             continue
@@ -185,21 +177,16 @@ def create_app(
                 slack_app = SlackApp(settings, mem)
                 stack.callback(slack_app.close)
             app.state.slack = slack_app
-            targets = make_targets(settings, slack_app.buttons() if slack_app else None)
+            built_in = [p for p in installed if p.where == BUILT_IN_WHERE]
+            targets = plugin_targets(settings, built_in, set())
+            targets += make_targets(settings, slack_app.buttons() if slack_app else None)
             learning = set()
-            if settings.pagerduty.token:  # reading resolved incidents needs the REST API
-                targets.append(Learner(PagerDutyAPI.from_settings(settings), mem))
-                learning.add("pagerduty")
-            if jira_learns(settings):
-                targets.append(JiraLearner(JiraAPI.from_settings(settings), mem))
-                learning.add("jira")
-            if incident_io_learns(settings):
-                targets.append(IncidentIoLearner(IncidentIoSource.api_from(settings), mem))
-                learning.add("incident_io")
-            if gitlab_learns(settings):
-                targets.append(GitLabLearner.from_settings(settings, mem))
-                learning.add("gitlab")
-            targets += plugin_targets(settings, installed, {t.name for t in targets})
+            for plugin in installed:  # each integration's learners, through its `learners` hook
+                learners = plugin_targets(settings, [plugin], {t.name for t in targets}, mem)
+                learning.update([plugin.name] if learners else [])
+                targets += learners
+            others = [p for p in installed if p.where != BUILT_IN_WHERE]
+            targets += plugin_targets(settings, others, {t.name for t in targets})
             app.state.learning = frozenset(learning)
             for target in targets:
                 stack.callback(target.close)

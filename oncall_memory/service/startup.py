@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..integrations.pagerduty.notes import PagerDutyNotes
-from ..integrations.slack.targets import SlackBot, SlackWebhook
 from ..memory import Memory
 from ..settings import Settings
 from ..targets import NO_TARGET_HINT, Target
@@ -18,17 +16,11 @@ from .auth import faces_the_network
 def summary(settings: Settings, targets: list[Target], memory: Memory, hooks: Sequence[Webhook] = ()) -> list[str]:
     """`hooks`: the webhooks mounted through the integrations' hook (Grafana's, an installed package's)."""
     lines = [f"memory: {_holds(memory)}"]
-    lines += [f"answers go to: {_target(t, settings)}" for t in targets if t.name != "memory"]
-    if not any(t.name != "memory" for t in targets):
+    posting = [t for t in targets if t.learns is None and t.name != "memory"]
+    lines += [f"answers go to: {t.describe()}" for t in posting]
+    if not posting:
         lines.append(f"answers go nowhere: webhooks are acknowledged and nothing is posted ({NO_TARGET_HINT})")
-    sources = [
-        name
-        for name, on in (
-            ("resolved and annotated PagerDuty incidents", settings.pagerduty.token),
-            ("resolved Jira issues, by /webhooks/jira", settings.jira.webhook_secret and settings.jira.token),
-        )
-        if on
-    ]
+    sources = [t.learns for t in targets if t.learns]
     learning = f"on ({'; '.join(sources)})" if sources else "off"
     lines.append(f"learning as incidents close: {learning}")
     lines += [f"route {route}: {how}" for route, how in routes(settings, hooks)]
@@ -70,13 +62,3 @@ def _holds(memory: Memory) -> str:
         f"{stats['count']} incidents in {stats['collection']!r} at {stats['location']}, "
         f"embedded with {stats.get('embed_model') or memory.embedder.model}"
     )
-
-
-def _target(target: Target, settings: Settings) -> str:
-    if isinstance(target, PagerDutyNotes):
-        return f"PagerDuty notes on PagerDuty incidents (from {settings.pagerduty.from_email})"
-    if isinstance(target, SlackBot):
-        return f"Slack, posted by the app to {settings.slack.channel} with feedback buttons"
-    if isinstance(target, SlackWebhook):
-        return "Slack, through the incoming webhook"
-    return target.name

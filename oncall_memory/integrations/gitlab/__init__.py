@@ -10,8 +10,10 @@ if TYPE_CHECKING:
     from .webhook import GitLabHook
 
     webhook: GitLabHook
+    from ...memory import Memory
     from ...settings import Settings
     from ...sources import Source
+    from ...targets import Target
 
 
 settings_group = GitLabSettings  # merged into `Settings` as `settings.gitlab`
@@ -34,3 +36,12 @@ def __getattr__(name: str) -> Any:
         globals()["webhook"] = hook = GitLabHook()
         return hook
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def learners(settings: Settings, memory: Memory) -> list[Target]:
+    """The memory learning each closed incident its webhook tells of, read back through the API: the
+    `learners` hook. Off until the webhook's secret and the API are both set."""
+    from .learner import GitLabLearner
+    from .webhook import learns
+
+    return [GitLabLearner.from_settings(settings, memory)] if learns(settings) else []

@@ -17,6 +17,7 @@ from .backlog import GitLabAPI, api_from, asked_labels, project_path, read_issue
 
 class GitLabLearner(ReadBackLearner):
     name = "memory-gitlab"
+    learns = "closed GitLab issues, by /webhooks/gitlab"
     what = "GitLab issue"
 
     def __init__(self, api: GitLabAPI, memory: Memory, *, issue_type: str = "incident", labels: str = ""):

@@ -10,8 +10,10 @@ if TYPE_CHECKING:
     from .webhook import IncidentIoHook
 
     webhook: IncidentIoHook
+    from ...memory import Memory
     from ...settings import Settings
     from ...sources import Source
+    from ...targets import Target
 
 
 settings_group = IncidentIoSettings  # merged into `Settings` as `settings.incident_io`
@@ -34,3 +36,13 @@ def __getattr__(name: str) -> Any:
         globals()["webhook"] = hook = IncidentIoHook()
         return hook
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def learners(settings: Settings, memory: Memory) -> list[Target]:
+    """The memory learning each closed incident its webhook tells of, read back through the API: the
+    `learners` hook. Off until the webhook's secret and the API are both set."""
+    from .backlog import IncidentIoSource
+    from .learner import IncidentIoLearner
+    from .webhook import learns
+
+    return [IncidentIoLearner(IncidentIoSource.api_from(settings), memory)] if learns(settings) else []

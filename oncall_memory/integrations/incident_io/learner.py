@@ -15,6 +15,7 @@ from .backlog import to_incident
 
 class IncidentIoLearner(ReadBackLearner):
     name = "memory-incident_io"
+    learns = "closed incident.io incidents, by /webhooks/incident_io"
     what = "incident.io incident"
 
     def accepts(self, job: Job) -> bool:

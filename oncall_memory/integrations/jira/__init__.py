@@ -10,8 +10,10 @@ if TYPE_CHECKING:
     from .webhook import JiraHook
 
     webhook: JiraHook
+    from ...memory import Memory
     from ...settings import Settings
     from ...sources import Source
+    from ...targets import Target
 
 
 settings_group = JiraSettings  # merged into `Settings` as `settings.jira`
@@ -34,3 +36,13 @@ def __getattr__(name: str) -> Any:
         globals()["webhook"] = hook = JiraHook()
         return hook
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def learners(settings: Settings, memory: Memory) -> list[Target]:
+    """The memory learning each closed incident its webhook tells of, read back through the API: the
+    `learners` hook. Off until the webhook's secret and the API are both set."""
+    from .backlog import JiraAPI
+    from .learner import JiraLearner
+    from .webhook import learns
+
+    return [JiraLearner(JiraAPI.from_settings(settings), memory)] if learns(settings) else []

@@ -15,6 +15,7 @@ from .backlog import all_comments, to_incident
 
 class JiraLearner(ReadBackLearner):
     name = "memory-jira"
+    learns = "resolved Jira issues, by /webhooks/jira"
     what = "Jira issue"
 
     def accepts(self, job: Job) -> bool:

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 from .config import PagerDutySettings
 
 if TYPE_CHECKING:
+    from ...memory import Memory
     from ...settings import Settings
     from ...sources import Source
+    from ...targets import Target
     from .api import MAX_RANGE, PagerDutyAPI
     from .webhook import PagerDutyHook
 
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
 settings_group = PagerDutySettings  # merged into `Settings` as `settings.pagerduty`
 
-__all__ = ["MAX_RANGE", "PagerDutyAPI", "settings_group", "source", "webhook"]
+__all__ = ["MAX_RANGE", "PagerDutyAPI", "learners", "settings_group", "source", "targets", "webhook"]
 
 
 def __getattr__(name: str) -> Any:
@@ -48,3 +50,23 @@ def source(settings: Settings, path: str | None = None) -> Source:
     return PagerDutySource(
         api, service_ids=settings.pagerduty.service_ids, state_file=settings.dir.followed_open("pagerduty")
     )
+
+
+def targets(settings: Settings) -> list[Target]:
+    """PagerDuty notes on the incident an answer is about: the `targets` hook. Needs a REST API key and the
+    From: address PagerDuty requires on notes."""
+    from .api import PagerDutyAPI
+    from .notes import PagerDutyNotes
+
+    if not (settings.pagerduty.token and settings.pagerduty.from_email):
+        return []
+    return [PagerDutyNotes(PagerDutyAPI.from_settings(settings, with_from=True), sender=settings.pagerduty.from_email)]
+
+
+def learners(settings: Settings, memory: Memory) -> list[Target]:
+    """The memory learning resolved and annotated incidents as PagerDuty's webhook tells of them: the
+    `learners` hook. Reading an incident back needs the REST API."""
+    from .api import PagerDutyAPI
+    from .learner import Learner
+
+    return [Learner(PagerDutyAPI.from_settings(settings), memory)] if settings.pagerduty.token else []

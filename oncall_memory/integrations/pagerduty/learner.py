@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 class Learner(Target):
     name = "memory"
+    learns = "resolved and annotated PagerDuty incidents"
 
     def __init__(self, api: PagerDutyAPI, memory: Memory):
         self._api = api

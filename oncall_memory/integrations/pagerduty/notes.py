@@ -16,8 +16,12 @@ from .api import PagerDutyAPI
 class PagerDutyNotes(Target):
     name = "pagerduty-note"
 
-    def __init__(self, api: PagerDutyAPI):
+    def __init__(self, api: PagerDutyAPI, *, sender: str | None = None):
         self._api = api
+        self._sender = sender  # the From: address, for the startup's log
+
+    def describe(self) -> str:
+        return f"PagerDuty notes on PagerDuty incidents (from {self._sender})"
 
     def accepts(self, job: Job) -> bool:
         return job.kind == "lookup" and job.pagerduty_incident is not None

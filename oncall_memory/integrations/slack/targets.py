@@ -16,6 +16,9 @@ from ...targets import DeliveryError, Target, check, transport_failure
 class SlackWebhook(Target):
     name = "slack"
 
+    def describe(self) -> str:
+        return "Slack, through the incoming webhook"
+
     def __init__(self, url: SecretStr, *, timeout: float = 10.0, wait_cap: float = 300.0):
         self._url = url
         self._http = httpx.Client(timeout=timeout)
@@ -48,6 +51,9 @@ class SlackBot(Target):
     under each suggestion. Used instead of the incoming webhook when a bot token and a channel are set."""
 
     name = "slack"
+
+    def describe(self) -> str:
+        return f"Slack, posted by the app to {self._channel} with feedback buttons"
 
     def __init__(
         self,
