@@ -30,13 +30,18 @@ class RuleAlert(BaseModel):
 
 
 def rule_alert(
-    a: RuleAlert, mapping: Mapping[str, list[str]] | None = None, known: Mapping[str, Iterable[str]] | None = None
+    a: RuleAlert,
+    mapping: Mapping[str, list[str]] | None = None,
+    known: Mapping[str, Iterable[str]] | None = None,
+    *,
+    written: list[str] | None = None,
 ) -> Alert | None:
     """The alert to look up: its rule's name and every text its annotations carry, the headline first
     (`annotations.texts`: `summary`, `message`, `title`, any key a team invents; links left out), facts from
     its labels. None when it has no text at all. (Measured with `eval` and dropped: writing the rule's name as
-    words, and removing the label values a description repeats; both lowered MRR on the pager set.)"""
-    return _alert(a, texts(a.annotations), mapping, known)
+    words, and removing the label values a description repeats; both lowered MRR on the pager set.)
+    `written`: the annotations' texts, when the caller has read them already (`texts(a.annotations)`)."""
+    return _alert(a, texts(a.annotations) if written is None else written, mapping, known)
 
 
 def _alert(
@@ -65,10 +70,12 @@ def rule_alert_item(
     return None if alert is None else _item(a, prefix, alert, written, runbook)
 
 
-def rule_item(a: RuleAlert, prefix: str, alert: Alert, runbook: str | None = None) -> Item:
+def rule_item(
+    a: RuleAlert, prefix: str, alert: Alert, runbook: str | None = None, *, written: list[str] | None = None
+) -> Item:
     """The alert as a job's item: keyed by `<prefix>:<fingerprint>:<startsAt>`, named by its heading, its
-    annotations' texts as the detail line."""
-    return _item(a, prefix, alert, texts(a.annotations), runbook)
+    annotations' texts (`written`, when read already) as the detail line."""
+    return _item(a, prefix, alert, texts(a.annotations) if written is None else written, runbook)
 
 
 def _item(a: RuleAlert, prefix: str, alert: Alert, written: list[str], runbook: str | None) -> Item:

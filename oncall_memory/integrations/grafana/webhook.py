@@ -71,8 +71,9 @@ def grafana_jobs(
     items, ignored = [], 0
     firing = [a for a in hook.alerts if a.status == "firing"]
     for a in firing:
-        alert = rule_alert(a, label_facts, known)
-        if alert is not None and len(firing) == 1 and not texts(a.annotations):
+        written = texts(a.annotations)  # read once, for the alert and its item
+        alert = rule_alert(a, label_facts, known, written=written)
+        if alert is not None and len(firing) == 1 and not written:
             group = " - ".join(texts({"title": hook.title or "", "message": hook.message or ""}, skip=[alert.text]))
             alert = alert.model_copy(update={"text": " - ".join(p for p in (alert.text, group) if p)})
         if alert is None:
@@ -82,7 +83,7 @@ def grafana_jobs(
             a = a.model_copy(
                 update={"fingerprint": hashlib.sha256(repr(sorted(a.labels.items())).encode()).hexdigest()[:16]}
             )
-        items.append(rule_item(a, "grafana", alert))
+        items.append(rule_item(a, "grafana", alert, written=written))
     if not items:
         return [], ignored
     key = group_key("grafana", hook.groupKey, items)
