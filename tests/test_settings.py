@@ -126,3 +126,16 @@ def test_a_scheduled_window_reaches_back_as_far_as_the_sources_settings_group_as
     assert days(scheduled_window("jira", 2, settings)) == pytest.approx(2)
     assert scheduled_window("pagerduty", None, settings) is None
     assert settings.group("pagerduty") is settings.pagerduty and settings.group("nothing") is None
+
+
+def test_settings_made_by_model_validate_have_every_integrations_group_too(monkeypatch, tmp_path):
+    """The integrations' groups are merged in `Settings.__init__`; `Settings.model_validate` goes through it
+    too (pydantic calls a model's own `__init__`), so a Settings made either way has every group, read from
+    the environment, and its secrets are found for masking."""
+    monkeypatch.setenv("ONCALL_MEMORY_PAGERDUTY_TOKEN", "pd-token")
+    settings = Settings.model_validate({"data_dir": str(tmp_path)})
+    assert settings.pagerduty.token.get_secret_value() == "pd-token"
+    assert settings.slack.channel is None
+    assert "pd-token" in settings.secrets()
+    with pytest.raises(AttributeError):
+        settings.no_such_group  # noqa: B018 - the attribute access is the test
