@@ -111,6 +111,21 @@ def _built_in() -> list[Plugin]:
     return found
 
 
+def lazy_webhook(package: str, hook: str) -> Callable[[str], Any]:
+    """A built-in package's module `__getattr__` that builds its `webhook` hook (the class `hook` in its
+    `webhook.py`) when first asked for: `Settings` reads the package for its settings group, and a command
+    that posts nothing should not import the webhook's models."""
+
+    def __getattr__(name: str) -> Any:
+        if name != "webhook":
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        built = getattr(importlib.import_module(f"{package}.webhook"), hook)()
+        vars(sys.modules[package])["webhook"] = built  # once: the submodule of that name no longer stands in
+        return built
+
+    return __getattr__
+
+
 def _hook(package: ModuleType, name: str) -> Any:
     """A built-in package's hook. Its submodules `webhook.py` and `targets.py` are its own code, not these
     hooks: a package builds its `webhook` when first asked (its module `__getattr__`), and once the submodule

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .. import lazy_webhook
 from .config import JiraSettings
 
 if TYPE_CHECKING:
-    from .webhook import JiraHook
-
-    webhook: JiraHook
     from ...memory import Memory
     from ...settings import Settings
     from ...sources import Source
     from ...targets import Target
+    from .webhook import JiraHook
 
+    webhook: JiraHook
 
 settings_group = JiraSettings  # merged into `Settings` as `settings.jira`
 
@@ -27,15 +27,7 @@ def source(settings: Settings, path: str | None = None) -> Source:
     return JiraSource.from_settings(settings)
 
 
-def __getattr__(name: str) -> Any:
-    # The webhook is built when the service asks for it: `Settings` reads this package for its settings
-    # group, and a command that posts nothing should not import the webhook's models.
-    if name == "webhook":
-        from .webhook import JiraHook
-
-        globals()["webhook"] = hook = JiraHook()
-        return hook
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_webhook(__name__, "JiraHook")
 
 
 def learners(settings: Settings, memory: Memory) -> list[Target]:

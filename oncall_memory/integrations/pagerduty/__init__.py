@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import lazy_webhook
 from .config import PagerDutySettings
 
 if TYPE_CHECKING:
@@ -23,6 +24,9 @@ settings_group = PagerDutySettings  # merged into `Settings` as `settings.pagerd
 __all__ = ["MAX_RANGE", "PagerDutyAPI", "learners", "settings_group", "source", "targets", "webhook"]
 
 
+_webhook = lazy_webhook(__name__, "PagerDutyHook")
+
+
 def __getattr__(name: str) -> Any:
     # The API client (and httpx under it) is imported when used: `Settings` reads this package for its
     # settings group, and a lookup that posts nothing should not pay for it.
@@ -30,12 +34,7 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
-    if name == "webhook":  # built when the service asks for it, as the API client is
-        from .webhook import PagerDutyHook
-
-        globals()["webhook"] = hook = PagerDutyHook()
-        return hook
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _webhook(name)  # built when the service asks for it, as the API client is
 
 
 def source(settings: Settings, path: str | None = None) -> Source:
