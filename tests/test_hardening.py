@@ -18,11 +18,13 @@ from hypothesis import settings as hypothesis_settings
 from pydantic import SecretStr, ValidationError
 from slack_sdk.models.blocks import Block
 
-from oncall_memory.answer.render import PAGERDUTY_NOTE_LIMIT, note_text, slack_message
+from oncall_memory.answer.render import note_text
 from oncall_memory.cli import main
 from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
+from oncall_memory.integrations.pagerduty.notes import NOTE_LIMIT as PAGERDUTY_NOTE_LIMIT
+from oncall_memory.integrations.slack.render import slack_message
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.app import openapi_schema

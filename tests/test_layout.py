@@ -279,7 +279,6 @@ def test_the_built_in_sources_named_for_the_help_are_the_packages_that_offer_one
 # module that starts naming a vendor fails here, and so does one that stopped (take it off the list).
 VENDORS = sorted(p.name for p in (PACKAGE / "integrations").iterdir() if (p / "__init__.py").exists())
 STILL_NAMING_A_VENDOR = {
-    "answer/render.py",
     "cli/agents.py",
     "domain/annotations.py",
     "domain/label_facts.py",

@@ -7,10 +7,12 @@ from typing import Any
 
 import httpx
 
-from ...answer.render import PAGERDUTY_NOTE_LIMIT, Answer, job_note
+from ...answer.render import Answer, job_note
 from ...jobs import Job
 from ...targets import DeliveryError, Target, check, marker, transport_failure
 from .api import PagerDutyAPI
+
+NOTE_LIMIT = 25_000  # characters PagerDuty takes in a note
 
 
 class PagerDutyNotes(Target):
@@ -28,7 +30,7 @@ class PagerDutyNotes(Target):
 
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
         mark = f"\n\n({marker(job)})"
-        return {"note": {"content": job_note(job.title, answers, limit=PAGERDUTY_NOTE_LIMIT - len(mark)) + mark}}
+        return {"note": {"content": job_note(job.title, answers, limit=NOTE_LIMIT - len(mark)) + mark}}
 
     def send(self, job: Job, body: dict[str, Any]) -> None:
         what = f"PagerDuty note on {job.pagerduty_incident}"

@@ -29,12 +29,13 @@ import httpx
 from fastapi import HTTPException
 
 from ...answer.ranking import Neighbour
-from ...answer.render import Answer, Extra, clip, escape, job_slack
+from ...answer.render import Answer, Extra, clip
 from ...answer.retrieve import Lookup
 from ...domain.alert import Alert
 from ...errors import OncallMemoryError
 from ...memory import Memory
 from ...settings import Settings
+from .render import escape, job_slack
 
 log = logging.getLogger(__name__)
 

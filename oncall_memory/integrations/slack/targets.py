@@ -8,9 +8,10 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from ...answer.render import Answer, Extra, job_slack
+from ...answer.render import Answer, Extra
 from ...jobs import Job
 from ...targets import DeliveryError, Target, check, transport_failure
+from .render import job_slack
 
 
 class SlackWebhook(Target):
