@@ -22,12 +22,6 @@ from .answer.render import Answer
 from .http_answers import error_message, wait_hint
 from .jobs import Job
 
-# What to set when an answer would go nowhere (logged at start and when such an alert arrives).
-NO_TARGET_HINT = (
-    "set ONCALL_MEMORY_SLACK_WEBHOOK_URL, or ONCALL_MEMORY_SLACK_BOT_TOKEN and ONCALL_MEMORY_SLACK_CHANNEL, "
-    "and for PagerDuty notes ONCALL_MEMORY_PAGERDUTY_TOKEN and ONCALL_MEMORY_PAGERDUTY_FROM_EMAIL"
-)
-
 
 class DeliveryError(Exception):
     """An attempt that did not deliver. `retry`: trying later may work; `wait`: how long the target asked
@@ -70,7 +64,7 @@ class Target(ABC):
 
     @abstractmethod
     def accepts(self, job: Job) -> bool:
-        """Does this job go to this target at all (a note needs a PagerDuty incident)?"""
+        """Does this job go to this target at all (a note on an incident needs the incident)?"""
 
     @abstractmethod
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:

@@ -293,7 +293,6 @@ STILL_NAMING_A_VENDOR = {
     "service/slack.py",
     "service/startup.py",
     "sources/git_links.py",
-    "targets.py",
 }
 
 

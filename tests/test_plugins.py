@@ -88,6 +88,9 @@ def targets(settings):
     return [Recorder()]
 
 
+targets_need = "ZABBIX_WEBHOOK_TOKEN (a Zabbix problem's comment)"
+
+
 def source(settings, path):
     return NotesSource(path)
 '''
@@ -109,6 +112,19 @@ def zabbix(tmp_path, monkeypatch):
 
     yield oncall_memory_zabbix
     sys.modules.pop("oncall_memory_zabbix", None)
+
+
+def test_what_an_integrations_targets_need_is_said_when_answers_would_go_nowhere(zabbix):
+    """The line said at start and when an alert will be posted nowhere names every integration's variables,
+    the built-in ones' and an installed one's, from their own `targets_need`."""
+    from oncall_memory.integrations import service_plugins, targets_hint
+
+    hint = targets_hint(service_plugins())
+    assert hint.startswith("set ") and "ONCALL_MEMORY_SLACK_WEBHOOK_URL" in hint
+    assert "ONCALL_MEMORY_PAGERDUTY_FROM_EMAIL" in hint and hint.endswith(
+        "; or ZABBIX_WEBHOOK_TOKEN (a Zabbix problem's comment)"
+    )
+    assert targets_hint([]) == "no integration here posts answers"
 
 
 def app_with(tmp_path, **settings):

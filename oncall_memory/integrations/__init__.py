@@ -14,7 +14,8 @@ module (or object) offering any of
 
 - `source(settings, path) -> Source`, for `ingest --source <name>`;
 - `webhook`, a `Webhook`, mounted at `POST /webhooks/<its name>`;
-- `targets(settings) -> list[Target]`, where the service also sends answers;
+- `targets(settings) -> list[Target]`, where the service also sends answers, and `targets_need`, what to
+  set for them in words (said when answers would go nowhere);
 - `learners(settings, memory) -> list[Target]`, targets through which the memory learns (a closed incident
   read back and remembered); the service's startup line names what each `learns`;
 - `settings_group`, its settings: a `settings.SettingsGroup` whose `env_prefix` is `ONCALL_MEMORY_<NAME>_`.
@@ -94,6 +95,7 @@ class Plugin:
     webhook: Any = None  # a webhook.Webhook
     targets: Callable[..., list[Any]] | None = None  # settings -> [targets.Target]
     learners: Callable[..., list[Any]] | None = None  # settings, memory -> [targets.Target]
+    targets_need: str | None = None  # what to set for its targets, in words
 
 
 def built_in_webhooks() -> list[Any]:
@@ -106,9 +108,17 @@ def _built_in() -> list[Plugin]:
     for name in BUILT_IN:
         package = importlib.import_module(f"{__name__}.{name}")
         webhook, targets, learners = (_hook(package, h) for h in ("webhook", "targets", "learners"))
-        if webhook is not None or targets is not None or learners is not None:
-            found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets, learners))
+        need = getattr(package, "targets_need", None)
+        if webhook is not None or targets is not None or learners is not None or need is not None:
+            found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets, learners, need))
     return found
+
+
+def targets_hint(offered: list[Plugin]) -> str:
+    """What to set so that answers go somewhere: each integration's `targets_need`, for the line said at start
+    and when an alert arrives with nowhere to go."""
+    needs = [p.targets_need for p in offered if isinstance(p.targets_need, str) and p.targets_need]
+    return "set " + "; or ".join(needs) if needs else "no integration here posts answers"
 
 
 def lazy_webhook(package: str, hook: str) -> Callable[[str], Any]:
@@ -157,9 +167,9 @@ def service_plugins() -> list[Plugin]:
             continue
         # A source's factory alone has neither: nothing for the service.
         webhook, targets = getattr(loaded, "webhook", None), getattr(loaded, "targets", None)
-        learners = getattr(loaded, "learners", None)
+        learners, need = getattr(loaded, "learners", None), getattr(loaded, "targets_need", None)
         if webhook is not None or targets is not None or learners is not None:
-            found.append(Plugin(name, where, webhook, targets, learners))
+            found.append(Plugin(name, where, webhook, targets, learners, need))
     return found
 
 

@@ -28,7 +28,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, NotFound, OncallMemoryError
-from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, service_plugins
+from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, service_plugins, targets_hint
 from ..integrations.pagerduty import PagerDutyAPI
 from ..integrations.pagerduty.details import CustomDetails
 from ..integrations.slack.app import SlackApp
@@ -192,7 +192,8 @@ def create_app(
                 stack.callback(target.close)
             mem.observer = metrics
             metrics.known([t.name for t in targets], _routes(app))
-            for line in summary(settings, targets, mem, [hook for hook, _ in mounted]):
+            hint = targets_hint(installed)
+            for line in summary(settings, targets, mem, [hook for hook, _ in mounted], hint):
                 log.info("%s", line)
             refine = None
             if settings.pagerduty.token:  # a triggered incident's custom details are read before its lookup
@@ -207,6 +208,7 @@ def create_app(
                 outcome=metrics.delivery,
                 room=app.state.room,
                 refine=refine,
+                nowhere_hint=hint,
             )
             migrate_ledger(
                 settings.dir.file("enrich.sqlite3"),

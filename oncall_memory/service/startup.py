@@ -8,18 +8,25 @@ from collections.abc import Sequence
 
 from ..memory import Memory
 from ..settings import Settings
-from ..targets import NO_TARGET_HINT, Target
+from ..targets import Target
 from ..webhook import Webhook
 from .auth import faces_the_network
 
 
-def summary(settings: Settings, targets: list[Target], memory: Memory, hooks: Sequence[Webhook] = ()) -> list[str]:
-    """`hooks`: the webhooks mounted through the integrations' hook (Grafana's, an installed package's)."""
+def summary(
+    settings: Settings,
+    targets: list[Target],
+    memory: Memory,
+    hooks: Sequence[Webhook] = (),
+    hint: str = "no target is configured",
+) -> list[str]:
+    """`hooks`: the webhooks mounted through the integrations' hook (Grafana's, an installed package's); `hint`:
+    what to set when answers would go nowhere (`integrations.targets_hint`)."""
     lines = [f"memory: {_holds(memory)}"]
     posting = [t for t in targets if t.learns is None and t.name != "memory"]
     lines += [f"answers go to: {t.describe()}" for t in posting]
     if not posting:
-        lines.append(f"answers go nowhere: webhooks are acknowledged and nothing is posted ({NO_TARGET_HINT})")
+        lines.append(f"answers go nowhere: webhooks are acknowledged and nothing is posted ({hint})")
     sources = [t.learns for t in targets if t.learns]
     learning = f"on ({'; '.join(sources)})" if sources else "off"
     lines.append(f"learning as incidents close: {learning}")

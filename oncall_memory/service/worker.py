@@ -20,7 +20,7 @@ from ..answer.retrieve import Lookup
 from ..domain.alert import Alert
 from ..domain.distill import distill_alert
 from ..jobs import Job
-from ..targets import NO_TARGET_HINT, DeliveryError, Target
+from ..targets import DeliveryError, Target
 from .outbox import Delivery, Outbox
 from .room import Room, cannot_write
 
@@ -57,11 +57,13 @@ class Dispatcher:
         outcome: Callable[[str, str], None] = lambda target, outcome: None,
         room: Room | None = None,
         refine: Callable[[Job], Job] | None = None,
+        nowhere_hint: str = "no target is configured",
     ):
         self._outbox = outbox
         self._outcome = outcome  # told (target, "delivered" | "retried" | "failed") after each attempt
         self._room = room  # told when a claim was written (the data dir has room again)
         self._lookup = lookup
+        self._nowhere_hint = nowhere_hint  # what to set, said when an alert will be posted nowhere
         self._refine = refine  # a job's alerts read further before the lookup (a pager's custom details)
         self._targets = targets
         self._policy = policy
@@ -83,7 +85,7 @@ class Dispatcher:
                 "%d alert(s) accepted that will be posted nowhere (e.g. %s): %s",
                 len(nowhere),
                 nowhere[0].key[:80],
-                NO_TARGET_HINT,
+                self._nowhere_hint,
             )
         recorded, duplicates = self._outbox.claim(jobs, targets_of, deadline=self._policy.deadline)
         if self._room is not None:

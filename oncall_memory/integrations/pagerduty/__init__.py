@@ -20,8 +20,19 @@ if TYPE_CHECKING:
     webhook: PagerDutyHook
 
 settings_group = PagerDutySettings  # merged into `Settings` as `settings.pagerduty`
+# What to set for its target, said when answers would go nowhere.
+targets_need = "ONCALL_MEMORY_PAGERDUTY_TOKEN and ONCALL_MEMORY_PAGERDUTY_FROM_EMAIL (a note on the PagerDuty incident)"
 
-__all__ = ["MAX_RANGE", "PagerDutyAPI", "learners", "settings_group", "source", "targets", "webhook"]
+__all__ = [
+    "MAX_RANGE",
+    "PagerDutyAPI",
+    "learners",
+    "settings_group",
+    "source",
+    "targets",
+    "targets_need",
+    "webhook",
+]
 
 
 _webhook = lazy_webhook(__name__, "PagerDutyHook")
