@@ -24,6 +24,7 @@ from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.pagerduty import PagerDutyAPI
+from oncall_memory.integrations.pagerduty.live import PagerDutyIncidents
 from oncall_memory.mcp.server import build_server
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
@@ -245,11 +246,13 @@ def pagerduty(httpserver):
 def test_similar_to_a_live_pagerduty_incident(memory, pagerduty):
     fake, client = pagerduty
     got = ask(
-        build_server(memory, pagerduty=client), lambda c: answer(c, "similar_to_incident", {"incident_id": "P00001"})
+        build_server(memory, live=PagerDutyIncidents(client)),
+        lambda c: answer(c, "similar_to_incident", {"incident_id": "P00001"}),
     )
     assert "ipsec" in got["incidents"][0]["title"].lower()
     text = ask(
-        build_server(memory, pagerduty=client), lambda c: refusal(c, "similar_to_incident", {"incident_id": "P99999"})
+        build_server(memory, live=PagerDutyIncidents(client)),
+        lambda c: refusal(c, "similar_to_incident", {"incident_id": "P99999"}),
     )
     assert "PagerDuty could not give incident P99999" in text and "404" in text
 
@@ -265,18 +268,42 @@ def test_a_finding_is_posted_to_the_live_incident_redacted(memory, pagerduty):
         refused = await refusal(client_, "post_note_to_incident", {"incident_id": "inc 1; rm", "note": "x"})
         return posted, refused
 
-    posted, refused = ask(build_server(memory, pagerduty=client), calls)
+    posted, refused = ask(build_server(memory, live=PagerDutyIncidents(client)), calls)
     assert posted == {"incident": "P00001", "posted": True}
     (stored,) = fake.posted_notes("P00001")
     assert "INC-1025" in stored["content"] and AWS_KEY not in stored["content"]
     assert "incident_id" in refused
 
 
+def test_the_live_incidents_come_through_the_integrations_hook_when_pagerduty_can_post(memory, tmp_path):
+    """The agents' door finds a pager's live incidents through the hook an integration offers: PagerDuty's
+    once its REST key and From address are set, and nothing without them (the memory's own tools only)."""
+    from oncall_memory.integrations import live_incidents
+
+    assert live_incidents(Settings(data_dir=tmp_path, pagerduty_token="k")) is None  # no From: address
+    live = live_incidents(Settings(data_dir=tmp_path, pagerduty_token="k", pagerduty_from_email="m@example.com"))
+    assert isinstance(live, PagerDutyIncidents) and live.name == "PagerDuty"
+
+    async def calls(client):
+        return {t.name: t for t in (await client.list_tools()).tools}
+
+    try:
+        offered, alone = ask(build_server(memory, live=live), calls), ask(build_server(memory), calls)
+    finally:
+        live.close()
+    assert "post_note_to_incident" in offered and "post_note_to_incident" not in alone
+    assert "live PagerDuty incident" in offered["similar_to_incident"].description
+    assert "PagerDuty" not in alone["similar_to_incident"].description
+    assert offered["post_note_to_incident"].input_schema["properties"]["incident_id"]["pattern"] == live.id_pattern
+
+
 def test_a_note_pagerduty_refuses_is_an_error_with_the_reason(memory, pagerduty):
     fake, client = pagerduty
     fake.note_failures = ["400"]
     args = {"incident_id": "P00001", "note": "finding"}
-    text = ask(build_server(memory, pagerduty=client), lambda c: refusal(c, "post_note_to_incident", args))
+    text = ask(
+        build_server(memory, live=PagerDutyIncidents(client)), lambda c: refusal(c, "post_note_to_incident", args)
+    )
     assert "PagerDuty refused the note on P00001 (HTTP 400)" in text
 
 

@@ -78,19 +78,15 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
             err(f"relaying MCP to the service at {url}/mcp (it holds the memory)")
             mcp_proxy.run(url, settings.service.api_token)
             return 0
-    from ..integrations.pagerduty import PagerDutyAPI
+    from ..integrations import live_incidents
     from ..mcp.server import build_server
     from ..memory import Memory
 
-    notes = (
-        PagerDutyAPI.from_settings(settings, with_from=True)
-        if settings.pagerduty.token and settings.pagerduty.from_email
-        else None
-    )
+    live = live_incidents(settings)
     try:
         with Memory.open(settings) as memory:
-            build_server(memory, pagerduty=notes).run(transport="stdio")
+            build_server(memory, live=live).run(transport="stdio")
     finally:
-        if notes is not None:
-            notes.close()
+        if live is not None:
+            live.close()
     return 0

@@ -18,6 +18,8 @@ module (or object) offering any of
   set for them in words (said when answers would go nowhere);
 - `learners(settings, memory) -> list[Target]`, targets through which the memory learns (a closed incident
   read back and remembered); the service's startup line names what each `learns`;
+- `live_incidents(settings) -> LiveIncidents | None`, a pager's live incidents for the agents' door (an
+  agent reads one and posts a finding on it; `live.LiveIncidents`);
 - `settings_group`, its settings: a `settings.SettingsGroup` whose `env_prefix` is `ONCALL_MEMORY_<NAME>_`.
   `Settings` merges it under the integration's name (`settings.<name>.<field>`), read from the environment
   by its own variables and given by flat names (`Settings(<name>_<field>=...)`), as the built-in groups are;
@@ -171,6 +173,38 @@ def service_plugins() -> list[Plugin]:
         if webhook is not None or targets is not None or learners is not None:
             found.append(Plugin(name, where, webhook, targets, learners, need))
     return found
+
+
+def live_incidents(settings: Any) -> Any | None:
+    """The live incidents (`live.LiveIncidents`) of the first integration whose settings turn them on, built
+    in first, then installed: what the MCP server offers an agent beside the memory. One that fails to build
+    is logged and passed over."""
+    from ..live import LiveIncidents
+
+    offered = [(name, BUILT_IN_WHERE, importlib.import_module(f"{__name__}.{name}")) for name in BUILT_IN]
+    for name, ep in sorted(plugins(BUILT_IN).items()):
+        try:
+            offered.append((name, f"{ep.name} = {ep.value}", ep.load()))
+        except Exception:  # noqa: BLE001, S112 - service_plugins() says why when the service starts
+            continue
+    for name, where, found in offered:
+        hook = getattr(found, "live_incidents", None)
+        if hook is None:
+            continue
+        try:
+            live = hook(settings)
+        except Exception as exc:
+            log.error(
+                "the integration %s (%s) could not offer its live incidents: %s: %s",
+                name,
+                where,
+                type(exc).__name__,
+                exc,
+            )
+            continue
+        if isinstance(live, LiveIncidents):
+            return live
+    return None
 
 
 def settings_groups() -> dict[str, type[Any]]:

@@ -9,7 +9,6 @@ traceback, no echo of a large argument). Every answer says how sure it is: `conf
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from datetime import date, datetime
 from importlib.metadata import version
@@ -25,8 +24,7 @@ from ..answer.render import NOTHING_CLOSE
 from ..answer.retrieve import Lookup
 from ..domain.alert import Alert, Filters
 from ..errors import InvalidInput, OncallMemoryError
-from ..integrations.pagerduty import PagerDutyAPI
-from ..integrations.pagerduty.webhook import PAGERDUTY_ID, rest_incident_alert
+from ..live import LiveIncidents
 from ..memory import Memory
 from ..redact import redact
 
@@ -132,9 +130,9 @@ Text = Annotated[
 IncidentId = Annotated[str, Field(min_length=1, max_length=MAX_ID, description="An incident id, e.g. INC-1042.")]
 
 
-def build_server(memory: Memory, *, pagerduty: PagerDutyAPI | None = None) -> MCPServer:
-    """The MCP server over `memory`; `pagerduty` (a client with a From address) adds the tools that read a
-    PagerDuty incident and post a note on one."""
+def build_server(memory: Memory, *, live: LiveIncidents | None = None) -> MCPServer:
+    """The MCP server over `memory`; `live` (a pager's live incidents, `integrations.live_incidents`) adds
+    reading one of them and posting a note on one."""
     server = MCPServer("oncall-memory", instructions=INSTRUCTIONS, version=version("oncall-memory"))
 
     @server.tool(annotations=READ_ONLY)
@@ -167,23 +165,27 @@ def build_server(memory: Memory, *, pagerduty: PagerDutyAPI | None = None) -> MC
         filters = _filters(service=only_service, env=only_env, status=status, since=since)
         return _answer(_ask(lambda: memory.similar(alert, filters=filters, limit=limit)))
 
-    @server.tool(annotations=READ_ONLY.model_copy(update={"open_world_hint": pagerduty is not None}))
+    pager = live.name if live is not None else None
+    or_live = f", or the live {pager} incident (its {pager} id)" if pager else ""
+
+    @server.tool(
+        annotations=READ_ONLY.model_copy(update={"open_world_hint": live is not None}),
+        description=f"Past incidents most like a given incident: one stored in the memory (its id){or_live}.",
+    )
     def similar_to_incident(
         incident_id: IncidentId,
         limit: Annotated[int, Field(ge=1, le=20)] = 5,
     ) -> Answer:
-        """Past incidents most like a given incident: one stored in the memory (its id), or the live PagerDuty
-        incident (its PagerDuty id, when the memory can read PagerDuty)."""
         record = memory.incident(incident_id)
         if record is not None:
             return _answer(_ask(lambda: memory.neighbours_of(record, limit=limit)))
-        if pagerduty is None or not PAGERDUTY_ID_RE.fullmatch(incident_id):
-            raise ToolError(f"no incident {_shown(incident_id)} in the memory (and no PagerDuty to ask)")
+        if live is None or not live.ids.fullmatch(incident_id):
+            asked = f"no {pager}" if pager else "no pager"
+            raise ToolError(f"no incident {_shown(incident_id)} in the memory (and {asked} to ask)")
         try:
-            raw = pagerduty.incident(incident_id)
+            alert = live.alert(incident_id, memory.known_values())
         except OncallMemoryError as exc:
-            raise ToolError(f"PagerDuty could not give incident {incident_id}: {exc}") from exc
-        alert = rest_incident_alert({"id": incident_id, **raw}, memory.known_values())
+            raise ToolError(f"{pager} could not give incident {incident_id}: {exc}") from exc
         return _answer(_ask(lambda: memory.similar(alert, limit=limit)))
 
     @server.tool(annotations=READ_ONLY)
@@ -234,23 +236,8 @@ def build_server(memory: Memory, *, pagerduty: PagerDutyAPI | None = None) -> MC
         recorded = _ask(lambda: memory.record_feedback(_alert(alert_text), suggested, spelled, who=who, ref="mcp"))
         return Recorded(recorded=recorded, suggested=suggested, verdict=spelled)
 
-    if pagerduty is not None:
-
-        @server.tool(
-            annotations=ToolAnnotations(
-                read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
-            )
-        )
-        def post_note_to_incident(
-            incident_id: Annotated[str, Field(pattern=PAGERDUTY_ID, description="The PagerDuty incident id.")],
-            note: Annotated[str, Field(min_length=1, max_length=20_000, description="What to tell the responders.")],
-        ) -> NotePosted:
-            """Post a note on a live PagerDuty incident (a finding, the past incident that matches). Redacted
-            before it is sent."""
-            response = pagerduty.post_note(incident_id, redact(note))
-            if response.status_code >= 300:
-                raise ToolError(f"PagerDuty refused the note on {incident_id} (HTTP {response.status_code})")
-            return NotePosted(incident=incident_id, posted=True)
+    if live is not None:
+        _post_note_tool(server, live)
 
     @server.resource("oncall-memory://stats", mime_type="application/json")
     def stats() -> dict[str, Any]:
@@ -262,7 +249,32 @@ def build_server(memory: Memory, *, pagerduty: PagerDutyAPI | None = None) -> MC
     return server
 
 
-PAGERDUTY_ID_RE = re.compile(PAGERDUTY_ID.strip("^$"))
+def _post_note_tool(server: MCPServer, live: LiveIncidents) -> None:
+    """The tool that posts an agent's finding on a live incident of `live`'s pager."""
+    pager = live.name
+
+    def post_note_to_incident(incident_id: str, note: str) -> NotePosted:
+        status = live.post_note(incident_id, redact(note))
+        if status >= 300:
+            raise ToolError(f"{pager} refused the note on {incident_id} (HTTP {status})")
+        return NotePosted(incident=incident_id, posted=True)
+
+    # The schema is read from the annotations, and the id's pattern is the pager's: given as objects (this
+    # module's annotations are strings, resolved against its globals, where `live` is not).
+    post_note_to_incident.__annotations__ = {
+        "incident_id": Annotated[str, Field(pattern=live.id_pattern, description=f"The {pager} incident id.")],
+        "note": Annotated[str, Field(min_length=1, max_length=20_000, description="What to tell the responders.")],
+        "return": NotePosted,
+    }
+    server.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
+        ),
+        description=(
+            f"Post a note on a live {pager} incident (a finding, the past incident that matches). Redacted "
+            "before it is sent."
+        ),
+    )(post_note_to_incident)
 
 
 def _shown(value: str) -> str:

@@ -28,8 +28,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, NotFound, OncallMemoryError
-from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, service_plugins, targets_hint
-from ..integrations.pagerduty import PagerDutyAPI
+from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, live_incidents, service_plugins, targets_hint
 from ..integrations.pagerduty.details import CustomDetails
 from ..integrations.slack.app import SlackApp
 from ..integrations.slack.targets import SlackBot, SlackWebhook
@@ -227,11 +226,10 @@ def create_app(
             stack.callback(sessions.close)
             app.state.accounts = accounts = Accounts(settings.dir.accounts)
             stack.callback(accounts.close)
-            notes = None
-            if settings.pagerduty.token and settings.pagerduty.from_email:
-                notes = PagerDutyAPI.from_settings(settings, with_from=True)
-                stack.callback(notes.close)
-            app.state.mcp = await stack.enter_async_context(mcp_app(mem, notes))
+            live = live_incidents(settings)  # a pager's, for the agents: they read one and post a finding on it
+            if live is not None:
+                stack.callback(live.close)
+            app.state.mcp = await stack.enter_async_context(mcp_app(mem, live))
             if announce and (info := settings.dir.service) is not None:
                 host = "127.0.0.1" if settings.service.host in ("0.0.0.0", "::", "") else settings.service.host
                 write_atomic(info, json.dumps({"url": f"http://{host}:{settings.service.port}", "pid": os.getpid()}))

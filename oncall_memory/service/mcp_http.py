@@ -15,7 +15,7 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from ..credentials import bearer, same_secret
-from ..integrations.pagerduty import PagerDutyAPI
+from ..live import LiveIncidents
 from ..memory import Memory
 from ..settings import Settings
 
@@ -25,14 +25,14 @@ MESSAGES_PATH = "/mcp/messages/"
 
 
 @asynccontextmanager
-async def mcp_app(memory: Memory, pagerduty: PagerDutyAPI | None = None):
-    """Yield the MCP server's ASGI app (both transports) while its session manager runs (`pagerduty`: for
-    the tools that read a live incident and post a note)."""
+async def mcp_app(memory: Memory, live: LiveIncidents | None = None):
+    """Yield the MCP server's ASGI app (both transports) while its session manager runs (`live`: a pager's
+    live incidents, for the tools that read one and post a note)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from ..mcp.server import build_server
 
-    server = build_server(memory, pagerduty=pagerduty)
+    server = build_server(memory, live=live)
     # Host checks against DNS rebinding are for servers without authentication; this one needs the token.
     open_hosts = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     streamable = server.streamable_http_app(

@@ -10,6 +10,7 @@ from .. import lazy_webhook
 from .config import PagerDutySettings
 
 if TYPE_CHECKING:
+    from ...live import LiveIncidents
     from ...memory import Memory
     from ...settings import Settings
     from ...sources import Source
@@ -27,6 +28,7 @@ __all__ = [
     "MAX_RANGE",
     "PagerDutyAPI",
     "learners",
+    "live_incidents",
     "settings_group",
     "source",
     "targets",
@@ -71,6 +73,17 @@ def targets(settings: Settings) -> list[Target]:
     if not (settings.pagerduty.token and settings.pagerduty.from_email):
         return []
     return [PagerDutyNotes(PagerDutyAPI.from_settings(settings, with_from=True), sender=settings.pagerduty.from_email)]
+
+
+def live_incidents(settings: Settings) -> LiveIncidents | None:
+    """PagerDuty's incidents for an agent to read and post a finding on: the `live_incidents` hook. Needs a
+    REST API key and the From: address PagerDuty requires on notes."""
+    from .api import PagerDutyAPI
+    from .live import PagerDutyIncidents
+
+    if not (settings.pagerduty.token and settings.pagerduty.from_email):
+        return None
+    return PagerDutyIncidents(PagerDutyAPI.from_settings(settings, with_from=True))
 
 
 def learners(settings: Settings, memory: Memory) -> list[Target]:
