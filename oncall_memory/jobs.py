@@ -8,7 +8,7 @@ job key names the alerts it holds.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Protocol
 
 from .domain.alert import Alert
 from .domain.facts import Redacted
@@ -49,3 +49,14 @@ class Job(Redacted):
             return self.items[0].title
         names = self.group or ", ".join(dict.fromkeys(i.alert.text.split(" - ")[0] for i in self.items))
         return f"{len(self.items)} firing: {names}"
+
+
+class Refiner(Protocol):
+    """Reads a job's alerts further before they are looked up (what a pager's webhook leaves out, read back
+    from its API): the job, richer or as it was, never an error (a failed read is logged and the job looked up
+    as it came). Called on the dispatcher's thread, not the event loop; an integration offers its refiners
+    through the `refiners` hook."""
+
+    def __call__(self, job: Job) -> Job: ...
+
+    def close(self) -> None: ...

@@ -31,7 +31,7 @@ from oncall_memory.sources import Source
 from oncall_memory.targets import Target
 from oncall_memory.webhook import Webhook
 
-SEEN, SENT = [], []
+SEEN, SENT, REFINED = [], [], []
 DOWN = False  # a test sets it: the target's sends fail
 
 
@@ -62,7 +62,8 @@ class Recorder(Target):
         return job.key.startswith("zabbix:")
 
     def render(self, job, answers):
-        return {"key": job.key, "ids": [n.id for a in answers for n in a.lookup.neighbours]}
+        ids = [n.id for a in answers for n in a.lookup.neighbours]
+        return {"key": job.key, "ids": ids, "details": [a.detail for a in answers]}
 
     def send(self, job, body):
         if DOWN:
@@ -89,6 +90,22 @@ def targets(settings):
 
 
 targets_need = "ZABBIX_WEBHOOK_TOKEN (a Zabbix problem's comment)"
+
+
+class ProblemText:
+    """Reads the problem's own text before the lookup, as Zabbix's API would give it."""
+
+    def __call__(self, job):
+        REFINED.append(job.key)
+        item = job.items[0]
+        return job.model_copy(update={"items": [item.model_copy(update={"detail": "read from the Zabbix API"})]})
+
+    def close(self):
+        pass
+
+
+def refiners(settings):
+    return [ProblemText()]
 
 
 def source(settings, path):
@@ -163,6 +180,8 @@ def test_an_installed_integrations_webhook_and_target_are_mounted_and_deliver(tm
         assert secret not in json.dumps(zabbix.SEEN) and "[REDACTED]" in zabbix.SEEN[0]["message"]
         wait_for(lambda: zabbix.SENT)
         assert zabbix.SENT[0]["key"] == "zabbix:981" and zabbix.SENT[0]["ids"][0] == "INC-1001"
+        # its refiner read the problem further before the lookup, and the answer carries what it read
+        assert zabbix.REFINED == ["zabbix:981"] and zabbix.SENT[0]["details"] == ["read from the Zabbix API"]
         # what it ignores is said; a body it cannot read is a 422 saying why; its own bug is no 500
         resolved = client.post("/webhooks/zabbix", json={**event, "status": "RESOLVED"}, headers=ok)
         assert resolved.json() == {"accepted": 0, "duplicates": 0, "ignored": "resolved"}

@@ -16,6 +16,8 @@ module (or object) offering any of
 - `webhook`, a `Webhook`, mounted at `POST /webhooks/<its name>`;
 - `targets(settings) -> list[Target]`, where the service also sends answers, and `targets_need`, what to
   set for them in words (said when answers would go nowhere);
+- `refiners(settings) -> list[Refiner]`, each reading a job's alerts further before they are looked up (what
+  a pager's webhook leaves out, read back from its API; `jobs.Refiner`);
 - `learners(settings, memory) -> list[Target]`, targets through which the memory learns (a closed incident
   read back and remembered); the service's startup line names what each `learns`;
 - `live_incidents(settings) -> LiveIncidents | None`, a pager's live incidents for the agents' door (an
@@ -98,6 +100,7 @@ class Plugin:
     targets: Callable[..., list[Any]] | None = None  # settings -> [targets.Target]
     learners: Callable[..., list[Any]] | None = None  # settings, memory -> [targets.Target]
     targets_need: str | None = None  # what to set for its targets, in words
+    refiners: Callable[..., list[Any]] | None = None  # settings -> [jobs.Refiner]
 
 
 def built_in_webhooks() -> list[Any]:
@@ -110,9 +113,9 @@ def _built_in() -> list[Plugin]:
     for name in BUILT_IN:
         package = importlib.import_module(f"{__name__}.{name}")
         webhook, targets, learners = (_hook(package, h) for h in ("webhook", "targets", "learners"))
-        need = getattr(package, "targets_need", None)
-        if webhook is not None or targets is not None or learners is not None or need is not None:
-            found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets, learners, need))
+        need, refiners = getattr(package, "targets_need", None), getattr(package, "refiners", None)
+        if any(h is not None for h in (webhook, targets, learners, need, refiners)):
+            found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets, learners, need, refiners))
     return found
 
 
@@ -170,8 +173,9 @@ def service_plugins() -> list[Plugin]:
         # A source's factory alone has neither: nothing for the service.
         webhook, targets = getattr(loaded, "webhook", None), getattr(loaded, "targets", None)
         learners, need = getattr(loaded, "learners", None), getattr(loaded, "targets_need", None)
-        if webhook is not None or targets is not None or learners is not None:
-            found.append(Plugin(name, where, webhook, targets, learners, need))
+        refiners = getattr(loaded, "refiners", None)
+        if any(h is not None for h in (webhook, targets, learners, refiners)):
+            found.append(Plugin(name, where, webhook, targets, learners, need, refiners))
     return found
 
 

@@ -14,6 +14,7 @@ import logging
 import os
 import secrets
 import sqlite3
+from collections.abc import Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -29,9 +30,9 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from ..answer.render import Extra
 from ..errors import DiskFull, InvalidInput, NotFound, OncallMemoryError
 from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, live_incidents, service_plugins, targets_hint
-from ..integrations.pagerduty.details import CustomDetails
 from ..integrations.slack.app import SlackApp
 from ..integrations.slack.targets import SlackBot, SlackWebhook
+from ..jobs import Job, Refiner
 from ..logs import redacted_logs
 from ..memory import Memory
 from ..settings import Settings
@@ -124,6 +125,33 @@ def plugin_targets(
     return found
 
 
+def plugin_refiners(settings: Settings, installed: list[Plugin]) -> list[Refiner]:
+    """The refiners the integrations offer (`refiners` hook). One that fails to build is logged and left
+    out: its pager's alerts are looked up as they came."""
+    found: list[Refiner] = []
+    for plugin in installed:
+        if plugin.refiners is None:
+            continue
+        try:
+            found += plugin.refiners(settings)
+        except Exception as exc:
+            log.error("the integration %s could not build its refiners: %s: %s", plugin.where, type(exc).__name__, exc)
+    return found
+
+
+def chained(refiners: list[Refiner]) -> Callable[[Job], Job] | None:
+    """One refiner that runs each in turn (None for none: the dispatcher then skips the step)."""
+    if not refiners:
+        return None
+
+    def refine(job: Job) -> Job:
+        for refiner in refiners:
+            job = refiner(job)
+        return job
+
+    return refine
+
+
 def _routes(app: FastAPI) -> list[tuple[str, str]]:
     """Every (route template, method) the app serves, as the HTTP metrics label them."""
     found = []
@@ -194,10 +222,9 @@ def create_app(
             hint = targets_hint(installed)
             for line in summary(settings, targets, mem, [hook for hook, _ in mounted], hint):
                 log.info("%s", line)
-            refine = None
-            if settings.pagerduty.token:  # a triggered incident's custom details are read before its lookup
-                refine = CustomDetails.from_settings(settings)
-                stack.callback(refine.close)
+            refiners = plugin_refiners(settings, installed)  # a pager's incident read further before its lookup
+            for refiner in refiners:
+                stack.callback(refiner.close)
             stack.callback(metrics.watch(box, lambda: mem.stats()["count"], mem.index_state, app.state.room.free_bytes))
             dispatcher = Dispatcher(
                 box,
@@ -206,7 +233,7 @@ def create_app(
                 retry_policy(settings),
                 outcome=metrics.delivery,
                 room=app.state.room,
-                refine=refine,
+                refine=chained(refiners),
                 nowhere_hint=hint,
             )
             migrate_ledger(

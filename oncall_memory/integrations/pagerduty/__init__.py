@@ -10,6 +10,7 @@ from .. import lazy_webhook
 from .config import PagerDutySettings
 
 if TYPE_CHECKING:
+    from ...jobs import Refiner
     from ...live import LiveIncidents
     from ...memory import Memory
     from ...settings import Settings
@@ -29,6 +30,7 @@ __all__ = [
     "PagerDutyAPI",
     "learners",
     "live_incidents",
+    "refiners",
     "settings_group",
     "source",
     "targets",
@@ -84,6 +86,14 @@ def live_incidents(settings: Settings) -> LiveIncidents | None:
     if not (settings.pagerduty.token and settings.pagerduty.from_email):
         return None
     return PagerDutyIncidents(PagerDutyAPI.from_settings(settings, with_from=True))
+
+
+def refiners(settings: Settings) -> list[Refiner]:
+    """A triggered incident's custom details, read from its first alert before it is looked up: the
+    `refiners` hook (Webhooks v3 leave them out). Needs a REST API key."""
+    from .details import CustomDetails
+
+    return [CustomDetails.from_settings(settings)] if settings.pagerduty.token else []
 
 
 def learners(settings: Settings, memory: Memory) -> list[Target]:
