@@ -8,10 +8,14 @@ job key names the alerts it holds.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
+
+from pydantic import model_validator
 
 from .domain.alert import Alert
 from .domain.facts import Redacted
+
+OLD_RECORD_FIELDS = ("_incident", "_issue")  # see `Job._record_named_by_its_vendor`
 
 
 class Item(Redacted):
@@ -27,20 +31,36 @@ class Job(Redacted):
     items: list[Item]
     kind: Literal["lookup", "learn"] = "lookup"  # learn: a resolved or annotated incident to remember
     group: str | None = None  # a group's name (Alertmanager's alertname group label)
-    pagerduty_incident: str | None = None  # post a note on this incident (lookup), or remember it (learn)
-    jira_issue: str | None = None  # learn: remember this Jira issue
-    incident_io_incident: str | None = None  # learn: remember this incident.io incident (its id)
-    gitlab_issue: str | None = None  # learn: remember this GitLab issue ("<project id>#<iid>")
+    # The pager's or tracker's own id of what this job is about, for the integration whose key it bears
+    # (`<name>:`, `<name>-learn:`): the incident a lookup's note goes on, or the record a learner reads back
+    # and remembers ("P1234", "OPS-12", "<project id>#<iid>").
+    record: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _record_named_by_its_vendor(cls, data: Any) -> Any:
+        # An outbox keeps jobs across an upgrade. Those written before 2026-12 named the record in a field of
+        # its vendor's (`<vendor>_incident`, `<vendor>_issue`): read as `record`, so they are still delivered.
+        if isinstance(data, dict) and (old := [k for k in data if k.endswith(OLD_RECORD_FIELDS)]):
+            named = next((data[k] for k in old if data[k] is not None), None)
+            data = {k: v for k, v in data.items() if k not in old}
+            data.setdefault("record", named)
+        return data
 
     @classmethod
-    def single(cls, key: str, alert: Alert, title: str, pagerduty_incident: str | None = None) -> Job:
-        return cls(key=key, items=[Item(key=key, alert=alert, title=title)], pagerduty_incident=pagerduty_incident)
+    def single(cls, key: str, alert: Alert, title: str, record: str | None = None) -> Job:
+        return cls(key=key, items=[Item(key=key, alert=alert, title=title)], record=record)
 
     @classmethod
-    def learn(cls, key: str, event: str, **record: str) -> Job:
-        """Read a record back and remember it: `record` names it in the field its learner reads (`jira_issue=`),
-        and `event` says what happened (the one item is a label, never looked up)."""
-        return cls(key=key, kind="learn", items=[Item(key=key, alert=Alert(text=event), title=event)], **record)
+    def learn(cls, key: str, event: str, record: str) -> Job:
+        """Read `record` back and remember it; `event` says what happened (the one item is a label, never
+        looked up)."""
+        return cls(key=key, kind="learn", items=[Item(key=key, alert=Alert(text=event), title=event)], record=record)
+
+    def record_of(self, integration: str) -> str | None:
+        """The record, when this job is `integration`'s (its key is `<integration>:` or `<integration>-learn:`)."""
+        mine = self.key.startswith((f"{integration}:", f"{integration}-learn:"))
+        return self.record if mine else None
 
     @property
     def title(self) -> str:

@@ -205,3 +205,23 @@ def test_the_first_services_ledger_is_carried_into_the_outbox(settings, memory, 
     assert (settings.data_dir / "enrich.sqlite3.migrated").exists() and not (
         settings.data_dir / "enrich.sqlite3"
     ).exists()
+
+
+def test_a_job_an_outbox_kept_from_before_the_record_field_is_still_its_integrations():
+    """Jobs name what they are about in `record` (issue 53: no field per vendor). An outbox written before
+    kept `<vendor>_incident` / `<vendor>_issue`: read back, the job still goes to its pager's note and its
+    tracker's learner, and to no other integration's."""
+    import zlib
+
+    from oncall_memory.service.outbox import _stored_job
+
+    item = {"key": "pagerduty:P1", "alert": {"text": "IPsec tunnel down"}, "title": "IPsec tunnel down"}
+    lookup = {"key": "pagerduty:P1", "items": [item], "kind": "lookup", "group": None, "pagerduty_incident": "P1"}
+    lookup |= {"jira_issue": None, "incident_io_incident": None, "gitlab_issue": None}
+    job = _stored_job(zlib.compress(json.dumps(lookup).encode()))
+    assert job.record == "P1" and job.record_of("pagerduty") == "P1" and job.record_of("jira") is None
+    learn = {"key": "jira-learn:OPS-7:e1", "items": [{**item, "key": "jira-learn:OPS-7:e1"}], "kind": "learn"}
+    learn |= {"pagerduty_incident": None, "jira_issue": "OPS-7"}
+    assert _stored_job(json.dumps(learn)).record_of("jira") == "OPS-7"
+    assert json.loads(job.model_dump_json())["record"] == "P1"  # written back in the new field only
+    assert "pagerduty_incident" not in json.loads(job.model_dump_json())

@@ -281,12 +281,10 @@ VENDORS = sorted(p.name for p in (PACKAGE / "integrations").iterdir() if (p / "_
 STILL_NAMING_A_VENDOR = {
     "domain/annotations.py",
     "domain/label_facts.py",
-    "jobs.py",
     "redact/vendors.py",  # the vendors' token formats: what redaction looks for, not an integration
     "service/api.py",
     "service/app.py",
     "service/deps.py",
-    "service/ledger.py",
     "service/slack.py",
     "service/startup.py",
     "sources/git_links.py",

@@ -43,12 +43,7 @@ def migrate_ledger(
         try:
             old = json.loads(raw)
             with already_redacted():  # the ledger held redacted jobs
-                job = Job.single(
-                    old["key"],
-                    Alert.model_validate(old["alert"]),
-                    old["title"],
-                    pagerduty_incident=old.get("pagerduty_incident"),
-                )
+                job = Job.single(old["key"], Alert.model_validate(old["alert"]), old["title"], record=_record(old))
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("old ledger job %s skipped: %s", key, exc)
             continue
@@ -64,3 +59,8 @@ def migrate_ledger(
         path.name,
     )
     return to_deliver
+
+
+def _record(old: dict) -> str | None:
+    """The incident an old ledger's job named, in the field of its pager's (`<pager>_incident`)."""
+    return next((v for k, v in old.items() if k.endswith("_incident") and isinstance(v, str)), None)

@@ -30,13 +30,13 @@ class GitLabLearner(ReadBackLearner):
         return cls(api_from(settings), memory, issue_type=settings.gitlab.issue_type, labels=settings.gitlab.labels)
 
     def accepts(self, job: Job) -> bool:
-        return job.kind == "learn" and job.gitlab_issue is not None
+        return job.kind == "learn" and job.record_of("gitlab") is not None
 
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
-        return {"issue": job.gitlab_issue}
+        return {"issue": job.record_of("gitlab")}
 
     def record(self, job: Job) -> str:
-        return job.gitlab_issue or ""
+        return job.record_of("gitlab") or ""
 
     def read(self, key: str) -> Incident | None:
         project, _, iid = key.partition("#")

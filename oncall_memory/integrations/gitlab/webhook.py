@@ -57,7 +57,7 @@ def learn_job(hook: GitLabIssueHook, delivery: str | None) -> Job:
     assert hook.project is not None and hook.object_attributes is not None
     record = f"{hook.project.id}#{hook.object_attributes.iid}"
     key = f"gitlab-learn:{record}:{delivery or hook.object_attributes.updated_at or hook.object_attributes.action}"
-    return Job.learn(key, "issue closed", gitlab_issue=record)
+    return Job.learn(key, "issue closed", record)
 
 
 def learns(settings: Settings) -> bool:

@@ -19,13 +19,13 @@ class IncidentIoLearner(ReadBackLearner):
     what = "incident.io incident"
 
     def accepts(self, job: Job) -> bool:
-        return job.kind == "learn" and job.incident_io_incident is not None
+        return job.kind == "learn" and job.record_of("incident_io") is not None
 
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
-        return {"incident": job.incident_io_incident}
+        return {"incident": job.record_of("incident_io")}
 
     def record(self, job: Job) -> str:
-        return job.incident_io_incident or ""
+        return job.record_of("incident_io") or ""
 
     def read(self, key: str) -> Incident | None:
         raw = self._api.incident(key)

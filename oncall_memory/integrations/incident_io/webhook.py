@@ -86,7 +86,7 @@ def learn_job(incident_id: str, delivery: str) -> Job:
     """Read the incident back and remember it; keyed by Svix's message id: each delivery once (its retries
     carry the same id), a later edit learnt again."""
     key = f"incident_io-learn:{incident_id}:{delivery[:100]}"
-    return Job.learn(key, "incident closed", incident_io_incident=incident_id)
+    return Job.learn(key, "incident closed", incident_id)
 
 
 class IncidentIoRef(BaseModel):

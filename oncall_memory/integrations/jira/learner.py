@@ -19,13 +19,13 @@ class JiraLearner(ReadBackLearner):
     what = "Jira issue"
 
     def accepts(self, job: Job) -> bool:
-        return job.kind == "learn" and job.jira_issue is not None
+        return job.kind == "learn" and job.record_of("jira") is not None
 
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
-        return {"issue": job.jira_issue}
+        return {"issue": job.record_of("jira")}
 
     def record(self, job: Job) -> str:
-        return job.jira_issue or ""
+        return job.record_of("jira") or ""
 
     def read(self, key: str) -> Incident | None:
         issue = self._api.issue(key)

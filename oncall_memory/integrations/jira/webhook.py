@@ -62,7 +62,7 @@ def learn_job(hook: JiraWebhook, delivery: str | None) -> Job:
     event's time: each delivery once, a later edit learnt again."""
     assert hook.issue is not None
     key = f"jira-learn:{hook.issue.key}:{delivery or hook.timestamp or hook.webhookEvent}"
-    return Job.learn(key, hook.webhookEvent, jira_issue=hook.issue.key)
+    return Job.learn(key, hook.webhookEvent, hook.issue.key)
 
 
 def learns(settings: Settings) -> bool:

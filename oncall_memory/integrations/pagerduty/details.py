@@ -64,11 +64,12 @@ class CustomDetails:
         self._api.close()
 
     def __call__(self, job: Job) -> Job:
-        if job.kind != "lookup" or not job.pagerduty_incident or len(job.items) != 1:
+        incident = job.record_of("pagerduty")
+        if job.kind != "lookup" or not incident or len(job.items) != 1:
             return job
         item = job.items[0]
         try:
-            first = self._api.oldest_alert(job.pagerduty_incident)
+            first = self._api.oldest_alert(incident)
         except OncallMemoryError as exc:
             log.warning("%s: custom details not read (%s); looked up by its title", job.key, exc)
             return job

@@ -32,13 +32,13 @@ class Learner(Target):
         self._memory = memory
 
     def accepts(self, job: Job) -> bool:
-        return job.kind == "learn" and job.pagerduty_incident is not None
+        return job.kind == "learn" and job.record_of("pagerduty") is not None
 
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
-        return {"incident": job.pagerduty_incident}
+        return {"incident": job.record_of("pagerduty")}
 
     def send(self, job: Job, body: dict[str, Any]) -> None:
-        incident_id = job.pagerduty_incident or ""
+        incident_id = job.record_of("pagerduty") or ""
         try:
             raw = self._api.incident(incident_id)
             notes = self._api.notes(incident_id)

@@ -26,29 +26,28 @@ class PagerDutyNotes(Target):
         return f"PagerDuty notes on PagerDuty incidents (from {self._sender})"
 
     def accepts(self, job: Job) -> bool:
-        return job.kind == "lookup" and job.pagerduty_incident is not None
+        return job.kind == "lookup" and job.record_of("pagerduty") is not None
 
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
         mark = f"\n\n({marker(job)})"
         return {"note": {"content": job_note(job.title, answers, limit=NOTE_LIMIT - len(mark)) + mark}}
 
     def send(self, job: Job, body: dict[str, Any]) -> None:
-        what = f"PagerDuty note on {job.pagerduty_incident}"
+        incident = job.record_of("pagerduty") or ""
+        what = f"PagerDuty note on {incident}"
         try:
-            response = self._api.post_note(job.pagerduty_incident or "", body["note"]["content"])
+            response = self._api.post_note(incident, body["note"]["content"])
         except httpx.TransportError as exc:
             raise transport_failure(exc, what) from exc
         check(response, what, wait_cap=self._api.max_wait)
 
     def already_delivered(self, job: Job) -> bool:
         """Is a note with this job's marker on the incident? Read back after an ambiguous attempt."""
-        mark = marker(job)
+        mark, incident = marker(job), job.record_of("pagerduty") or ""
         try:
-            notes = self._api.notes(job.pagerduty_incident or "")
+            notes = self._api.notes(incident)
         except Exception as exc:  # SourceFailed after its own retries: try the whole delivery again later
-            raise DeliveryError(
-                f"reading back the notes of {job.pagerduty_incident}: {exc}", retry=True, ambiguous=True
-            ) from exc
+            raise DeliveryError(f"reading back the notes of {incident}: {exc}", retry=True, ambiguous=True) from exc
         return any(mark in (n.get("content") or "") for n in notes)
 
     def close(self) -> None:

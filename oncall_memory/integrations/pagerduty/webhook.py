@@ -97,16 +97,14 @@ def verify_signature(secret: str, body: bytes, header: str | None) -> bool:
 
 
 def pagerduty_job(incident: PDIncident, known: Mapping[str, Iterable[str]] | None = None) -> Job:
-    return Job.single(
-        f"pagerduty:{incident.id}", pagerduty_alert(incident, known), incident.title, pagerduty_incident=incident.id
-    )
+    return Job.single(f"pagerduty:{incident.id}", pagerduty_alert(incident, known), incident.title, record=incident.id)
 
 
 def learn_job(incident_id: str, event_id: str | None, event_type: str) -> Job:
     """Remember this incident now (resolved) or again (annotated). Keyed by PagerDuty's event id: each
     event once."""
     key = f"pagerduty-learn:{incident_id}:{event_id or event_type}"
-    return Job.learn(key, event_type, pagerduty_incident=incident_id)
+    return Job.learn(key, event_type, incident_id)
 
 
 class PagerDutyHook(Webhook):
