@@ -128,6 +128,27 @@ def test_a_signed_triggered_incident_gets_one_note_with_the_right_neighbours(cli
     assert "INC-1025" in slack["text"] and slack["blocks"][0]["type"] == "header"
 
 
+def test_feedback_names_the_alert_by_the_incident_a_pager_opened(client, httpserver, memory):
+    """`POST /feedback` with `alert_incident`: the alert is the one the pager's webhook brought for that
+    incident (its job `<pager>:<id>`); an incident no pager sent is a 404, an id that cannot be one a 422."""
+    slack_ok(httpserver)
+    assert post_pd(client, body_of("pagerduty-incident-triggered.json")).status_code == 202
+    drain(client)
+    verdict = {"alert_incident": "PGR0VU2", "suggested": "INC-1025", "verdict": "helped", "who": "alice"}
+    answer = client.post("/feedback", json=verdict)
+    assert answer.status_code == 200 and answer.json() == {
+        "recorded": True,
+        "suggested": "INC-1025",
+        "verdict": "helped",
+    }
+    (row,) = [r for r in memory.feedback.all() if r["who"] == "alice"]
+    assert row["suggested"] == "INC-1025" and row["verdict"] == "helped"
+    unknown = client.post("/feedback", json={**verdict, "alert_incident": "PNOSUCH"})
+    assert unknown.status_code == 404 and "PNOSUCH" in unknown.json()["detail"]
+    assert client.post("/feedback", json={**verdict, "alert_incident": "P 1; drop"}).status_code == 422
+    assert client.post("/feedback", json={k: v for k, v in verdict.items() if k != "alert_incident"}).status_code == 422
+
+
 def test_a_redelivery_posts_nothing_even_after_a_restart(settings, memory, outbox, pagerduty, httpserver):
     slack_ok(httpserver)
     body = body_of("pagerduty-incident-triggered.json")

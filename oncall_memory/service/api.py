@@ -14,13 +14,12 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
 from ..answer.render import terminal
 from ..answer.retrieve import MAX_LIMIT, Lookup
 from ..domain.alert import Alert, Filters
-from ..integrations.pagerduty.webhook import PAGERDUTY_ID
 from ..redact import redact
 from ..store.readiness import Readiness
 from .auth import api_token
 from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import errors
-from .deps import MemoryDep, OutboxDep, RoomDep, SettingsDep
+from .deps import MemoryDep, OutboxDep, PagersDep, RoomDep, SettingsDep
 from .outbox import Outbox
 
 # A response header may carry printable ASCII only (h11 drops the connection on a control character): what
@@ -150,9 +149,12 @@ def stats(memory: MemoryDep) -> dict:
     return memory.stats()
 
 
+INCIDENT_ID = r"^[A-Za-z0-9][\w.:#-]{0,199}$"  # a pager's own incident id, as its webhook's job keys carry it
+
+
 class FeedbackRequest(BaseModel):
     """POST /feedback: a responder's verdict on a suggestion, for the alert it was made for (the alert
-    itself, or the PagerDuty incident it came in as)."""
+    itself, or the incident it opened on a pager whose webhook brought it here: a PagerDuty incident's id)."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -165,23 +167,28 @@ class FeedbackRequest(BaseModel):
     )
 
     alert: Alert | None = None
-    alert_incident: str | None = Field(default=None, pattern=PAGERDUTY_ID)
+    alert_incident: str | None = Field(default=None, pattern=INCIDENT_ID)
     suggested: str = Field(min_length=1, max_length=200)
     verdict: Literal["helped", "not related", "not-related"]
     who: str = Field(default="api", max_length=200)
 
 
 @router.post("/feedback", openapi_extra=documented_body(FeedbackRequest), responses=errors(400, 404, 413, 415, 422))
-def feedback(memory: MemoryDep, outbox: OutboxDep, raw: bytes = Depends(raw_json_body)) -> dict:
+def feedback(memory: MemoryDep, outbox: OutboxDep, pagers: PagersDep, raw: bytes = Depends(raw_json_body)) -> dict:
     req = parse(FeedbackRequest, parse_json(raw))
     alert = req.alert
     if alert is None and req.alert_incident:
-        job = outbox.job_of(f"pagerduty:{req.alert_incident}")
-        alert = job.items[0].alert if job else None
-    if alert is None and req.alert_incident:
-        raise HTTPException(404, f"no alert for PagerDuty incident {req.alert_incident} came through this service")
+        # The job a pager's webhook made for that incident holds its alert: `<pager>:<incident id>`.
+        for pager in pagers:
+            if (job := outbox.job_of(f"{pager}:{req.alert_incident}")) is not None:
+                alert = job.items[0].alert
+                break
+        else:
+            raise HTTPException(404, f"no alert for incident {req.alert_incident} came through this service")
     if alert is None:
-        raise HTTPException(422, "give the alert (its text) or alert_incident (a PagerDuty incident this service saw)")
+        raise HTTPException(
+            422, "give the alert (its text) or alert_incident (the id of an incident a pager sent this service)"
+        )
     verdict = "not related" if req.verdict == "not-related" else req.verdict
     recorded = memory.record_feedback(alert, req.suggested, verdict, who=req.who, ref="api")
     return {"recorded": recorded, "suggested": redact(req.suggested), "verdict": verdict}  # as it was stored

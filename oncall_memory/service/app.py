@@ -291,6 +291,7 @@ def create_app(
             log.error("the integration %s offers a webhook that is not a oncall_memory.webhook.Webhook", plugin.where)
     for hook, where in mounted:
         webhooks.mount(app, hook, where)
+    app.state.pagers = tuple(hook.name for hook, _ in mounted)  # whose job keys name an incident (`/feedback`)
     app.include_router(api.router)
     app.include_router(commands.router)
     app.include_router(api.probes)

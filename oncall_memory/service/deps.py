@@ -48,6 +48,11 @@ def learning_of(request: Request) -> frozenset[str]:
     return frozenset(request.app.state.learning)
 
 
+def pagers_of(request: Request) -> tuple[str, ...]:
+    """The webhooks mounted, by name: whose job keys (`<name>:<incident id>`) name a pager's incident."""
+    return getattr(request.app.state, "pagers", ())
+
+
 def sessions_of(request: Request) -> Sessions:
     """The search page's logins."""
     return request.app.state.sessions
@@ -96,4 +101,5 @@ OutboxDep = Annotated["Outbox", Depends(provider(outbox_of))]
 DispatcherDep = Annotated["Dispatcher", Depends(provider(dispatcher_of))]
 RoomDep = Annotated["Room", Depends(provider(room_of))]
 LearningDep = Annotated[frozenset[str], Depends(provider(learning_of))]
+PagersDep = Annotated[tuple[str, ...], Depends(provider(pagers_of))]
 SlackDep = Annotated["SlackApp", Depends(provider(slack_of))]
