@@ -282,10 +282,6 @@ STILL_NAMING_A_VENDOR = {
     "domain/annotations.py",
     "domain/label_facts.py",
     "redact/vendors.py",  # the vendors' token formats: what redaction looks for, not an integration
-    "service/app.py",
-    "service/deps.py",
-    "service/slack.py",
-    "service/startup.py",
     "sources/git_links.py",
 }
 

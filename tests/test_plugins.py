@@ -22,7 +22,11 @@ from oncall_memory.store.engines import open_store
 PLUGIN = '''
 """Zabbix for oncall-memory: its webhook media type posts {"event_id", "subject", "message", "host"}."""
 import hmac
+import os
 
+from fastapi import HTTPException
+
+from oncall_memory.chat import ChatApp
 from oncall_memory.domain.alert import Alert
 from oncall_memory.errors import InvalidInput
 from oncall_memory.domain.incident import Incident
@@ -108,6 +112,32 @@ def refiners(settings):
     return [ProblemText()]
 
 
+class ZabbixChat(ChatApp):
+    """A chat app of Zabbix's own: a command that answers with the nearest incident's id."""
+
+    name, title, variable, guard = "zchat", "ZChat", "ZCHAT_TOKEN", "ZChat's token"
+
+    def __init__(self, settings, memory):
+        self.memory = memory
+
+    @classmethod
+    def on(cls, settings):
+        return bool(os.environ.get("ZCHAT_TOKEN"))
+
+    def verify(self, body, headers):
+        if not hmac.compare_digest(headers.get("x-zchat-token", "").encode(), os.environ["ZCHAT_TOKEN"].encode()):
+            raise HTTPException(401, "wrong ZChat token")
+
+    def command(self, form):
+        return {"text": self.memory.similar(Alert(text=form["text"]), limit=1).neighbours[0].id}
+
+    def interaction(self, payload):
+        SEEN.append(payload)
+
+
+chat_app = ZabbixChat
+
+
 def source(settings, path):
     return NotesSource(path)
 '''
@@ -142,6 +172,41 @@ def test_what_an_integrations_targets_need_is_said_when_answers_would_go_nowhere
         "; or ZABBIX_WEBHOOK_TOKEN (a Zabbix problem's comment)"
     )
     assert targets_hint([]) == "no integration here posts answers"
+
+
+def test_an_installed_integrations_chat_app_is_mounted_off_until_its_setting_and_verified_first(
+    tmp_path, monkeypatch, zabbix, caplog
+):
+    """A chat app through the `chat_app` hook, as Slack's is: its routes 404 naming what to set while it is
+    off; once on, a request it does not verify is refused before it is read, a command is answered, a button's
+    payload reaches it, and the startup line says how its routes are guarded."""
+    import logging
+
+    monkeypatch.delenv("ZCHAT_TOKEN", raising=False)
+    app, memory = app_with(tmp_path)
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    with TestClient(app) as client:
+        off = client.post("/zchat/commands", content=b"text=x", headers=form)
+        assert off.status_code == 404 and off.json()["detail"] == "the ZChat app is off: set ZCHAT_TOKEN"
+    memory.close()
+    monkeypatch.setenv("ZCHAT_TOKEN", "z-1")
+    caplog.set_level(logging.INFO, logger="oncall_memory.service.app")
+    app, memory = app_with(tmp_path)
+    with TestClient(app) as client:
+        body = b"text=checkout+pods+CrashLoopBackOff"
+        assert (
+            client.post("/zchat/commands", content=body, headers={**form, "X-Zchat-Token": "guess"}).status_code == 401
+        )
+        answer = client.post("/zchat/commands", content=body, headers={**form, "X-Zchat-Token": "z-1"})
+        assert answer.status_code == 200 and answer.json() == {"text": "INC-1001"}
+        pressed = b"payload=%7B%22type%22%3A%22button%22%7D"
+        assert (
+            client.post("/zchat/interactions", content=pressed, headers={**form, "X-Zchat-Token": "z-1"}).status_code
+            == 200
+        )
+        assert zabbix.SEEN[-1] == {"type": "button"}
+    memory.close()
+    assert "route /zchat/commands, /zchat/interactions: ZChat's token" in caplog.text
 
 
 def app_with(tmp_path, **settings):

@@ -401,8 +401,7 @@ def test_chat_post_message_errors_are_final_or_retried_as_slack_means_them(setti
 
 
 def test_without_an_app_the_incoming_webhook_is_used(tmp_path, httpserver):
-    from oncall_memory.integrations.slack.targets import SlackWebhook
-    from oncall_memory.service.app import make_targets
+    from oncall_memory.integrations.slack.targets import SlackWebhook, make_targets
 
     hook = Settings(data_dir=tmp_path, slack_webhook_url=SecretStr(httpserver.url_for("/hook")))
     assert [type(t) for t in make_targets(hook)] == [SlackWebhook]

@@ -22,6 +22,9 @@ module (or object) offering any of
   read back and remembered); the service's startup line names what each `learns`;
 - `live_incidents(settings) -> LiveIncidents | None`, a pager's live incidents for the agents' door (an
   agent reads one and posts a finding on it; `live.LiveIncidents`);
+- `chat_app`, a `chat.ChatApp` subclass: a chat's app (a slash command, buttons under each suggestion), mounted
+  at `POST /<its name>/commands` and `/<its name>/interactions`, built when the service starts if its
+  settings turn it on;
 - `settings_group`, its settings: a `settings.SettingsGroup` whose `env_prefix` is `ONCALL_MEMORY_<NAME>_`.
   `Settings` merges it under the integration's name (`settings.<name>.<field>`), read from the environment
   by its own variables and given by flat names (`Settings(<name>_<field>=...)`), as the built-in groups are;
@@ -101,6 +104,7 @@ class Plugin:
     learners: Callable[..., list[Any]] | None = None  # settings, memory -> [targets.Target]
     targets_need: str | None = None  # what to set for its targets, in words
     refiners: Callable[..., list[Any]] | None = None  # settings -> [jobs.Refiner]
+    chat_app: Any = None  # a chat.ChatApp subclass
 
 
 def built_in_webhooks() -> list[Any]:
@@ -114,8 +118,9 @@ def _built_in() -> list[Plugin]:
         package = importlib.import_module(f"{__name__}.{name}")
         webhook, targets, learners = (_hook(package, h) for h in ("webhook", "targets", "learners"))
         need, refiners = getattr(package, "targets_need", None), getattr(package, "refiners", None)
-        if any(h is not None for h in (webhook, targets, learners, need, refiners)):
-            found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets, learners, need, refiners))
+        chat = _hook(package, "chat_app")
+        if any(h is not None for h in (webhook, targets, learners, need, refiners, chat)):
+            found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets, learners, need, refiners, chat))
     return found
 
 
@@ -173,9 +178,9 @@ def service_plugins() -> list[Plugin]:
         # A source's factory alone has neither: nothing for the service.
         webhook, targets = getattr(loaded, "webhook", None), getattr(loaded, "targets", None)
         learners, need = getattr(loaded, "learners", None), getattr(loaded, "targets_need", None)
-        refiners = getattr(loaded, "refiners", None)
-        if any(h is not None for h in (webhook, targets, learners, refiners)):
-            found.append(Plugin(name, where, webhook, targets, learners, need, refiners))
+        refiners, chat = getattr(loaded, "refiners", None), getattr(loaded, "chat_app", None)
+        if any(h is not None for h in (webhook, targets, learners, refiners, chat)):
+            found.append(Plugin(name, where, webhook, targets, learners, need, refiners, chat))
     return found
 
 

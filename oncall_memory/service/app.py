@@ -27,11 +27,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from ..answer.render import Extra
+from ..chat import ChatApp
 from ..errors import DiskFull, InvalidInput, NotFound, OncallMemoryError
 from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, live_incidents, service_plugins, targets_hint
-from ..integrations.slack.app import SlackApp
-from ..integrations.slack.targets import SlackBot, SlackWebhook
 from ..jobs import Job, Refiner
 from ..logs import redacted_logs
 from ..memory import Memory
@@ -39,7 +37,8 @@ from ..settings import Settings
 from ..store.datadir import write_atomic
 from ..targets import Target
 from ..webhook import Webhook
-from . import api, commands, mcp_http, page, slack, webhooks
+from . import api, commands, mcp_http, page, webhooks
+from . import chats as chat_routes
 from .accounts import Accounts
 from .auth import RecordPeer, api_token
 from .indexer import Indexer
@@ -72,45 +71,31 @@ DOCS_ASSETS = "/docs/assets"
 DOCS_ASSET_TYPES = {"swagger-ui-bundle.js": "text/javascript", "swagger-ui.css": "text/css"}  # nothing else is served
 
 
-def make_targets(settings: Settings, buttons: Extra | None = None) -> list[Target]:
-    """The targets the service builds itself: Slack, the app (bot token and channel, with `buttons` under each
-    suggestion) or else the incoming webhook. The integrations' own come through their `targets` hook."""
-    targets: list[Target] = []
-    if settings.slack.bot_token and settings.slack.channel:
-        targets.append(
-            SlackBot(
-                settings.slack.bot_token,
-                settings.slack.channel,
-                api_url=settings.slack.api_url,
-                extra=buttons,
-                timeout=settings.deliveries.post_timeout,
-                wait_cap=settings.deliveries.retry_after_cap,
-            )
-        )
-    elif settings.slack.webhook_url:
-        targets.append(
-            SlackWebhook(
-                settings.slack.webhook_url,
-                timeout=settings.deliveries.post_timeout,
-                wait_cap=settings.deliveries.retry_after_cap,
-            )
-        )
-    return targets
-
-
 def plugin_targets(
-    settings: Settings, installed: list[Plugin], taken: set[str], memory: Memory | None = None
+    settings: Settings,
+    installed: list[Plugin],
+    taken: set[str],
+    memory: Memory | None = None,
+    chats: dict[str, ChatApp] | None = None,
 ) -> list[Target]:
-    """The targets the integrations add, built in and installed (with `memory`, their learners instead). One
-    that fails to build, or is not a `Target`, or takes a name already taken, is logged and left out: the
-    others still deliver."""
+    """The targets the integrations add, built in and installed (with `memory`, their learners instead; an
+    integration whose chat app is on, in `chats` by its name, posts through the app's own). One that fails to
+    build, or is not a `Target`, or takes a name already taken, is logged and left out: the others still
+    deliver."""
     found: list[Target] = []
     for plugin in installed:
         hook = plugin.targets if memory is None else plugin.learners
-        if hook is None:
+        chat = (chats or {}).get(plugin.name) if memory is None else None
+        if hook is None and chat is None:
             continue
         try:
-            made = list(hook(settings) if memory is None else hook(settings, memory))
+            own = chat.targets(settings) if chat is not None else None
+            if own is not None:
+                made = list(own)
+            elif hook is None:
+                continue
+            else:
+                made = list(hook(settings) if memory is None else hook(settings, memory))
         except Exception as exc:
             log.error("the integration %s could not build its targets: %s: %s", plugin.where, type(exc).__name__, exc)
             continue
@@ -199,28 +184,28 @@ def create_app(
             box = outbox or stack.enter_context(Outbox(settings.dir.outbox))
             hooked = [p.webhook.secret(settings) for p in installed if isinstance(p.webhook, Webhook)]
             stack.enter_context(redacted_logs([*secrets_of(settings), *(s for s in hooked if s)]))
-            slack_app = None
-            if settings.slack.signing_secret is not None:
-                slack_app = SlackApp(settings, mem)
-                stack.callback(slack_app.close)
-            app.state.slack = slack_app
+            built_chats: dict[str, ChatApp] = {}  # by the integration's name
+            for plugin, chat in chats:
+                if chat.on(settings):
+                    built = built_chats[plugin.name] = chat(settings, mem)
+                    stack.callback(built.close)
+            app.state.chats = {built.name: built for built in built_chats.values()}
             built_in = [p for p in installed if p.where == BUILT_IN_WHERE]
-            targets = plugin_targets(settings, built_in, set())
-            targets += make_targets(settings, slack_app.buttons() if slack_app else None)
+            targets = plugin_targets(settings, built_in, set(), chats=built_chats)
             learning = set()
             for plugin in installed:  # each integration's learners, through its `learners` hook
                 learners = plugin_targets(settings, [plugin], {t.name for t in targets}, mem)
                 learning.update([plugin.name] if learners else [])
                 targets += learners
             others = [p for p in installed if p.where != BUILT_IN_WHERE]
-            targets += plugin_targets(settings, others, {t.name for t in targets})
+            targets += plugin_targets(settings, others, {t.name for t in targets}, chats=built_chats)
             app.state.learning = frozenset(learning)
             for target in targets:
                 stack.callback(target.close)
             mem.observer = metrics
             metrics.known([t.name for t in targets], _routes(app))
             hint = targets_hint(installed)
-            for line in summary(settings, targets, mem, [hook for hook, _ in mounted], hint):
+            for line in summary(settings, targets, mem, [hook for hook, _ in mounted], hint, [c for _, c in chats]):
                 log.info("%s", line)
             refiners = plugin_refiners(settings, installed)  # a pager's incident read further before its lookup
             for refiner in refiners:
@@ -296,7 +281,24 @@ def create_app(
     app.include_router(commands.router)
     app.include_router(api.probes)
     app.include_router(page.router)
-    app.include_router(slack.router)
+    chats: list[tuple[Plugin, type[ChatApp]]] = []  # each chat app the integrations offer, after the service's own
+    for plugin in installed:
+        chat = plugin.chat_app
+        if not (isinstance(chat, type) and issubclass(chat, ChatApp)):
+            if chat is not None:
+                log.error("the integration %s offers a chat app that is not a oncall_memory.chat.ChatApp", plugin.where)
+            continue
+        # Not a path the service serves (nor one it adds below: the agents' door and the API's docs).
+        paths = {p.split("/")[1] for p, _ in _routes(app)} | {"webhooks", "mcp", "docs", "openapi.json", "redoc"}
+        if (
+            not chat.name.isidentifier()
+            or chat.name in paths
+            or (plugin.where != BUILT_IN_WHERE and chat.name in BUILT_IN)
+        ):
+            log.error("the integration %s offers a chat app at /%s, a path that is taken", plugin.where, chat.name)
+            continue
+        chats.append((plugin, chat))
+        chat_routes.mount(app, chat)
     app.add_exception_handler(page.LoginRequired, page.login_redirect)  # type: ignore[arg-type]  # Starlette types the handler for any Exception
     mcp = McpEndpoint(settings)
     app.router.routes.append(Route(mcp_http.PATH, endpoint=mcp, methods=["GET", "POST", "DELETE"]))

@@ -12,7 +12,7 @@ from ..memory import Memory
 from ..settings import Settings
 
 if TYPE_CHECKING:
-    from ..integrations.slack.app import SlackApp
+    from ..chat import ChatApp
     from .accounts import Accounts
     from .outbox import Outbox
     from .room import Room
@@ -74,12 +74,16 @@ def page_secret_of(request: Request) -> bytes:
     return secret
 
 
-def slack_of(request: Request) -> SlackApp:
-    """The Slack app; its routes answer 404 while it is off."""
-    app: SlackApp | None = getattr(request.app.state, "slack", None)
-    if app is None:
-        raise HTTPException(404, "the Slack app is off: set ONCALL_MEMORY_SLACK_SIGNING_SECRET")
-    return app
+def chat_provider(chat: type[ChatApp]) -> Callable[[Request], Awaitable[ChatApp]]:
+    """The chat app of this kind the service built at start; its routes answer 404 while it is off."""
+
+    def chat_of(request: Request) -> ChatApp:
+        built: ChatApp | None = getattr(request.app.state, "chats", {}).get(chat.name)
+        if built is None:
+            raise HTTPException(404, f"the {chat.title} app is off: set {chat.variable}")
+        return built
+
+    return provider(chat_of)
 
 
 def provider(read: Callable[[Request], T]) -> Callable[[Request], Awaitable[T]]:
@@ -102,4 +106,3 @@ DispatcherDep = Annotated["Dispatcher", Depends(provider(dispatcher_of))]
 RoomDep = Annotated["Room", Depends(provider(room_of))]
 LearningDep = Annotated[frozenset[str], Depends(provider(learning_of))]
 PagersDep = Annotated[tuple[str, ...], Depends(provider(pagers_of))]
-SlackDep = Annotated["SlackApp", Depends(provider(slack_of))]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..chat import ChatApp
 from ..memory import Memory
 from ..settings import Settings
 from ..targets import Target
@@ -19,9 +20,10 @@ def summary(
     memory: Memory,
     hooks: Sequence[Webhook] = (),
     hint: str = "no target is configured",
+    chats: Sequence[type[ChatApp]] = (),
 ) -> list[str]:
     """`hooks`: the webhooks mounted through the integrations' hook (Grafana's, an installed package's); `hint`:
-    what to set when answers would go nowhere (`integrations.targets_hint`)."""
+    what to set when answers would go nowhere (`integrations.targets_hint`); `chats`: the chat apps mounted."""
     lines = [f"memory: {_holds(memory)}"]
     posting = [t for t in targets if t.learns is None and t.name != "memory"]
     lines += [f"answers go to: {t.describe()}" for t in posting]
@@ -30,22 +32,28 @@ def summary(
     sources = [t.learns for t in targets if t.learns]
     learning = f"on ({'; '.join(sources)})" if sources else "off"
     lines.append(f"learning as incidents close: {learning}")
-    lines += [f"route {route}: {how}" for route, how in routes(settings, hooks)]
+    lines += [f"route {route}: {how}" for route, how in routes(settings, hooks, chats)]
     return lines
 
 
-def routes(settings: Settings, hooks: Sequence[Webhook] = ()) -> list[tuple[str, str]]:
-    """How each route is guarded: each webhook an integration mounts (`hooks`), then the service's own."""
+def routes(
+    settings: Settings, hooks: Sequence[Webhook] = (), chats: Sequence[type[ChatApp]] = ()
+) -> list[tuple[str, str]]:
+    """How each route is guarded: each webhook an integration mounts (`hooks`), the service's own, and each
+    chat app's (`chats`)."""
     api = "bearer token" if settings.service.api_token is not None else "OPEN (set ONCALL_MEMORY_API_TOKEN)"
-    slack = (
-        "Slack's request signature" if settings.slack.signing_secret else "off (set ONCALL_MEMORY_SLACK_SIGNING_SECRET)"
-    )
     return [
         *((f"POST /webhooks/{hook.name}", _hook(hook, settings)) for hook in hooks),
         ("/similar, /feedback, /stats, /metrics, /docs", api),
         ("/mcp, /mcp/sse (MCP for agents)", api),
         ("/ (search page)", api if settings.service.api_token is None else "bearer token or a login session"),
-        ("/slack/commands, /slack/interactions", slack),
+        *(
+            (
+                f"/{chat.name}/commands, /{chat.name}/interactions",
+                chat.guard if chat.on(settings) else f"off (set {chat.variable})",
+            )
+            for chat in chats
+        ),
         ("/healthz, /readyz", "open (probes; they say nothing about the incidents)"),
     ]
 

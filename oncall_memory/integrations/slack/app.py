@@ -20,6 +20,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -31,11 +32,14 @@ from fastapi import HTTPException
 from ...answer.ranking import Neighbour
 from ...answer.render import Answer, Extra, clip
 from ...answer.retrieve import Lookup
+from ...chat import ChatApp
 from ...domain.alert import Alert
 from ...errors import OncallMemoryError
 from ...memory import Memory
 from ...settings import Settings
+from ...targets import Target
 from .render import escape, job_slack
+from .targets import make_targets
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +77,23 @@ class Replays:
             return True
 
 
-class SlackApp:
+class SlackApp(ChatApp):
     """The app's side of Slack: verifies requests, answers commands, records button presses, and posts
-    follow-ups to response_urls (on its own threads, never on the event loop)."""
+    follow-ups to response_urls (on its own threads, never on the event loop). Mounted by the service through
+    the `chat_app` hook, at `/slack/commands` and `/slack/interactions`."""
+
+    name = "slack"
+    title = "Slack"
+    variable = "ONCALL_MEMORY_SLACK_SIGNING_SECRET"
+    guard = "Slack's request signature"
+
+    @classmethod
+    def on(cls, settings: Settings) -> bool:
+        return settings.slack.signing_secret is not None
+
+    def targets(self, settings: Settings) -> list[Target]:
+        """Slack's targets, the bot's messages carrying this app's buttons."""
+        return make_targets(settings, self.buttons())
 
     def __init__(self, settings: Settings, memory: Memory, *, transport: httpx.BaseTransport | None = None):
         assert settings.slack.signing_secret is not None
@@ -94,7 +112,10 @@ class SlackApp:
 
     # -- the gate --------------------------------------------------------------------------------------
 
-    def verify(self, body: bytes, timestamp: str | None, sig: str | None, now: float | None = None) -> None:
+    def verify(self, body: bytes, headers: Mapping[str, str]) -> None:
+        self.check_signature(body, headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature"))
+
+    def check_signature(self, body: bytes, timestamp: str | None, sig: str | None, now: float | None = None) -> None:
         """Raise 401 unless Slack signed this body recently and it was not seen before."""
         now = time.time() if now is None else now
         # Seconds since 1970 are 10 digits; 309 would overflow the float subtraction below (a 500).

@@ -3,7 +3,7 @@ Slack app's bot (`chat.postMessage`, with feedback buttons under each suggestion
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from pydantic import SecretStr
@@ -12,6 +12,9 @@ from ...answer.render import Answer, Extra
 from ...jobs import Job
 from ...targets import DeliveryError, Target, check, transport_failure
 from .render import job_slack
+
+if TYPE_CHECKING:
+    from ...settings import Settings
 
 
 class SlackWebhook(Target):
@@ -97,3 +100,28 @@ class SlackBot(Target):
 
     def close(self) -> None:
         self._http.close()
+
+
+def make_targets(settings: Settings, buttons: Extra | None = None) -> list[Target]:
+    """Slack's target: the app's bot (bot token and channel, with `buttons` under each suggestion) or else
+    the incoming webhook; none when neither is set."""
+    if settings.slack.bot_token and settings.slack.channel:
+        return [
+            SlackBot(
+                settings.slack.bot_token,
+                settings.slack.channel,
+                api_url=settings.slack.api_url,
+                extra=buttons,
+                timeout=settings.deliveries.post_timeout,
+                wait_cap=settings.deliveries.retry_after_cap,
+            )
+        ]
+    if settings.slack.webhook_url:
+        return [
+            SlackWebhook(
+                settings.slack.webhook_url,
+                timeout=settings.deliveries.post_timeout,
+                wait_cap=settings.deliveries.retry_after_cap,
+            )
+        ]
+    return []
