@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..domain.incident import Outcome
-from .postmortem import MAX_FIXES, clip_field
+from .sections import MAX_FIXES, clip_field
 
 _FIX = re.compile(r"^fix:\s*(?P<action>.+?)\s*=>\s*(?P<outcome>[\w-]+)\s*$", re.I)
 _ROOT = re.compile(r"^root cause:\s*(?P<text>.+)$", re.I)

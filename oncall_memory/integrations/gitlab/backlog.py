@@ -38,7 +38,7 @@ from ...errors import InvalidInput
 from ...ingest.backlog import Rejected, validation_message
 from ...sources import Source, Window, moment
 from ...sources.comments import Comment, add_story, read_comments
-from ...sources.postmortem import described
+from ...sources.sections import described
 from ...sources.vendor_api import VendorAPI, require
 
 # A numeric id, or a namespace path: letters, digits, "_", "-", "." in segments, no "..", no empty segment.

@@ -32,7 +32,7 @@ from ...domain.incident import Incident
 from ...ingest.backlog import Rejected, validation_message
 from ...sources import Source, Window, moment
 from ...sources.comments import Comment, add_story, read_comments
-from ...sources.postmortem import described
+from ...sources.sections import described
 from ...sources.vendor_api import VendorAPI, next_link, require
 
 FIELDS = (
