@@ -59,6 +59,8 @@ def test_links_ids_and_queries_are_left_out():
             "correlationId": "UserJourneyClusterAutoscalerStalled/prod/ns",
             "__dashboardUid__": "abcd",
             "grafana_panel_id": "12",
+            "grafana_state_reason": "Missing Series",  # why Grafana changed the state: not what the rule says
+            "grafana_folder": "Shop alerts",
             "promql_query": "sum(rate(errors_total[5m])) by (job) > 0",
             "severity_level": "2",
         }

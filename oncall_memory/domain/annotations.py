@@ -6,7 +6,9 @@ kube-prometheus and Thanos rules), `title`, `info`, a misspelt `descripton`.
 - Links are left out: a key that names one (`runbook_url`, `runbook`, `dashboard`, `generatorURL`) and any
   value that is only a URL or a path.
 - So are values that are not prose: ids, queries, numbers (`__dashboardUid__`, `correlationId`,
-  `grafana_panel_id`, `promql_query`); a value of another key counts as text when it holds two words or more.
+  `grafana_panel_id`, `promql_query`), and what a pager says about the rule rather than what the rule says
+  (a folder's name, the reason a state changed: `grafana_folder`, `grafana_state_reason`); a value of another
+  key counts as text when it holds two words or more.
 - The headline comes first: `summary`, else `message`, else `title`, else the first other text; the rest
   follow in the order the sender wrote them, each once.
 """
@@ -25,7 +27,7 @@ PROSE = (*HEADLINES, "description")
 # Keys that name a link, an id or a query, whatever their value holds.
 _NOT_TEXT = re.compile(
     r"^__|url$|uri$|link$|href$|^runbook|^playbook|^dashboard|^panel|^silence|^generator|^image"
-    r"|query$|^expr|promql|(?:^|[_.-])u?id$|^grafana_|^fingerprint$",
+    r"|query$|^expr|promql|(?:^|[_.-])u?id$|^fingerprint$|folder$|state_reason$",
     re.I,
 )
 _CAMEL_ID = re.compile(r"[a-z](?:Id|ID|Uid|UID)$")  # correlationId, orgId: case tells these from "said"
