@@ -36,6 +36,9 @@ class Webhook(ABC):
     challenge: ClassVar[str | None] = "Bearer"
     # How the startup line says the route is guarded once its secret is set; None: the credential.
     guard: ClassVar[str | None] = None
+    # Where its secret is in the settings, "<group>.<field>" (its integration's settings group, whose variable
+    # is `variable`); None: read from the environment by `variable` at each request.
+    setting: ClassVar[str | None] = None
 
     def off(self, settings: Settings) -> str | None:
         """Why the route is off on every address (a 404 in these words, naming what to set), or None: on,
@@ -48,7 +51,14 @@ class Webhook(ABC):
 
     def secret(self, settings: Settings) -> str | None:
         """The secret a request must carry; None: not set (open on loopback, off facing the network)."""
-        return os.environ.get(self.variable) or None
+        if self.setting is None:
+            return os.environ.get(self.variable) or None
+        group, _, field = self.setting.partition(".")
+        try:
+            value = getattr(getattr(settings, group), field)
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__}.setting {self.setting!r} names no setting") from None
+        return value.get_secret_value() or None if value is not None else None
 
     def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:
         """Asked before the body is read, as the built-in pagers check theirs: True, the headers carry the

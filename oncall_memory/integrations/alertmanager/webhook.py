@@ -59,12 +59,9 @@ class AlertmanagerHook(Webhook):
 
     name: ClassVar[str] = "alertmanager"
     variable: ClassVar[str] = "ONCALL_MEMORY_ALERTMANAGER_TOKEN"
+    setting = "alertmanager.token"  # its own settings group (`config.py`)
     body: ClassVar[type[BaseModel] | None] = AlertmanagerWebhook
     credential: ClassVar[str | None] = "bearer token"
-
-    def secret(self, settings: Settings) -> str | None:
-        token = settings.alertmanager.token  # its own settings group (`config.py`)
-        return token.get_secret_value() if token is not None else None
 
     def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:
         return same_secret(bearer(headers), secret)

@@ -72,6 +72,7 @@ class GitLabHook(Webhook):
 
     name: ClassVar[str] = "gitlab"
     variable: ClassVar[str] = "ONCALL_MEMORY_GITLAB_WEBHOOK_SECRET"
+    setting = "gitlab.webhook_secret"  # its own settings group (`config.py`)
     body: ClassVar[type[BaseModel] | None] = GitLabIssueHook
     credential: ClassVar[str | None] = "X-Gitlab-Token"
     challenge: ClassVar[str | None] = None
@@ -84,10 +85,6 @@ class GitLabHook(Webhook):
             "learning from GitLab is off: set ONCALL_MEMORY_GITLAB_WEBHOOK_SECRET (the webhook's secret token) and "
             "ONCALL_MEMORY_GITLAB_TOKEN (to read the issue back)"
         )
-
-    def secret(self, settings: Settings) -> str | None:
-        secret = settings.gitlab.webhook_secret
-        return secret.get_secret_value() if secret is not None else None
 
     def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:
         return same_secret(headers.get("x-gitlab-token", ""), secret)

@@ -96,11 +96,8 @@ class GrafanaHook(Webhook):
 
     name: ClassVar[str] = "grafana"
     variable: ClassVar[str] = "ONCALL_MEMORY_GRAFANA_SECRET"
+    setting = "grafana.secret"  # its own settings group (`config.py`)
     body: ClassVar[type[BaseModel] | None] = GrafanaWebhook
-
-    def secret(self, settings: Settings) -> str | None:
-        secret = settings.grafana.secret  # its own settings group (`config.py`), merged by the hook
-        return secret.get_secret_value() if secret is not None else None
 
     def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:
         """A right bearer token is enough; a signature needs the body; neither is refused unread."""

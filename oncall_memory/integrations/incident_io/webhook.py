@@ -104,6 +104,7 @@ class IncidentIoHook(Webhook):
 
     name: ClassVar[str] = "incident_io"
     variable: ClassVar[str] = "ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET"
+    setting = "incident_io.webhook_secret"  # its own settings group (`config.py`)
     body: ClassVar[type[BaseModel] | None] = IncidentIoEvent
     credential: ClassVar[str | None] = "webhook-signature (Svix: webhook-id, webhook-timestamp; a stale one too)"
     challenge: ClassVar[str | None] = None
@@ -116,10 +117,6 @@ class IncidentIoHook(Webhook):
             "learning from incident.io is off: set ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET (the endpoint's signing "
             "secret) and ONCALL_MEMORY_INCIDENT_IO_TOKEN (to read the incident back)"
         )
-
-    def secret(self, settings: Settings) -> str | None:
-        secret = settings.incident_io.webhook_secret
-        return secret.get_secret_value() if secret is not None else None
 
     def authentic(self, secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
         return verify_signature(secret, headers, raw)

@@ -77,6 +77,7 @@ class JiraHook(Webhook):
 
     name: ClassVar[str] = "jira"
     variable: ClassVar[str] = "ONCALL_MEMORY_JIRA_WEBHOOK_SECRET"
+    setting = "jira.webhook_secret"  # its own settings group (`config.py`)
     body: ClassVar[type[BaseModel] | None] = JiraWebhook
     credential: ClassVar[str | None] = "X-Hub-Signature"
     challenge: ClassVar[str | None] = None
@@ -89,10 +90,6 @@ class JiraHook(Webhook):
             "learning from Jira is off: set ONCALL_MEMORY_JIRA_WEBHOOK_SECRET (the webhook's secret) and "
             "ONCALL_MEMORY_JIRA_URL, _EMAIL and _TOKEN (to read the issue back)"
         )
-
-    def secret(self, settings: Settings) -> str | None:
-        secret = settings.jira.webhook_secret
-        return secret.get_secret_value() if secret is not None else None
 
     def authentic(self, secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
         return verify_signature(secret, raw, headers.get("x-hub-signature"))

@@ -72,12 +72,9 @@ class OpsgenieHook(Webhook):
 
     name: ClassVar[str] = "opsgenie"
     variable: ClassVar[str] = "ONCALL_MEMORY_OPSGENIE_TOKEN"
+    setting = "opsgenie.token"  # its own settings group (`config.py`)
     body: ClassVar[type[BaseModel] | None] = OpsgenieWebhook
     credential: ClassVar[str | None] = f"{HEADER} header, bearer token or basic auth"
-
-    def secret(self, settings: Settings) -> str | None:
-        token = settings.opsgenie.token  # its own settings group (`config.py`)
-        return token.get_secret_value() if token is not None else None
 
     def carries(self, secret: str, headers: Mapping[str, str]) -> bool | None:
         offered = [headers.get(HEADER, ""), bearer(headers), basic_password(headers)]

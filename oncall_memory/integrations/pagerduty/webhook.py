@@ -116,14 +116,11 @@ class PagerDutyHook(Webhook):
 
     name: ClassVar[str] = "pagerduty"
     variable: ClassVar[str] = "ONCALL_MEMORY_PAGERDUTY_WEBHOOK_SECRET"
+    setting = "pagerduty.webhook_secret"  # its own settings group (`config.py`)
     body: ClassVar[type[BaseModel] | None] = PagerDutyWebhook
     credential: ClassVar[str | None] = "X-PagerDuty-Signature"
     challenge: ClassVar[str | None] = None
     guard: ClassVar[str | None] = "signed (X-PagerDuty-Signature)"
-
-    def secret(self, settings: Settings) -> str | None:
-        secret = settings.pagerduty.webhook_secret
-        return secret.get_secret_value() if secret is not None else None
 
     def authentic(self, secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
         return verify_signature(secret, raw, headers.get("x-pagerduty-signature"))
