@@ -101,6 +101,8 @@ class ProblemText:
 
     def __call__(self, job):
         REFINED.append(job.key)
+        if "refine-crash" in job.items[0].title:
+            raise RuntimeError("the Zabbix API is down")
         item = job.items[0]
         return job.model_copy(update={"items": [item.model_copy(update={"detail": "read from the Zabbix API"})]})
 
@@ -118,6 +120,8 @@ class ZabbixChat(ChatApp):
     name, title, variable, guard = "zchat", "ZChat", "ZCHAT_TOKEN", "ZChat's token"
 
     def __init__(self, settings, memory):
+        if os.environ.get("ZCHAT_BROKEN"):
+            raise RuntimeError("a bug of the plugin's own")
         self.memory = memory
 
     @classmethod
@@ -207,6 +211,30 @@ def test_an_installed_integrations_chat_app_is_mounted_off_until_its_setting_and
         assert zabbix.SEEN[-1] == {"type": "button"}
     memory.close()
     assert "route /zchat/commands, /zchat/interactions: ZChat's token" in caplog.text
+
+
+def test_a_plugins_refiner_or_chat_app_that_fails_loses_no_alert_and_keeps_the_service_up(
+    tmp_path, monkeypatch, zabbix, caplog
+):
+    """A refiner that raises: the alert is looked up as it came and still delivered. A chat app that cannot
+    start: logged, its routes stay off, the rest of the service serves."""
+    monkeypatch.setenv("ZABBIX_WEBHOOK_TOKEN", "zbx-secret-1")
+    monkeypatch.setenv("ZCHAT_TOKEN", "z-1")
+    monkeypatch.setenv("ZCHAT_BROKEN", "1")
+    app, memory = app_with(tmp_path)
+    event = {"event_id": "982", "subject": "refine-crash checkout pods CrashLoopBackOff", "host": "checkout"}
+    with TestClient(app) as client:
+        answer = client.post("/webhooks/zabbix", json=event, headers={"X-Zabbix-Token": "zbx-secret-1"})
+        assert answer.status_code == 202
+        wait_for(lambda: any(s["key"] == "zabbix:982" for s in zabbix.SENT))
+        (sent,) = [s for s in zabbix.SENT if s["key"] == "zabbix:982"]
+        assert sent["ids"] and sent["details"] == [None]  # looked up as it came
+        form = {"Content-Type": "application/x-www-form-urlencoded", "X-Zchat-Token": "z-1"}
+        off = client.post("/zchat/commands", content=b"text=x", headers=form)
+        assert off.status_code == 404 and "ZCHAT_TOKEN" in off.json()["detail"]
+        assert client.get("/healthz").status_code == 200
+    memory.close()
+    assert "the Zabbix API is down" in caplog.text and "could not start" in caplog.text
 
 
 def app_with(tmp_path, **settings):

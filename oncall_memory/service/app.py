@@ -131,7 +131,10 @@ def chained(refiners: list[Refiner]) -> Callable[[Job], Job] | None:
 
     def refine(job: Job) -> Job:
         for refiner in refiners:
-            job = refiner(job)
+            try:
+                job = refiner(job)
+            except Exception:  # an integration's fault: its alerts are looked up as they came, not lost
+                log.exception("a refiner (%s) failed on %s; looked up as it came", type(refiner).__name__, job.key)
         return job
 
     return refine
@@ -186,9 +189,12 @@ def create_app(
             stack.enter_context(redacted_logs([*secrets_of(settings), *(s for s in hooked if s)]))
             built_chats: dict[str, ChatApp] = {}  # by the integration's name
             for plugin, chat in chats:
-                if chat.on(settings):
-                    built = built_chats[plugin.name] = chat(settings, mem)
-                    stack.callback(built.close)
+                try:
+                    if chat.on(settings):
+                        built = built_chats[plugin.name] = chat(settings, mem)
+                        stack.callback(built.close)
+                except Exception as exc:  # a broken plugin does not keep the service down: its routes stay off
+                    log.error("the chat app of %s could not start: %s: %s", plugin.where, type(exc).__name__, exc)
             app.state.chats = {built.name: built for built in built_chats.values()}
             built_in = [p for p in installed if p.where == BUILT_IN_WHERE]
             targets = plugin_targets(settings, built_in, set(), chats=built_chats)
