@@ -105,6 +105,18 @@ class Plugin:
     targets_need: str | None = None  # what to set for its targets, in words
     refiners: Callable[..., list[Any]] | None = None  # settings -> [jobs.Refiner]
     chat_app: Any = None  # a chat.ChatApp subclass
+    live_incidents: Callable[..., Any] | None = None  # settings -> live.LiveIncidents | None
+
+
+# The hooks a `Plugin` holds, by the names a package offers them under (its fields after `name` and `where`).
+SERVICE_HOOKS = ("webhook", "targets", "learners", "targets_need", "refiners", "chat_app", "live_incidents")
+
+
+def _plugin(name: str, where: str, offerer: Any, read: Callable[[Any, str], Any]) -> Plugin | None:
+    """The plugin of what `offerer` (a package or a loaded entry point) offers of `SERVICE_HOOKS`, each read by
+    `read(offerer, hook)`; None when it offers none of them (a source's factory alone: nothing for the service)."""
+    offered = {h: read(offerer, h) for h in SERVICE_HOOKS}
+    return Plugin(name, where, **offered) if any(v is not None for v in offered.values()) else None
 
 
 def built_in_webhooks() -> list[Any]:
@@ -116,11 +128,8 @@ def _built_in() -> list[Plugin]:
     found = []
     for name in BUILT_IN:
         package = importlib.import_module(f"{__name__}.{name}")
-        webhook, targets, learners = (_hook(package, h) for h in ("webhook", "targets", "learners"))
-        need, refiners = getattr(package, "targets_need", None), getattr(package, "refiners", None)
-        chat = _hook(package, "chat_app")
-        if any(h is not None for h in (webhook, targets, learners, need, refiners, chat)):
-            found.append(Plugin(name, BUILT_IN_WHERE, webhook, targets, learners, need, refiners, chat))
+        if (plugin := _plugin(name, BUILT_IN_WHERE, package, _hook)) is not None:
+            found.append(plugin)
     return found
 
 
@@ -144,6 +153,10 @@ def lazy_webhook(package: str, hook: str) -> Callable[[str], Any]:
         return built
 
     return __getattr__
+
+
+def _attribute(loaded: Any, name: str) -> Any:
+    return getattr(loaded, name, None)
 
 
 def _hook(package: ModuleType, name: str) -> Any:
@@ -175,40 +188,25 @@ def service_plugins() -> list[Plugin]:
                 "the integration %s (entry point %s) could not be loaded: %s: %s", name, where, type(exc).__name__, exc
             )
             continue
-        # A source's factory alone has neither: nothing for the service.
-        webhook, targets = getattr(loaded, "webhook", None), getattr(loaded, "targets", None)
-        learners, need = getattr(loaded, "learners", None), getattr(loaded, "targets_need", None)
-        refiners, chat = getattr(loaded, "refiners", None), getattr(loaded, "chat_app", None)
-        if any(h is not None for h in (webhook, targets, learners, refiners, chat)):
-            found.append(Plugin(name, where, webhook, targets, learners, need, refiners, chat))
+        if (plugin := _plugin(name, where, loaded, _attribute)) is not None:
+            found.append(plugin)
     return found
 
 
-def live_incidents(settings: Any) -> Any | None:
+def live_incidents(settings: Any, offered: list[Plugin] | None = None) -> Any | None:
     """The live incidents (`live.LiveIncidents`) of the first integration whose settings turn them on, built
-    in first, then installed: what the MCP server offers an agent beside the memory. One that fails to build
-    is logged and passed over."""
+    in first, then installed (`offered`: the service's plugins, else found here): what the MCP server offers
+    an agent beside the memory. One that fails to build is logged and passed over."""
     from ..live import LiveIncidents
 
-    offered = [(name, BUILT_IN_WHERE, importlib.import_module(f"{__name__}.{name}")) for name in BUILT_IN]
-    for name, ep in sorted(plugins(BUILT_IN).items()):
-        try:
-            offered.append((name, f"{ep.name} = {ep.value}", ep.load()))
-        except Exception:  # noqa: BLE001, S112 - service_plugins() says why when the service starts
-            continue
-    for name, where, found in offered:
-        hook = getattr(found, "live_incidents", None)
-        if hook is None:
+    for plugin in service_plugins() if offered is None else offered:
+        if plugin.live_incidents is None:
             continue
         try:
-            live = hook(settings)
+            live = plugin.live_incidents(settings)
         except Exception as exc:
             log.error(
-                "the integration %s (%s) could not offer its live incidents: %s: %s",
-                name,
-                where,
-                type(exc).__name__,
-                exc,
+                "the integration %s could not offer its live incidents: %s: %s", plugin.where, type(exc).__name__, exc
             )
             continue
         if isinstance(live, LiveIncidents):

@@ -244,7 +244,9 @@ def create_app(
             stack.callback(sessions.close)
             app.state.accounts = accounts = Accounts(settings.dir.accounts)
             stack.callback(accounts.close)
-            live = live_incidents(settings)  # a pager's, for the agents: they read one and post a finding on it
+            live = live_incidents(
+                settings, installed
+            )  # a pager's, for the agents: they read one and post a finding on it
             if live is not None:
                 stack.callback(live.close)
             app.state.mcp = await stack.enter_async_context(mcp_app(mem, live))
