@@ -58,9 +58,8 @@ class Job(Redacted):
         return cls(key=key, kind="learn", items=[Item(key=key, alert=Alert(text=event), title=event)], record=record)
 
     def record_of(self, integration: str) -> str | None:
-        """The record, when this job is `integration`'s (its key is `<integration>:` or `<integration>-learn:`)."""
-        mine = self.key.startswith((f"{integration}:", f"{integration}-learn:"))
-        return self.record if mine else None
+        """The record, when this job is `integration`'s (`keyed_by`)."""
+        return self.record if keyed_by(self.key, integration) else None
 
     @property
     def title(self) -> str:
@@ -69,6 +68,12 @@ class Job(Redacted):
             return self.items[0].title
         names = self.group or ", ".join(dict.fromkeys(i.alert.text.split(" - ")[0] for i in self.items))
         return f"{len(self.items)} firing: {names}"
+
+
+def keyed_by(key: str, integration: str) -> bool:
+    """Is this job key `integration`'s: `<integration>:...`, or its learner's `<integration>-learn:...`? (A key
+    makes posting exactly once, so no integration's jobs may take another's.)"""
+    return key.startswith((f"{integration}:", f"{integration}-learn:"))
 
 
 class Refiner(Protocol):

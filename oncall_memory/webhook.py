@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from .jobs import Job
+from .jobs import Job, keyed_by
 from .settings import Settings
 
 
@@ -47,7 +47,7 @@ class Webhook(ABC):
 
     def owns(self, key: str) -> bool:
         """May a job of this webhook carry this key? Its own name's, so no pager takes another's."""
-        return key.startswith((f"{self.name}:", f"{self.name}-learn:"))
+        return keyed_by(key, self.name)
 
     def secret(self, settings: Settings) -> str | None:
         """The secret a request must carry; None: not set (open on loopback, off facing the network)."""
