@@ -45,6 +45,20 @@ def test_a_reader_that_leaves_the_pipe_gets_no_traceback(data):
     assert proc.returncode == 0 and b"Traceback" not in stderr and b"BrokenPipe" not in stderr, stderr
 
 
+def test_a_command_that_leaves_without_teardown_writes_all_it_said_and_its_status(data, tmp_path):
+    # `similar` leaves at once (cli.QUICK_EXIT): its answer, written to a file (buffered, not line by line),
+    # is whole, and a failure keeps its exit status and its message.
+    out = tmp_path / "answer.json"
+    with out.open("w") as f:
+        done = subprocess.run(
+            [*CLI, "similar", "disk pressure evictions", "--json", "--limit", "100"], env=data, stdout=f
+        )
+    assert done.returncode == 0 and len(json.loads(out.read_text())) == 64
+    missing = tmp_path / "no-such-alert.json"
+    failed = subprocess.run([*CLI, "similar", "--alert", str(missing)], env=data, capture_output=True, text=True)
+    assert failed.returncode == 2 and f"cannot read alert file {missing}" in failed.stderr, failed.stderr
+
+
 def test_jsonl_streams_the_same_neighbours_as_json(data):
     args = [*CLI, "similar", "IPsec tunnel down", "--limit", "5"]
     as_json = json.loads(subprocess.run([*args, "--json"], env=data, capture_output=True, check=True).stdout)

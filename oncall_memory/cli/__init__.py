@@ -90,6 +90,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
 
 
+# Commands that hold nothing open once they return (their store and model are closed by then): as a program,
+# they leave without the interpreter's teardown, which frees every module and the model's runtime one object
+# at a time (0.1 s of a 1 s `similar`, measured with `python -m bench.cli`).
+QUICK_EXIT = frozenset({"similar", "stats"})
+
+
+def console() -> None:
+    """The `oncall-memory` program: `main`, then the exit status. A command of `QUICK_EXIT` leaves at once, its
+    output flushed; every other one exits as Python does (atexit handlers: a flow's, a server's)."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command in QUICK_EXIT:
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a reader that left, a stream closed: nothing more to say
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 # Commands that redact what they are given as soon as they have read it (the alert, the backlog).
 REDACTING = frozenset({"similar", "feedback", "ingest", "eval"})
 

@@ -1,7 +1,5 @@
 """`python -m oncall_memory.cli`: the same as the `oncall-memory` command."""
 
-import sys
+from . import console
 
-from . import main
-
-sys.exit(main())
+console()

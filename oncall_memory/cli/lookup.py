@@ -126,23 +126,27 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
         )
         if code is not None:
             return code
-    from ..memory import Memory
+    from ..embedders import make_embedder
 
     given = thin.alert_data(args)  # an unreadable alert file is the first thing said
-    with Memory.open(settings) as memory:
-        memory.check_contract()  # "nothing stored yet" at once, not after the model has loaded
+    with make_embedder(settings) as embedder:
         loading = None
         if args.mode != "lexical":
-            # The model loads (0.25 s, mostly outside the GIL) while the alert is read and redacted, which
-            # waits for the secret catalogue; a failure here is raised again by the lookup's own load.
-            loading = threading.Thread(target=_quietly, args=(memory.embedder.load,), name="model", daemon=True)
+            # The model loads (0.25 s, mostly outside the GIL) from here on: while the memory's code is
+            # imported, the store opens and the alert is read and redacted (which waits for the secret
+            # catalogue, loading on a thread of its own). A failure here is raised again by the lookup's load.
+            loading = threading.Thread(target=_quietly, args=(embedder.load,), name="model", daemon=True)
             loading.start()
-        alert, filters = alert_from_args(args, given), filters_from_args(args)
-        if loading is not None:
-            loading.join()
-        started = time.perf_counter()
-        lookup = memory.similar(alert, filters=filters, limit=args.limit, mode=args.mode, rank=not args.no_rank)
-        elapsed = time.perf_counter() - started
+        from ..memory import Memory
+
+        with Memory.open(settings, embedder=embedder) as memory:
+            memory.check_contract()  # "nothing stored yet" at once, not after the model has loaded
+            alert, filters = alert_from_args(args, given), filters_from_args(args)
+            if loading is not None:
+                loading.join()
+            started = time.perf_counter()
+            lookup = memory.similar(alert, filters=filters, limit=args.limit, mode=args.mode, rank=not args.no_rank)
+            elapsed = time.perf_counter() - started
     _print_lookup(args, lookup, alert.text, elapsed)
     return 0
 

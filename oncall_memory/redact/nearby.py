@@ -72,7 +72,7 @@ def _rules() -> list[tuple[str, str]]:
     return out
 
 
-def _vendor_table() -> tuple[Any, list[tuple[Any, Any]]]:
+def vendor_table() -> tuple[Any, list[tuple[Any, Any]]]:
     with _lock:  # built once, even when the first scans arrive together (as the catalogue is, `_loaded`)
         return _built_vendor_table()
 
@@ -128,7 +128,7 @@ def _plausible(token: str) -> bool:
 
 
 def _vendor_tokens(text: str) -> Iterator[Span]:
-    names, table = _vendor_table()
+    names, table = vendor_table()
     hits = names.Match(text) or ()
     for i in hits:
         if i >= len(table):
