@@ -225,3 +225,30 @@ def test_a_job_an_outbox_kept_from_before_the_record_field_is_still_its_integrat
     assert _stored_job(json.dumps(learn)).record_of("jira") == "OPS-7"
     assert json.loads(job.model_dump_json())["record"] == "P1"  # written back in the new field only
     assert "pagerduty_incident" not in json.loads(job.model_dump_json())
+
+
+def test_a_group_claims_only_its_alerts_never_claimed_each_once_past_a_statements_bound(tmp_path):
+    # Claimed in one read and one write per group (`Outbox._claimed`), in chunks of `CHUNK` keys: a group
+    # larger than a chunk, an alert twice in one post, an alert an earlier post claimed.
+    from oncall_memory.domain.alert import Alert
+    from oncall_memory.jobs import Item, Job
+    from oncall_memory.service.outbox import CHUNK
+
+    def group(*keys: str) -> Job:
+        items = [Item(key=k, alert=Alert(text=f"disk full on {k}"), title=k) for k in keys]
+        return Job(key="alertmanager:{}:{storm}", items=items)
+
+    many = [f"alertmanager:{n:05d}:t0" for n in range(CHUNK * 2 + 7)]
+    with Outbox(tmp_path / "outbox.sqlite3") as box:
+        first, _ = box.claim([group("alertmanager:early:t0")], {"alertmanager:{}:{storm}": ["slack"]}, deadline=60)
+        recorded, duplicates = box.claim(
+            [group(*many, many[3], "alertmanager:early:t0", many[-1])],
+            {"alertmanager:{}:{storm}": ["slack"]},
+            deadline=60,
+        )
+        assert duplicates == 0 and len(recorded) == 1
+        assert [i.key for i in recorded[0].items] == many  # each once, in the order sent; the early one left out
+        claims = dict(box._db.execute("SELECT alert, job FROM claims").fetchall())
+        assert len(claims) == len(many) + 1
+        assert {claims[k] for k in many} == {recorded[0].key} and claims["alertmanager:early:t0"] == first[0].key
+        assert box.claim([group(*many[:10])], {"alertmanager:{}:{storm}": ["slack"]}, deadline=60) == ([], 1)
