@@ -61,8 +61,8 @@ class Memory:
         self.settings = settings
         self.observer: Observer = UNOBSERVED
         self._owns_embedder = owns_embedder  # built by `open`: closed with the memory
-        self.calibration = TeamCalibration.of(embedder.model, settings, self.feedback)
         self.scale = MemoryScale(settings.dir.file(f"scale-{store.collection}.json"), embedder.model)
+        self.calibration = TeamCalibration.of(embedder.model, settings, self.feedback, self.scale)
         self._retriever = Retriever(store, settings.weights, settings.candidates, self.calibration, self.scale)
         self._embedder_probe = EmbedderProbe(embedder)
         self._batch = settings.embed_batch_size or embedder.ingest_batch  # texts per embedding call

@@ -148,3 +148,32 @@ def test_a_teams_verdicts_refit_the_memorys_confidence_and_eval_says_so(tmp_path
     assert main(["eval"]) == 0
     said = f"team calibration: refitted on {refit.verdicts} verdicts (20 helped, {refit.verdicts - 20} not related)"
     assert said in capsys.readouterr().out
+
+
+def test_verdicts_kept_before_the_standing_was_read_still_refit_it(tmp_path):
+    # Evidence kept one field short (before `standing`) is completed from its meaning on the memory's scale;
+    # older evidence (before `above` too) cannot be, and is left out. Before, both were left out.
+    from oncall_memory.answer.calibration import TeamCalibration
+    from oncall_memory.answer.feedback import FeedbackStore
+    from oncall_memory.answer.scale import Scale
+
+    shipped = CALIBRATED["all-MiniLM-L6-v2"]
+    scale = Scale(null=0.40, neighbours=0.60)
+    store = FeedbackStore(tmp_path / "feedback.sqlite3")
+    try:
+        for i in range(40):
+            helped = i % 2 == 0
+            kept = [0.7 if helped else 0.45, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.1]  # no standing yet
+            if i >= 36:
+                kept = kept[:7]  # no background either
+            store.keep_evidence(f"alert-{i}", f"INC-{i}", kept)
+            store.record(f"alert-{i}", f"INC-{i}", "helped" if helped else "not related", who="oncall")
+        assert TeamCalibration(shipped, store, None, "all-MiniLM-L6-v2").update() == shipped  # no scale: none
+        team = TeamCalibration(shipped, store, None, "all-MiniLM-L6-v2", scale)
+        team.update()
+        assert team.refit is not None and team.refit.verdicts == 36 and team.refit.helped == 18
+        # Their standing is the scale's reading of their meaning: 1.5 for the helpful ones, 0.25 for the others.
+        assert team._complete([0.7, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.1])[-1] == pytest.approx(1.5)
+        assert team._complete([0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.1])[-1] == 0.0  # meaning not compared
+    finally:
+        store.close()

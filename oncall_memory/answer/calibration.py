@@ -12,12 +12,22 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from ..settings import Settings
 from ..store.datadir import write_atomic
 from .confidence import Calibration, Evidence, Recalibration, calibration_for, recalibrate
 from .feedback import FeedbackStore
 from .ranking import Neighbour
+from .scale import Scale
+
+
+class ScaleSource(Protocol):
+    """Where this memory's scale is read (`scale.MemoryScale`; a `Scale` is its own)."""
+
+    @property
+    def current(self) -> Scale: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -25,19 +35,29 @@ log = logging.getLogger(__name__)
 class TeamCalibration:
     """The shipped calibration, or the team's refit of it where one is on record for this model."""
 
-    def __init__(self, shipped: Calibration, feedback: FeedbackStore, path: Path | None, model: str):
+    def __init__(
+        self,
+        shipped: Calibration,
+        feedback: FeedbackStore,
+        path: Path | None,
+        model: str,
+        scale: ScaleSource | None = None,
+    ):
         self.shipped = shipped
         self._feedback = feedback
         self._path = path
         self._model = model
+        self._scale = scale  # this memory's scale: the standing of evidence kept before it was read
         self.refit: Recalibration | None = self._read()
         self._seen = len(self._feedback.labelled()) if self.refit else 0
 
     @classmethod
-    def of(cls, model: str, settings: Settings, feedback: FeedbackStore) -> TeamCalibration:
+    def of(
+        cls, model: str, settings: Settings, feedback: FeedbackStore, scale: ScaleSource | None = None
+    ) -> TeamCalibration:
         """The model's shipped calibration (with the settings' thresholds), or this team's refit of it."""
         shipped = calibration_for(model, settings.confidence_low_below, settings.confidence_high_from)
-        return cls(shipped, feedback, settings.dir.file("calibration.json"), model)
+        return cls(shipped, feedback, settings.dir.file("calibration.json"), model, scale)
 
     @property
     def current(self) -> Calibration:
@@ -58,6 +78,17 @@ class TeamCalibration:
             log.warning("the team calibration %s cannot be read (%s): the shipped one is used", self._path, exc)
             return None
 
+    def _complete(self, evidence: list[float]) -> list[float] | None:
+        """Evidence as the model reads it now. Kept before the standing was read (one field short), it is
+        completed from its meaning on this memory's scale, as a lookup reads it (0 when meaning was not
+        compared); older evidence, without the background either, cannot be, and is left out of the refit."""
+        if len(evidence) == len(Evidence._fields):
+            return evidence
+        if len(evidence) == len(Evidence._fields) - 1 and self._scale is not None:
+            meaning = evidence[0]
+            return [*evidence, self._scale.current.standing(meaning) if meaning else 0.0]
+        return None
+
     def offered(self, alert_key: str, shown: Sequence[Neighbour], suggested: str) -> None:
         """Keep what `suggested` was offered on for this alert, when it is among `shown`."""
         found = next((n for n in shown if n.id == suggested), None)
@@ -77,7 +108,8 @@ class TeamCalibration:
         if len(labelled) == self._seen:
             return self.current
         self._seen = len(labelled)
-        refit = recalibrate(self.shipped, [(Evidence(*e), ok) for e, ok in labelled if len(e) == len(Evidence._fields)])
+        rows = [(self._complete(e), ok) for e, ok in labelled]
+        refit = recalibrate(self.shipped, [(Evidence(*e), ok) for e, ok in rows if e is not None])
         if refit is not None:
             self.refit = refit
             if self._path is not None:

@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # Commands that hold nothing open once they return (their store and model are closed by then): as a program,
 # they leave without the interpreter's teardown, which frees every module and the model's runtime one object
-# at a time (0.1 s of a 1 s `similar`, measured with `python -m bench.cli`).
+# at a time (about 0.1 s of a 1 s `similar`, timed around the exit).
 QUICK_EXIT = frozenset({"similar", "stats"})
 
 

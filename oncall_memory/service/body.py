@@ -87,7 +87,7 @@ def _too_deep(data: Any, limit: int) -> str | None:
     """Whether parsed JSON nests deeper than `limit`. Iterative, so the check itself cannot hit the
     recursion limit; linear in the body (strings are not visited)."""
     # Level by level: each level's containers in one list, so a storm's 30,000 objects cost a type check
-    # each and no generator of their own (63 ms of a 10,000-alert post's 202 read them one by one).
+    # each and no generator of their own (10,000 alerts: 43 ms read one by one, 19 ms level by level).
     level = [data] if type(data) in _CONTAINERS else []
     depth = 0
     while level:
