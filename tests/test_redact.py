@@ -356,12 +356,17 @@ def test_detection_unfolds_every_character_that_posting_strips():
     assert let_through == []
 
 
-def test_the_invisible_characters_read_from_a_few_planes_are_all_of_them():
+def test_the_invisible_characters_read_from_a_few_planes_or_kept_as_ranges_are_all_of_them():
     import sys
+    import unicodedata
 
-    from oncall_memory.redact.invisible import INVISIBLE, _invisible
+    from oncall_memory.redact.invisible import _READ, INVISIBLE, _from_ranges, _invisible
 
-    assert INVISIBLE == _invisible((range(sys.maxunicode + 1),))  # this Python's Unicode, every code point
+    every = _invisible((range(sys.maxunicode + 1),))  # this Python's Unicode, every code point
+    assert INVISIBLE == every and _invisible() == every
+    # The ranges kept for a Unicode are what reading it gives (a Python with another one reads it anew).
+    kept = _READ.get(unicodedata.unidata_version)
+    assert kept is None or _from_ranges(kept) == every
 
 
 # -- secrets in two parts and secrets told by what stands near them (issue 51) -----------------------------------
