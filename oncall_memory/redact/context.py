@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator
 
 from .base import Detector, Groups, Span, compile_re2, pattern
@@ -333,7 +334,11 @@ def _after_scheme(text: str) -> Iterator[Span]:
 
 
 _B64_CANDIDATE_REGEX = r"[A-Za-z0-9+/]{16,}={0,2}"
-_B64_CANDIDATE = compile_re2(_B64_CANDIDATE_REGEX)
+# Python's `re`, not RE2, for this one pattern: a run of one character class then at most two "=", which
+# `re` matches in linear time too (from any start it reads one run, at most 15 characters when it fails), and
+# finds at a seventh of RE2's cost per match through RE2's Python layer (a storm's 10,000 fingerprints, each
+# a candidate: 54 -> 8 ms).
+_B64_CANDIDATE = re.compile(_B64_CANDIDATE_REGEX)
 _USER_PASS = compile_re2(r"[\w.@+-]{1,64}:[^\s:]{6,}")
 _ASSIGNED_IN = compile_re2(rf"(?i)(?:{_PASSWORD_WORDS}|{_KEY_WORDS})[\w.-]*{_ASSIGN}\S")
 
@@ -346,7 +351,8 @@ def _base64_wrapped(text: str) -> Iterator[Span]:
         if len(candidate) % 4:
             continue
         try:
-            decoded = base64.b64decode(candidate, validate=True).decode("utf-8")
+            # The candidate holds only the alphabet (its pattern): `b64decode(validate=True)` would check so again.
+            decoded = binascii.a2b_base64(candidate).decode("utf-8")
         except (binascii.Error, ValueError):
             continue
         if not decoded.isprintable():

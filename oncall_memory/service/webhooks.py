@@ -10,7 +10,7 @@ read from them); the alert and the job built from it are then not scanned again.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from pydantic import ValidationError
@@ -22,9 +22,14 @@ from ..redact import already_redacted, redact_all
 from ..webhook import Webhook
 from .auth import faces_the_network
 from .body import documented_body, parse_json, raw_json_body
+from .collector import held_off
 from .contract import WEBHOOK_ERRORS
 from .deps import DispatcherDep, MemoryDep, SettingsDep
 from .worker import Dispatcher
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -73,33 +78,8 @@ def mount(app: FastAPI, hook: Webhook, where: str) -> None:
     ) -> dict:
         if secret is not None and not hook.authentic(secret, request.headers, raw):
             raise refused()
-        body = redact_all(parse_json(raw))
-        known = memory.known_values()
-        try:
-            with already_redacted():
-                jobs, ignored = hook.jobs_from(body, settings, known, request.headers)
-        except ValidationError as exc:
-            raise HTTPException(422, f"{hook.name}: {validation_message(exc)}") from None
-        except InvalidInput as exc:
-            raise HTTPException(422, f"{hook.name}: {exc}") from None
-        except Exception as exc:  # the plugin's own fault: said and logged, never a 500 for the sender's body
-            log.exception("the %s webhook (%s) failed on a body", hook.name, where)
-            raise HTTPException(
-                422, f"the {hook.name} integration could not read this body ({type(exc).__name__})"
-            ) from None
-        foreign = [job.key for job in jobs if not hook.owns(job.key)]
-        if foreign:
-            log.error(
-                "the %s webhook (%s) made jobs keyed %s: keys start with %r",
-                hook.name,
-                where,
-                foreign[:3],
-                f"{hook.name}:",
-            )
-            raise HTTPException(422, f"the {hook.name} integration made jobs it may not (see the service's log)")
-        if isinstance(ignored, str):
-            return {"accepted": 0, "duplicates": 0, "ignored": ignored} if not jobs else accept(dispatcher, jobs)
-        return accept(dispatcher, jobs, ignored)
+        with held_off():  # a storm's post: a few hundred thousand objects, none of them cyclic garbage
+            return _accepted(hook, where, parse_json(raw), request, settings, memory, dispatcher)
 
     extra = documented_body(hook.body) if hook.body is not None else None
     app.add_api_route(
@@ -112,3 +92,42 @@ def mount(app: FastAPI, hook: Webhook, where: str) -> None:
         openapi_extra=extra,
         responses=WEBHOOK_ERRORS,
     )
+
+
+def _accepted(
+    hook: Webhook,
+    where: str,
+    parsed: Any,
+    request: Request,
+    settings: Settings,
+    memory: Memory,
+    dispatcher: Dispatcher,
+) -> dict:
+    """The parsed body redacted whole, read by `hook` into jobs, and the jobs claimed: the answer to the post."""
+    body = redact_all(parsed)
+    known = memory.known_values()
+    try:
+        with already_redacted():
+            jobs, ignored = hook.jobs_from(body, settings, known, request.headers)
+    except ValidationError as exc:
+        raise HTTPException(422, f"{hook.name}: {validation_message(exc)}") from None
+    except InvalidInput as exc:
+        raise HTTPException(422, f"{hook.name}: {exc}") from None
+    except Exception as exc:  # the plugin's own fault: said and logged, never a 500 for the sender's body
+        log.exception("the %s webhook (%s) failed on a body", hook.name, where)
+        raise HTTPException(
+            422, f"the {hook.name} integration could not read this body ({type(exc).__name__})"
+        ) from None
+    foreign = [job.key for job in jobs if not hook.owns(job.key)]
+    if foreign:
+        log.error(
+            "the %s webhook (%s) made jobs keyed %s: keys start with %r",
+            hook.name,
+            where,
+            foreign[:3],
+            f"{hook.name}:",
+        )
+        raise HTTPException(422, f"the {hook.name} integration made jobs it may not (see the service's log)")
+    if isinstance(ignored, str):
+        return {"accepted": 0, "duplicates": 0, "ignored": ignored} if not jobs else accept(dispatcher, jobs)
+    return accept(dispatcher, jobs, ignored)

@@ -1,0 +1,40 @@
+"""The cyclic garbage collector, held off while a webhook's post becomes its jobs.
+
+A 10,000-alert storm's post allocates a few hundred thousand objects (the parsed body, each alert's model, its
+facts and its item) that all live until the post is answered. The collector runs every 700 allocations and
+walks the young ones each time, and they are young for the whole post: measured on a storm's post, its 202
+came 0.11 s sooner with the collector held off (1.09 -> 0.98 s, parse to claim, median of 5). Nothing of it is
+cyclic garbage that needs the collector to be freed, and what a post holds is bounded by the body limit. The
+collector runs again once the last post in flight is through (`long_lived` in `app.py` keeps start-up's
+objects out of its way for good).
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_lock = threading.Lock()
+_holding = 0  # posts in flight with the collector held off
+_was_on = False  # whether it ran before the first of them held it off
+
+
+@contextmanager
+def held_off() -> Iterator[None]:
+    """No cyclic collection while the block runs (and while any other thread's block runs); the collector's
+    state as it was once the last of them leaves. Reference counting frees what it always did."""
+    global _holding, _was_on
+    with _lock:
+        if _holding == 0:
+            _was_on = gc.isenabled()
+            gc.disable()
+        _holding += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _holding -= 1
+            if _holding == 0 and _was_on:
+                gc.enable()
