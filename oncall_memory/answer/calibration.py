@@ -12,22 +12,13 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
 
 from ..settings import Settings
 from ..store.datadir import write_atomic
 from .confidence import Calibration, Evidence, Recalibration, calibration_for, recalibrate
 from .feedback import FeedbackStore
 from .ranking import Neighbour
-from .scale import Scale
-
-
-class ScaleSource(Protocol):
-    """Where this memory's scale is read (`scale.MemoryScale`; a `Scale` is its own)."""
-
-    @property
-    def current(self) -> Scale: ...
-
+from .scale import ScaleSource
 
 log = logging.getLogger(__name__)
 

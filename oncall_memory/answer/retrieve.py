@@ -29,7 +29,7 @@ from . import confidence, ranking
 from .confidence import DEFAULT, Calibration, Evidence, Level
 from .feedback import Tally
 from .ranking import Neighbour
-from .scale import UNMEASURED, Scale
+from .scale import UNMEASURED, Scale, ScaleSource
 from .wording import Wording
 
 log = logging.getLogger(__name__)
@@ -92,13 +92,6 @@ class CalibrationSource(Protocol):
 
     @property
     def current(self) -> Calibration: ...
-
-
-class ScaleSource(Protocol):
-    """Where this memory's scale comes from: its own measurement, or the unmeasured one."""
-
-    @property
-    def current(self) -> Scale: ...
 
 
 class Retriever:

@@ -28,7 +28,7 @@ import statistics
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..domain.distill import distill_alert
 from ..embedders import Embedder
@@ -132,6 +132,14 @@ class Scale:
         if self.incidents < MIN_INCIDENTS:  # read as unmeasured: measured again at every change
             return incidents != self.incidents
         return abs(incidents - self.incidents) >= max(1, REMEASURE * self.incidents)
+
+
+class ScaleSource(Protocol):
+    """Where a memory's scale of the moment is read: `MemoryScale` (its own measurement, or the unmeasured
+    one), or a `Scale`, which is its own."""
+
+    @property
+    def current(self) -> Scale: ...
 
 
 # all-MiniLM-L6-v2's figures on the shipped incidents (64): what a memory reads against until it is measured.
