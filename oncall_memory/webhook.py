@@ -78,6 +78,13 @@ class Webhook(ABC):
         reading facts from text. Raise `InvalidInput` (or pydantic's `ValidationError`) on a body it cannot
         read: the sender gets a 422 saying why."""
 
+    def read(self, job: Job, settings: Settings, known: Mapping[str, Any]) -> Job:
+        """A job this webhook made with alerts left unread (`Job.unread`: a large group, claimed by its alerts'
+        keys so that the sender is answered at once), those alerts read into its items. Called on the
+        worker's thread before the job's lookup, inside `already_redacted()` (the body was redacted where it
+        entered). The default has nothing to read."""
+        return job
+
     def jobs_from(
         self, body: Any, settings: Settings, known: Mapping[str, Any], headers: Mapping[str, str]
     ) -> tuple[list[Job], int | str]:

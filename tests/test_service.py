@@ -251,6 +251,97 @@ def test_a_thousand_alert_group_is_claimed_fast_and_posted_as_one_message(client
     print(f"1,000-alert group: 202 after {took * 1000:.0f} ms")  # the figure, for the record (not a threshold)
 
 
+def _storm(n: int, *, fingerprints: str = "fp") -> dict:
+    """A group of `n` firing alerts past READ_AT_ONCE, with what a real one holds: a resolved alert, one with
+    no text at all, one posted twice, runbook links, and a token pasted into a description."""
+    alert = json.loads(body_of("alertmanager-group.json"))["alerts"][1]
+    alerts = [
+        {
+            **alert,
+            "fingerprint": f"{fingerprints}{i:04d}",
+            "labels": {**alert["labels"], "pod": f"orders-api-5c8d7f9b6-{_pod(i)}", "alertname": f"Rule{i % 7}"},
+            "annotations": {
+                "summary": f"orders pods crash looping ({i % 5})",
+                "description": f"Pod orders/orders-api-5c8d7f9b6-{_pod(i)} is restarting",
+                "runbook_url": f"https://runbooks.example/rule{i % 7}",
+            },
+        }
+        for i in range(n)
+    ]
+    alerts[3]["annotations"]["description"] = f"deploy token {LEAKED} in the env of the pod"
+    alerts[5] = {**alerts[5], "status": "resolved"}
+    alerts[7] = {**alerts[7], "labels": {"severity": "page"}, "annotations": {"runbook_url": "https://r.example"}}
+    alerts.append(alerts[9])  # Alertmanager does not, a proxy may
+    return {"version": "4", "groupKey": '{}:{alertname=~"Rule.*"}', "alerts": alerts, "groupLabels": {}}
+
+
+LEAKED = "ghp_" + "Q7vK2mX9pL4sT8wR1nB6cY3hJ5dF0gZaUeIo"
+
+
+def _stored(outbox: Outbox, alert_key: str):
+    job = outbox.job_of(alert_key)
+    assert job is not None
+    return job
+
+
+def test_a_group_past_read_at_once_is_claimed_unread_then_read_as_a_small_one_is(client, httpserver, outbox, memory):
+    """A storm is answered once its alerts are claimed by their keys (issue 54); the worker then reads them
+    into the items reading them at once gives, and the message is posted from those."""
+    from oncall_memory.integrations.alertmanager.webhook import READ_AT_ONCE, AlertmanagerWebhook, alertmanager_jobs
+    from oncall_memory.redact import redact_all
+
+    slack_ok(httpserver)
+    body = _storm(READ_AT_ONCE + 50)
+    response = post_am(client, body)
+    assert response.json() == {"accepted": 1, "duplicates": 0, "ignored": 1}  # the alert with no text
+    claimed = _stored(outbox, "alertmanager:fp0000:2026-11-29T03:11:00Z")
+    assert LEAKED not in claimed.model_dump_json()  # read or not yet, what was stored was redacted
+    drain(client)
+    (post,) = slack_posts(httpserver)
+    assert LEAKED not in json.dumps(post)
+    stored = _stored(outbox, "alertmanager:fp0000:2026-11-29T03:11:00Z")
+    at_once, ignored = alertmanager_jobs(
+        AlertmanagerWebhook.model_validate(redact_all(body)),
+        client.app.state.settings.service.label_facts,
+        memory.known_values(),
+    )
+    assert ignored == 1 and stored.unread == {}
+    assert [i.model_dump() for i in stored.items] == [
+        i.model_dump() for i in at_once[0].items[:-1]
+    ]  # the twice-posted once
+    assert len(stored.items) == READ_AT_ONCE + 50 - 2 and stored.items[0].runbook == "https://runbooks.example/rule0"
+    assert post_am(client, body).json() == {"accepted": 0, "duplicates": 1, "ignored": 1}
+    body["alerts"].append({**body["alerts"][0], "fingerprint": "new0001"})
+    assert post_am(client, body).json() == {"accepted": 1, "duplicates": 0, "ignored": 1}
+    drain(client)
+    assert [i.key for i in _stored(outbox, "alertmanager:new0001:2026-11-29T03:11:00Z").items] == [
+        "alertmanager:new0001:2026-11-29T03:11:00Z"
+    ]
+
+
+def test_feedback_names_an_alert_of_a_group_not_read_yet(settings, memory, outbox, pagerduty, httpserver, monkeypatch):
+    """`alert_incident` may name one alert of a storm whose job is still unread: that alert (not the group's
+    first) is read for it."""
+    from oncall_memory.domain.signature import canonical_signature
+    from oncall_memory.integrations.alertmanager.webhook import READ_AT_ONCE, AlertmanagerWebhook, alertmanager_jobs
+    from oncall_memory.service.worker import Dispatcher
+
+    slack_ok(httpserver)
+    monkeypatch.setattr(Dispatcher, "start", lambda self: None)  # no worker reads it: only the feedback does
+    body = _storm(READ_AT_ONCE + 1, fingerprints="fb")
+    with TestClient(create_app(settings, memory=memory, outbox=outbox)) as client:
+        assert post_am(client, body).status_code == 202
+        assert _stored(outbox, "alertmanager:fb0002:2026-11-29T03:11:00Z").items == []
+        verdict = {"alert_incident": "fb0002:2026-11-29T03:11:00Z", "suggested": "INC-1007", "verdict": "helped"}
+        answer = client.post("/feedback", json=verdict)
+    assert answer.status_code == 200, answer.text
+    (job,), _ = alertmanager_jobs(AlertmanagerWebhook.model_validate(body), settings.service.label_facts)
+    named = job.items[2].alert
+    assert named.text.startswith("Rule2 - ")
+    (row,) = memory.feedback.all()
+    assert row["suggested"] == "INC-1007" and row["alert_key"] == canonical_signature(named.text, [named.env])
+
+
 def test_alertmanager_labels_become_facts():
     from oncall_memory.integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
 

@@ -67,8 +67,9 @@ class PagerQuery(Redacted):
         the pager's own webhook, through the hook the service mounts it by."""
         hook = _webhook(self.pager)
         assert hook is not None  # the validator saw to it
-        jobs, _ = hook.jobs(self.payload, memory.settings, memory.known_values())
-        alert = jobs[0].items[0].alert
+        known = memory.known_values()
+        jobs, _ = hook.jobs(self.payload, memory.settings, known)
+        alert = hook.read(jobs[0], memory.settings, known).items[0].alert  # a large group is claimed unread
         return alert if with_facts else Alert(text=alert.text)
 
 

@@ -56,6 +56,17 @@ def _alert(
     return Alert(text=text, **facts_from_labels(a.labels, mapping, known)) if text else None
 
 
+def has_text(a: RuleAlert) -> bool:
+    """Would `rule_alert` find any text (its rule's name, or an annotation's)? The test `_alert` makes, without
+    building the alert: a group claimed before it is read counts what it will ignore."""
+    return bool(a.labels.get("alertname", "").strip() or texts(a.annotations))
+
+
+def alert_key(a: RuleAlert, prefix: str) -> str:
+    """`<prefix>:<fingerprint>:<startsAt>`: the same alert redelivered has the same key."""
+    return f"{prefix}:{a.fingerprint}:{a.startsAt}"
+
+
 def rule_alert_item(
     a: RuleAlert,
     prefix: str,
@@ -80,7 +91,7 @@ def rule_item(
 
 def _item(a: RuleAlert, prefix: str, alert: Alert, written: list[str], runbook: str | None) -> Item:
     return Item(
-        key=f"{prefix}:{a.fingerprint}:{a.startsAt}",
+        key=alert_key(a, prefix),
         alert=alert,
         title=heading(a) or alert.text,
         detail=" — ".join(written) or None,
@@ -96,8 +107,13 @@ LONGEST_KEY = 200
 def group_key(prefix: str, group: str | None, items: list[Item]) -> str:
     """`<prefix>:<groupKey>`, or for a post without one (some senders and proxies), a digest of its alerts'
     keys; a groupKey longer than LONGEST_KEY is kept as its start and a digest of the whole."""
+    return group_key_of(prefix, group, [i.key for i in items])
+
+
+def group_key_of(prefix: str, group: str | None, alert_keys: Iterable[str]) -> str:
+    """`group_key`, given the alerts' keys."""
     if not group:
-        digest = hashlib.sha256("\n".join(sorted(i.key for i in items)).encode()).hexdigest()[:24]
+        digest = hashlib.sha256("\n".join(sorted(alert_keys)).encode()).hexdigest()[:24]
         return f"{prefix}:alerts-{digest}"
     if len(group) > LONGEST_KEY:
         digest = hashlib.sha256(group.encode()).hexdigest()[:24]

@@ -19,7 +19,7 @@ from ..store.readiness import Readiness
 from .auth import api_token
 from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import errors
-from .deps import MemoryDep, OutboxDep, PagersDep, RoomDep, SettingsDep
+from .deps import DispatcherDep, MemoryDep, OutboxDep, PagersDep, RoomDep, SettingsDep
 from .outbox import Outbox
 
 # A response header may carry printable ASCII only (h11 drops the connection on a control character): what
@@ -174,14 +174,21 @@ class FeedbackRequest(BaseModel):
 
 
 @router.post("/feedback", openapi_extra=documented_body(FeedbackRequest), responses=errors(400, 404, 413, 415, 422))
-def feedback(memory: MemoryDep, outbox: OutboxDep, pagers: PagersDep, raw: bytes = Depends(raw_json_body)) -> dict:
+def feedback(
+    memory: MemoryDep,
+    outbox: OutboxDep,
+    pagers: PagersDep,
+    dispatcher: DispatcherDep,
+    raw: bytes = Depends(raw_json_body),
+) -> dict:
     req = parse(FeedbackRequest, parse_json(raw))
     alert = req.alert
     if alert is None and req.alert_incident:
         # The job a pager's webhook made for that incident holds its alert: `<pager>:<incident id>`.
         for pager in pagers:
-            if (job := outbox.job_of(f"{pager}:{req.alert_incident}")) is not None:
-                alert = job.items[0].alert
+            if (job := outbox.job_of(key := f"{pager}:{req.alert_incident}")) is not None:
+                items = dispatcher.read(job).items  # a large group may not be read yet
+                alert = next((i.alert for i in items if i.key == key), items[0].alert if items else None)
                 break
         else:
             raise HTTPException(404, f"no alert for incident {req.alert_incident} came through this service")

@@ -16,6 +16,7 @@ import secrets
 import sqlite3
 from collections.abc import Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 from typing import Any
 
 import swagger_ui_bundle
@@ -33,6 +34,7 @@ from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, live_incidents, ser
 from ..jobs import Job, Refiner
 from ..logs import redacted_logs
 from ..memory import Memory
+from ..redact import already_redacted
 from ..settings import Settings
 from ..store.datadir import write_atomic
 from ..targets import Target
@@ -122,6 +124,17 @@ def plugin_refiners(settings: Settings, installed: list[Plugin]) -> list[Refiner
         except Exception as exc:
             log.error("the integration %s could not build its refiners: %s: %s", plugin.where, type(exc).__name__, exc)
     return found
+
+
+def read_unread(hooks: dict[str, Webhook], settings: Settings, memory: Memory, job: Job) -> Job:
+    """A job's unread alerts (`Job.unread`) read by the webhook whose key it bears, as that webhook reads a
+    post (the body was redacted where it entered, so nothing is scanned again)."""
+    hook = hooks.get(job.key.split(":", 1)[0])
+    if hook is None:  # its integration is no longer installed: looked up as far as it was read
+        log.error("%s: no webhook reads its %d unread alerts", job.key, len(job.unread))
+        return job
+    with already_redacted():
+        return hook.read(job, settings, memory.known_values())
 
 
 def chained(refiners: list[Refiner]) -> Callable[[Job], Job] | None:
@@ -225,6 +238,7 @@ def create_app(
                 outcome=metrics.delivery,
                 room=app.state.room,
                 refine=chained(refiners),
+                read=partial(read_unread, {hook.name: hook for hook, _ in mounted}, settings, mem),
                 nowhere_hint=hint,
             )
             migrate_ledger(

@@ -64,6 +64,14 @@ def group_key(base: str, alert_keys: list[str]) -> str:
     return f"{base}#{digest}"
 
 
+def _first(key: str, taken: set[str]) -> bool:
+    """Is this the alert's first claim (not before, nor earlier in the same post)? It is taken if so."""
+    if key in taken:
+        return False
+    taken.add(key)
+    return True
+
+
 # Alert keys per statement: SQLite builds before 3.32 bound a statement to 999 variables.
 CHUNK = 900
 
@@ -112,27 +120,27 @@ class Outbox:
         with self._lock, self._transaction():
             for job in jobs:
                 targets = targets_of.get(job.key, [])
-                keys = [i.key for i in job.items]
+                keys = job.alert_keys
                 # One read of which alerts were claimed before, then one write of the rest under the job's
                 # final key: a storm's 10,000 alerts took 10,000 statements to claim and as many to rename.
                 taken = self._claimed(keys)
-                fresh = []
-                for i in job.items:
-                    if i.key not in taken:
-                        taken.add(i.key)  # an alert twice in one post is claimed once
-                        fresh.append(i)
-                if not fresh:
+                fresh = [i for i in job.items if _first(i.key, taken)]  # an alert twice in one post: claimed once
+                unread = {k: alert for k, alert in job.unread.items() if _first(k, taken)}
+                fresh_keys = [i.key for i in fresh] + list(unread)
+                if not fresh_keys:
                     duplicates += 1
                     self._revive(keys, now, deadline)
                     continue
                 if keys != [job.key]:  # a group: its key names the alerts it now holds
-                    job = job.model_copy(update={"items": fresh, "key": group_key(job.key, [i.key for i in fresh])})
+                    job = job.model_copy(
+                        update={"items": fresh, "unread": unread, "key": group_key(job.key, fresh_keys)}
+                    )
                 self._db.executemany(
-                    "INSERT OR IGNORE INTO claims (alert, job) VALUES (?, ?)", [(i.key, job.key) for i in fresh]
+                    "INSERT OR IGNORE INTO claims (alert, job) VALUES (?, ?)", [(k, job.key) for k in fresh_keys]
                 )
                 self._db.execute(
                     "INSERT OR REPLACE INTO jobs (key, job, created_at, size) VALUES (?, ?, ?, ?)",
-                    (job.key, _storable(job), now, len(job.items)),
+                    (job.key, _storable(job), now, len(fresh_keys)),
                 )
                 self._db.executemany(
                     "INSERT OR IGNORE INTO deliveries (job, target, state, next_at, deadline, updated_at) "
@@ -141,6 +149,12 @@ class Outbox:
                 )
                 recorded.append(job)
         return recorded, duplicates
+
+    def keep(self, job: Job) -> None:
+        """The job as its webhook read it (its unread alerts now items), stored in place of the one claimed:
+        its deliveries, and anyone who asks for it later, get what was looked up."""
+        with self._lock:
+            self._db.execute("UPDATE jobs SET job=? WHERE key=?", (_storable(job), job.key))
 
     def _claimed(self, alert_keys: list[str]) -> set[str]:
         """Which of these alerts were claimed before."""

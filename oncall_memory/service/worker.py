@@ -57,6 +57,7 @@ class Dispatcher:
         outcome: Callable[[str, str], None] = lambda target, outcome: None,
         room: Room | None = None,
         refine: Callable[[Job], Job] | None = None,
+        read: Callable[[Job], Job] | None = None,
         nowhere_hint: str = "no target is configured",
     ):
         self._outbox = outbox
@@ -65,6 +66,7 @@ class Dispatcher:
         self._lookup = lookup
         self._nowhere_hint = nowhere_hint  # what to set, said when an alert will be posted nowhere
         self._refine = refine  # a job's alerts read further before the lookup (a pager's custom details)
+        self._read = read  # a job's unread alerts read by the webhook that claimed them (`Job.unread`)
         self._targets = targets
         self._policy = policy
         self._wake = threading.Condition()
@@ -161,6 +163,9 @@ class Dispatcher:
             return
         for job in jobs:
             try:
+                if job.unread:  # a large group, claimed before it was read: read once, and kept so
+                    job = self.read(job)
+                    self._outbox.keep(job)
                 answers = self.answers(job) if job.kind == "lookup" else []
             except Exception as exc:  # the store is down: the job waits, nothing is lost
                 log.error("%s: lookup failed (%s); trying again in %.0fs", job.key, exc, LOOKUP_RETRY)
@@ -178,6 +183,10 @@ class Dispatcher:
         self._compacted = now
         if removed := self._outbox.compact(done_before=now - KEEP_DONE, failed_before=now - KEEP_FAILED):
             log.info("outbox: forgot %d deliveries done over a week ago (or failed over a month ago)", removed)
+
+    def read(self, job: Job) -> Job:
+        """The job with its unread alerts read, by the webhook that claimed them; as it is when none is left."""
+        return self._read(job) if job.unread and self._read is not None else job
 
     def answers(self, job: Job) -> list[Answer]:
         """One lookup per distinct alert: a thousand pods crash looping read the same once cleaned."""
