@@ -231,6 +231,32 @@ def test_grafanas_hmac_signature_is_accepted_with_and_without_a_timestamp(client
     assert client.post("/webhooks/grafana", content=body, headers=headers).status_code == 401
 
 
+def test_a_grafana_storm_is_claimed_unread_then_read_as_a_small_group_is(client, httpserver):
+    """Past READ_AT_ONCE firing alerts Grafana's group is answered once claimed (issue 54), hand-made alerts
+    without a fingerprint keyed as when read at once, and the worker's reading gives the same items."""
+    from oncall_memory.integrations.grafana.webhook import READ_AT_ONCE, GrafanaWebhook, grafana_jobs
+
+    data = json.loads((FIXTURES / "webhooks" / "grafana-alerting.json").read_text())
+    alert = data["alerts"][0]
+    data["alerts"] = [
+        {**alert, "fingerprint": f"g{i:05d}", "labels": {**alert["labels"], "pod": f"checkout-7d9c6b8f5-{i:05d}"}}
+        for i in range(READ_AT_ONCE + 20)
+    ]
+    data["alerts"][4] = {**data["alerts"][4], "fingerprint": ""}  # keyed by its labels, as when read at once
+    data["alerts"][6] = {**data["alerts"][6], "labels": {}, "annotations": {"runbook_url": "https://r.example"}}
+    auth = {"Content-Type": "application/json", "Authorization": "Bearer grafana-shared-secret-1"}
+    answer = client.post("/webhooks/grafana", content=json.dumps(data).encode(), headers=auth)
+    assert answer.status_code == 202 and answer.json() == {"accepted": 1, "duplicates": 0, "ignored": 1}
+    assert client.app.state.dispatcher.join(30)
+    (at_once,), _ = grafana_jobs(GrafanaWebhook.model_validate(data), client.app.state.settings.service.label_facts, {})
+    stored = client.app.state.outbox.job_of(at_once.items[0].key)
+    assert stored is not None and stored.unread == {}
+    assert [i.model_dump() for i in stored.items] == [i.model_dump() for i in at_once.items]
+    assert any(i.key == at_once.items[4].key for i in stored.items) and "grafana::" not in at_once.items[4].key
+    (posted,) = slack_texts(httpserver)
+    assert "CheckoutPodsRestarting" in posted
+
+
 def test_a_grafana_alert_without_annotations_is_read_by_the_posts_title_and_message(client):
     from oncall_memory.integrations.grafana.webhook import GrafanaWebhook, grafana_jobs
 

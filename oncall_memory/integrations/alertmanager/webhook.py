@@ -11,8 +11,16 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from ...credentials import bearer, same_secret
-from ...domain.rule_alerts import RuleAlert, alert_key, group_key, group_key_of, has_text, rule_alert, rule_alert_item
-from ...jobs import Job
+from ...domain.rule_alerts import (
+    READ_AT_ONCE,
+    RuleAlert,
+    group_key,
+    read_unread,
+    rule_alert,
+    rule_alert_item,
+    unread_job,
+)
+from ...jobs import Item, Job
 from ...links import web_link
 from ...settings import Settings
 from ...webhook import Webhook
@@ -20,6 +28,15 @@ from .. import Loose
 
 AMAlert = RuleAlert  # the name tests and plugins know
 alertmanager_alert = rule_alert
+__all__ = [
+    "READ_AT_ONCE",
+    "AMAlert",
+    "AlertmanagerHook",
+    "AlertmanagerWebhook",
+    "alertmanager_alert",
+    "alertmanager_jobs",
+    "read_alerts",
+]
 
 
 class AlertmanagerWebhook(Loose):
@@ -28,13 +45,6 @@ class AlertmanagerWebhook(Loose):
     groupKey: str | None = None
     groupLabels: dict[str, str] = {}
     alerts: list[RuleAlert]
-
-
-# A group of more firing alerts than this is claimed by its alerts' keys and read after its claim, on the
-# worker's thread (`read_alerts`). Read one by one before the claim, a storm's 10,000 alerts were 0.6 s of
-# its 202 (about 60 µs an alert: the annotations' texts, the labels' facts, the models); a group this size
-# is read at once in a few milliseconds.
-READ_AT_ONCE = 100
 
 
 def alertmanager_jobs(
@@ -49,12 +59,12 @@ def alertmanager_jobs(
     (redacted), which `hook` was read from; given, a group of more than READ_AT_ONCE firing alerts keeps
     them unread (`Job.unread`) for `read_alerts`."""
     if posted is not None and sum(a.status == "firing" for a in hook.alerts) > READ_AT_ONCE:
-        return _unread_job(hook, posted)
+        return unread_job("alertmanager", hook.alerts, posted, hook.groupKey, hook.groupLabels.get("alertname"))
     items, ignored = [], 0
     for a in hook.alerts:
         if a.status != "firing":
             continue
-        item = rule_alert_item(a, "alertmanager", label_facts, known, web_link(a.annotations.get("runbook_url")))
+        item = _item(a, label_facts, known)
         if item is None:
             ignored += 1
             continue
@@ -65,35 +75,15 @@ def alertmanager_jobs(
     return [Job(key=key, items=items, group=hook.groupLabels.get("alertname"))], ignored
 
 
-def _unread_job(hook: AlertmanagerWebhook, posted: list[Any]) -> tuple[list[Job], int]:
-    """`alertmanager_jobs`, its firing alerts claimed by their keys and kept as they were posted. An alert with
-    no text is counted as ignored now, by the test reading it would make (`has_text`)."""
-    unread: dict[str, dict[str, Any]] = {}
-    keys, ignored = [], 0
-    for a, as_posted in zip(hook.alerts, posted, strict=True):
-        if a.status != "firing":
-            continue
-        if not has_text(a):
-            ignored += 1
-            continue
-        key = alert_key(a, "alertmanager")
-        keys.append(key)
-        unread.setdefault(key, as_posted)  # twice in one post: the first is the one claimed, as when read at once
-    if not unread:
-        return [], ignored
-    key = group_key_of("alertmanager", hook.groupKey, keys)
-    return [Job(key=key, items=[], unread=unread, group=hook.groupLabels.get("alertname"))], ignored
-
-
 def read_alerts(job: Job, label_facts: Mapping[str, list[str]] | None, known: Mapping[str, Iterable[str]]) -> Job:
     """The job with its unread alerts read into items, as `alertmanager_jobs` reads a small group's."""
-    items = list(job.items)
-    for as_posted in job.unread.values():
-        a = RuleAlert.model_validate(as_posted)
-        item = rule_alert_item(a, "alertmanager", label_facts, known, web_link(a.annotations.get("runbook_url")))
-        if item is not None:
-            items.append(item)
-    return job.model_copy(update={"items": items, "unread": {}})
+    return read_unread(job, lambda a: _item(RuleAlert.model_validate(a), label_facts, known))
+
+
+def _item(
+    a: RuleAlert, label_facts: Mapping[str, list[str]] | None, known: Mapping[str, Iterable[str]] | None
+) -> Item | None:
+    return rule_alert_item(a, "alertmanager", label_facts, known, web_link(a.annotations.get("runbook_url")))
 
 
 class AlertmanagerHook(Webhook):

@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from ...credentials import bearer, same_secret
 from ...domain.annotations import texts
-from ...domain.rule_alerts import RuleAlert, group_key, rule_alert, rule_item
-from ...jobs import Job
+from ...domain.rule_alerts import READ_AT_ONCE, RuleAlert, group_key, read_unread, rule_alert, rule_item, unread_job
+from ...jobs import Item, Job
 from ...settings import Settings
 from ...webhook import Webhook
 from .. import Loose
@@ -63,13 +63,22 @@ def _signature_ok(secret: str, headers: Mapping[str, str], raw: bytes) -> bool:
 
 
 def grafana_jobs(
-    hook: GrafanaWebhook, label_facts: Mapping[str, list[str]] | None, known: Mapping[str, Any]
+    hook: GrafanaWebhook,
+    label_facts: Mapping[str, list[str]] | None,
+    known: Mapping[str, Any],
+    *,
+    posted: list[Any] | None = None,
 ) -> tuple[list[Job], int]:
     """The group as one job of its firing alerts, each read as Alertmanager's are (its name and every text
     its annotations carry). An alert with no text of its own, alone in its post, is read by the post's
-    `title` and `message` (Grafana's default message lists labels and links; links are left out)."""
-    items, ignored = [], 0
+    `title` and `message` (Grafana's default message lists labels and links; links are left out).
+    `posted`: the body's own `alerts` (redacted); given, a group of more than READ_AT_ONCE firing alerts is
+    claimed unread and read by `read_alerts`, as Alertmanager's is."""
     firing = [a for a in hook.alerts if a.status == "firing"]
+    if posted is not None and len(firing) > READ_AT_ONCE:
+        alerts = [_fingerprinted(a) for a in hook.alerts]
+        return unread_job("grafana", alerts, posted, hook.groupKey, hook.groupLabels.get("alertname"))
+    items, ignored = [], 0
     for a in firing:
         written = texts(a.annotations)  # read once, for the alert and its item
         alert = rule_alert(a, label_facts, known, written=written)
@@ -79,15 +88,31 @@ def grafana_jobs(
         if alert is None:
             ignored += 1
             continue
-        if not a.fingerprint:  # Grafana always sends one; a hand-made post may not
-            a = a.model_copy(
-                update={"fingerprint": hashlib.sha256(repr(sorted(a.labels.items())).encode()).hexdigest()[:16]}
-            )
-        items.append(rule_item(a, "grafana", alert, written=written))
+        items.append(rule_item(_fingerprinted(a), "grafana", alert, written=written))
     if not items:
         return [], ignored
     key = group_key("grafana", hook.groupKey, items)
     return [Job(key=key, items=items, group=hook.groupLabels.get("alertname"))], ignored
+
+
+def _fingerprinted(a: GrafanaAlert) -> GrafanaAlert:
+    if a.fingerprint:
+        return a
+    # Grafana always sends one; a hand-made post may not
+    digest = hashlib.sha256(repr(sorted(a.labels.items())).encode()).hexdigest()[:16]
+    return a.model_copy(update={"fingerprint": digest})
+
+
+def read_alerts(job: Job, label_facts: Mapping[str, list[str]] | None, known: Mapping[str, Any]) -> Job:
+    """The job with its unread alerts read into items, as `grafana_jobs` reads a group of more than one."""
+
+    def item(as_posted: dict[str, Any]) -> Item | None:
+        a = GrafanaAlert.model_validate(as_posted)
+        written = texts(a.annotations)
+        alert = rule_alert(a, label_facts, known, written=written)
+        return None if alert is None else rule_item(_fingerprinted(a), "grafana", alert, written=written)
+
+    return read_unread(job, item)
 
 
 class GrafanaHook(Webhook):
@@ -109,4 +134,8 @@ class GrafanaHook(Webhook):
         return _signature_ok(secret, headers, raw)  # asked only when `carries` found a signature to check
 
     def jobs(self, body: Any, settings: Settings, known: Mapping[str, Any]) -> tuple[list[Job], int | str]:
-        return grafana_jobs(GrafanaWebhook.model_validate(body), settings.service.label_facts, known)
+        posted = body.get("alerts") if isinstance(body, dict) else None
+        return grafana_jobs(GrafanaWebhook.model_validate(body), settings.service.label_facts, known, posted=posted)
+
+    def read(self, job: Job, settings: Settings, known: Mapping[str, Any]) -> Job:
+        return read_alerts(job, settings.service.label_facts, known) if job.unread else job
