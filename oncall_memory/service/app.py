@@ -126,7 +126,7 @@ def plugin_refiners(settings: Settings, installed: list[Plugin]) -> list[Refiner
     return found
 
 
-def read_unread(hooks: dict[str, Webhook], settings: Settings, memory: Memory, job: Job) -> Job:
+def read_by_its_webhook(hooks: dict[str, Webhook], settings: Settings, memory: Memory, job: Job) -> Job:
     """A job's unread alerts (`Job.unread`) read by the webhook whose key it bears, as that webhook reads a
     post (the body was redacted where it entered, so nothing is scanned again)."""
     hook = hooks.get(job.key.split(":", 1)[0])
@@ -238,7 +238,7 @@ def create_app(
                 outcome=metrics.delivery,
                 room=app.state.room,
                 refine=chained(refiners),
-                read=partial(read_unread, {hook.name: hook for hook, _ in mounted}, settings, mem),
+                read=partial(read_by_its_webhook, {hook.name: hook for hook, _ in mounted}, settings, mem),
                 nowhere_hint=hint,
             )
             migrate_ledger(

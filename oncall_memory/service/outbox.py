@@ -153,8 +153,9 @@ class Outbox:
     def keep(self, job: Job) -> None:
         """The job as its webhook read it (its unread alerts now items), stored in place of the one claimed:
         its deliveries, and anyone who asks for it later, get what was looked up."""
+        stored = _storable(job)  # compressed before the lock: a storm's is 10,000 items
         with self._lock:
-            self._db.execute("UPDATE jobs SET job=? WHERE key=?", (_storable(job), job.key))
+            self._db.execute("UPDATE jobs SET job=? WHERE key=?", (stored, job.key))
 
     def _claimed(self, alert_keys: list[str]) -> set[str]:
         """Which of these alerts were claimed before."""
