@@ -2,6 +2,7 @@
 
     python -m bench.scale_anchors titles [--beside]
     python -m bench.scale_anchors other-problem [--nearest 3] [--beside]
+    python -m bench.scale_anchors hub [--nearest 10] [--beside]
 
 The shipped standing reads an answer's meaning between the memory's null (what 60 everyday probes score) and
 its neighbours (how close its own incidents stand). Each is measured here on the memory alone, no label read:
@@ -10,6 +11,10 @@ its neighbours (how close its own incidents stand). Each is measured here on the
     own entry;
   - other-problem: the null is the median best meaning of each title against every entry but its own and its
     `--nearest` nearest (by entry-to-entry meaning): the same product, another problem.
+
+  - hub: not an anchor for the memory but for each entry, as CSLS corrects "hubs" in cross-lingual retrieval:
+    how close the entry stands to the everyday probes (the mean of its `--nearest` best), subtracted from
+    the answer's meaning. A generic entry that every alert comes near reads lower.
 
 The standing is read against it in place of the shipped one (or beside it as a further feature, `--beside`),
 and the confidence model refitted with each style left out, as `bench.generalise` does. Reads the protocol's
@@ -27,6 +32,7 @@ import numpy as np
 
 from oncall_memory import Settings
 from oncall_memory.answer.confidence import FEATURES
+from oncall_memory.answer.scale import PROBES
 from oncall_memory.domain.distill import distill, distill_alert
 from oncall_memory.embedders import make_embedder
 
@@ -55,15 +61,30 @@ def shipped_scale(features: G.SetFeatures) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("anchor", choices=("titles", "other-problem"))
-    ap.add_argument("--nearest", type=int, default=3)
+    ap.add_argument("anchor", choices=("titles", "other-problem", "hub"))
+    ap.add_argument("--nearest", type=int, help="other-problem: entries left out (3); hub: probes averaged (10)")
     ap.add_argument("--beside", action="store_true", help="a further feature beside the shipped standing")
     args = ap.parse_args()
     sets, _ = every_set()
     settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="anchors-")), embedder="local")
     features = [extract(s, settings) for s in sets]
     embedder = make_embedder(settings)
+    nearest = args.nearest or (10 if args.anchor == "hub" else 3)
+    if args.anchor == "hub":
+        probes = unit(embedder.embed([distill_alert(p) for p in PROBES]))
     for s, f in zip(sets, features):
+        if args.anchor == "hub":
+            entries = unit(embedder.embed([distill(i) for i in s.incidents]))
+            hub = np.sort(entries @ probes.T, axis=1)[:, -nearest:].mean(1)
+            of = {i.id: h for i, h in zip(s.incidents, hub)}
+            print(f"{f.name:12} hub median {np.median(hub):.3f}  p10 {np.quantile(hub, 0.1):.3f}")
+            for q in f.queries:
+                if len(q.evidence):
+                    h = np.array([of.get(i, np.median(hub)) for i in q.ids[: len(q.evidence)]])
+                    value = q.evidence[:, MEANING] - h
+                    value[q.evidence[:, MEANING] == 0] = 0.0
+                    q.evidence[:, SPARE if args.beside else STANDING] = value
+            continue
         null, top = shipped_scale(f)
         incidents = sorted(s.incidents, key=lambda i: hashlib.sha256(i.id.encode()).hexdigest())
         if args.anchor == "titles":
@@ -79,7 +100,7 @@ def main() -> None:
             best = []
             for i in range(len(incidents)):
                 row = asked[i].copy()
-                row[[i, *np.argsort(-between[i])[: args.nearest]]] = -1
+                row[[i, *np.argsort(-between[i])[:nearest]]] = -1
                 best.append(row.max())
             null = float(np.median(best))
         print(f"{f.name:12} null {null:.3f}  top {top:.3f}")
