@@ -3,6 +3,7 @@
     python -m bench.scale_anchors titles [--beside]
     python -m bench.scale_anchors other-problem [--nearest 3] [--beside]
     python -m bench.scale_anchors hub [--nearest 10] [--beside]
+    python -m bench.scale_anchors density --form constant|product|ratio
 
 The shipped standing reads an answer's meaning between the memory's null (what 60 everyday probes score) and
 its neighbours (how close its own incidents stand). Each is measured here on the memory alone, no label read:
@@ -15,6 +16,10 @@ its neighbours (how close its own incidents stand). Each is measured here on the
   - hub: not an anchor for the memory but for each entry, as CSLS corrects "hubs" in cross-lingual retrieval:
     how close the entry stands to the everyday probes (the mean of its `--nearest` best), subtracted from
     the answer's meaning. A generic entry that every alert comes near reads lower.
+
+  - density: how close the memory's own incidents stand (the shipped standing's upper anchor) as a further
+    feature, so that the model may learn a threshold that moves with it: as a constant per memory, times the
+    answer's meaning, or dividing it.
 
 The standing is read against it in place of the shipped one (or beside it as a further feature, `--beside`),
 and the confidence model refitted with each style left out, as `bench.generalise` does. Reads the protocol's
@@ -61,7 +66,8 @@ def shipped_scale(features: G.SetFeatures) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("anchor", choices=("titles", "other-problem", "hub"))
+    ap.add_argument("anchor", choices=("titles", "other-problem", "hub", "density"))
+    ap.add_argument("--form", choices=("constant", "product", "ratio"), default="constant")
     ap.add_argument("--nearest", type=int, help="other-problem: entries left out (3); hub: probes averaged (10)")
     ap.add_argument("--beside", action="store_true", help="a further feature beside the shipped standing")
     args = ap.parse_args()
@@ -86,6 +92,15 @@ def main() -> None:
                     q.evidence[:, SPARE if args.beside else STANDING] = value
             continue
         null, top = shipped_scale(f)
+        if args.anchor == "density":  # always beside the standing
+            print(f"{f.name:12} neighbours {top:.3f}")
+            for q in f.queries:
+                if len(q.evidence):
+                    m = q.evidence[:, MEANING]
+                    value = {"constant": np.full(len(m), top), "product": m * top, "ratio": m / top}[args.form]
+                    value[m == 0] = 0.0
+                    q.evidence[:, SPARE] = value
+            continue
         incidents = sorted(s.incidents, key=lambda i: hashlib.sha256(i.id.encode()).hexdigest())
         if args.anchor == "titles":
             incidents = incidents[:SAMPLE]
@@ -110,7 +125,7 @@ def main() -> None:
             standing = (q.evidence[:, MEANING] - null) / max(top - null, 0.05)
             standing[q.evidence[:, MEANING] == 0] = 0.0
             q.evidence[:, SPARE if args.beside else STANDING] = standing
-    if args.beside:
+    if args.beside or args.anchor == "density":
         G.USED[:] = [FEATURES.index(x) for x in (*G.CONFIDENCE, "title")]
     G.use_styles(features)
     G.style_table(features, G.DEFAULT.loso(features))
