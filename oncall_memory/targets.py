@@ -64,7 +64,8 @@ class Target(ABC):
 
     @abstractmethod
     def accepts(self, job: Job) -> bool:
-        """Does this job go to this target at all (a note on an incident needs the incident)?"""
+        """Does this job go to this target at all (a note on an incident needs the incident)? Asked as the job
+        is claimed, before a large group's alerts are read (`Job.unread`): decide by its key, kind or record."""
 
     @abstractmethod
     def render(self, job: Job, answers: list[Answer]) -> dict[str, Any]:
