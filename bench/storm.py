@@ -1,12 +1,14 @@
 """An outage's alert storm, through the real service (in process) to a Slack fake on loopback.
 
-    python -m bench.storm [--incidents 100000] [--storms 1000 10000] [--group-key]
+    python -m bench.storm [--incidents 100000] [--storms 1000 10000] [--group-key] [--shape kube-prometheus]
 
 Builds an embedded store of the varied synthetic backlog (fake embedder, 1536 dims, indexed), then for each
 storm size posts one Alertmanager webhook of that many distinct alerts (different rules, pods, wording), as
 some senders and proxies post them: without a `groupKey` unless `--group-key`. Prints per storm: the
 body's size, time to the 202, how much the data dir grew, and how long until every alert of it was
-answered (looked up and its message posted).
+answered (looked up and its message posted). `--shape kube-prometheus`: alerts as kube-prometheus's
+KubePodCrashLooping renders them with a cluster's usual target labels (a pod's uid, its instance, the
+generator URL's PromQL), about 1 KB each, 10 MB for 10,000.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import random
 import re
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -74,6 +78,57 @@ def storm(n: int, group_key: bool, seed: int) -> dict:
     return body
 
 
+GENERATOR = (
+    "http://prometheus-k8s-0:9090/graph?g0.expr=max_over_time%28kube_pod_container_status_waiting_reason%7Breason"
+    "%3D%22CrashLoopBackOff%22%2C+job%3D%22kube-state-metrics%22%7D%5B5m%5D%29+%3E%3D+1&g0.tab=1"
+)
+
+
+def kube_storm(n: int, group_key: bool, seed: int) -> dict:
+    """An Alertmanager post of `n` distinct KubePodCrashLooping alerts as kube-prometheus renders them."""
+    alerts = []
+    for i in range(n):
+        r = random.Random(seed * 1_000_003 + i)
+        namespace, app = f"team-{i % 40}", f"svc-{i % 97}"
+        pod = f"{app}-{r.getrandbits(40):010x}-{r.getrandbits(20):05x}"
+        labels = {
+            "alertname": "KubePodCrashLooping",
+            "container": app,
+            "endpoint": "http",
+            "instance": f"10.{i % 250}.{(i // 250) % 250}.{i % 7}:8080",
+            "job": "kube-state-metrics",
+            "namespace": namespace,
+            "pod": pod,
+            "prometheus": "monitoring/k8s",
+            "reason": "CrashLoopBackOff",
+            "service": "kube-state-metrics",
+            "severity": "warning",
+            "uid": str(uuid.UUID(int=r.getrandbits(128))),
+            "cluster": f"prod-{i % 3}",
+        }
+        annotations = {
+            "description": f'Pod {namespace}/{pod} ({app}) is in waiting state (reason: "CrashLoopBackOff").',
+            "runbook_url": "https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping",
+            "summary": "Pod is crash looping.",
+        }
+        alerts.append(
+            {
+                "status": "firing",
+                "labels": labels,
+                "annotations": annotations,
+                "startsAt": "2026-11-30T03:11:00.123Z",
+                "endsAt": "0001-01-01T00:00:00Z",
+                "generatorURL": GENERATOR,
+                "fingerprint": f"{r.getrandbits(64):016x}",
+            }
+        )
+    body: dict = {"version": "4", "status": "firing", "receiver": "oncall-memory", "alerts": alerts}
+    body["groupLabels"] = {"alertname": "KubePodCrashLooping"}
+    if group_key:
+        body["groupKey"] = f'{{}}:{{alertname="KubePodCrashLooping",storm="{seed}"}}'
+    return body
+
+
 def dir_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
@@ -83,6 +138,7 @@ def main() -> None:
     ap.add_argument("--incidents", type=int, default=100_000)
     ap.add_argument("--storms", type=int, nargs="+", default=[1000, 10_000])
     ap.add_argument("--group-key", action="store_true", help="post with a groupKey (Alertmanager's own way)")
+    ap.add_argument("--shape", choices=("varied", "kube-prometheus"), default="varied")
     args = ap.parse_args()
     logging.disable(logging.INFO)  # a line per alert and delivery otherwise
     server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
@@ -107,7 +163,8 @@ def main() -> None:
     with Memory.open(settings, embedder=embedder) as memory, TestClient(create_app(settings, memory=memory)) as client:
         long_lived()  # as `serve` does once it has started
         for seed, n in enumerate(args.storms, start=1):
-            body = json.dumps(storm(n, args.group_key, seed)).encode()
+            make = kube_storm if args.shape == "kube-prometheus" else storm
+            body = json.dumps(make(n, args.group_key, seed)).encode()
             before = dir_bytes(data)
             posted = time.perf_counter()
             answer = client.post("/webhooks/alertmanager", content=body, headers={"content-type": "application/json"})

@@ -11,6 +11,7 @@ where each segment is judged alone.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterator
 
@@ -28,7 +29,12 @@ def min_bits(length: int) -> float:
 
 
 _RUN_REGEX = r"[A-Za-z0-9+/_-]{24,}={0,2}"
-_RUN = compile_re2(_RUN_REGEX)  # maximal runs: no boundary checks needed
+# Maximal runs: no boundary checks needed. Python's `re`, not RE2, for this one pattern, as for base64's
+# candidates (`context._B64_CANDIDATE`): a run of one character class then at most two "=", which `re` also
+# matches in linear time (from any start it reads one run, at most 23 characters when it fails), at a
+# seventh of the cost per match of RE2's Python layer. A storm's ids are each a candidate: 20,000 of them
+# (10,000 pods' uids and descriptions) 137 -> 18 ms, the same spans.
+_RUN = re.compile(_RUN_REGEX)
 _PART = compile_re2(r"[^/_.=+-]+")
 # A part that is a word: lower case, Capitalised, UPPER or CamelCase, four letters or more. A part of random
 # base64 is rarely all letters of one pattern, and two such parts in one token almost never.
