@@ -4,6 +4,7 @@
     python -m bench.scale_anchors other-problem [--nearest 3] [--beside]
     python -m bench.scale_anchors hub [--nearest 10] [--beside]
     python -m bench.scale_anchors density --form constant|product|ratio
+    python -m bench.scale_anchors words --column idf|idf_known|bm25|rarity
 
 The shipped standing reads an answer's meaning between the memory's null (what 60 everyday probes score) and
 its neighbours (how close its own incidents stand). Each is measured here on the memory alone, no label read:
@@ -20,6 +21,10 @@ its neighbours (how close its own incidents stand). Each is measured here on the
   - density: how close the memory's own incidents stand (the shipped standing's upper anchor) as a further
     feature, so that the model may learn a threshold that moves with it: as a constant per memory, times the
     answer's meaning, or dividing it.
+
+  - words: evidence of the specific problem rather than a scale, beside the standing: the share of the
+    alert's words the answer holds weighed by their rarity (`--column`, one of the bench's columns: IDF in the
+    whole memory, IDF over the words the memory knows, BM25's score over the best, rarity among the candidates).
 
 The standing is read against it in place of the shipped one (or beside it as a further feature, `--beside`),
 and the confidence model refitted with each style left out, as `bench.generalise` does. Reads the protocol's
@@ -42,7 +47,7 @@ from oncall_memory.domain.distill import distill, distill_alert
 from oncall_memory.embedders import make_embedder
 
 from . import generalise as G
-from .features import extract
+from .features import C, extract
 from .sets.load import every_set
 
 MEANING, STANDING, SPARE = FEATURES.index("meaning"), FEATURES.index("standing"), FEATURES.index("title")
@@ -66,7 +71,8 @@ def shipped_scale(features: G.SetFeatures) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("anchor", choices=("titles", "other-problem", "hub", "density"))
+    ap.add_argument("anchor", choices=("titles", "other-problem", "hub", "density", "words"))
+    ap.add_argument("--column", choices=("idf", "idf_known", "bm25", "rarity"), default="idf")
     ap.add_argument("--form", choices=("constant", "product", "ratio"), default="constant")
     ap.add_argument("--nearest", type=int, help="other-problem: entries left out (3); hub: probes averaged (10)")
     ap.add_argument("--beside", action="store_true", help="a further feature beside the shipped standing")
@@ -90,6 +96,11 @@ def main() -> None:
                     value = q.evidence[:, MEANING] - h
                     value[q.evidence[:, MEANING] == 0] = 0.0
                     q.evidence[:, SPARE if args.beside else STANDING] = value
+            continue
+        if args.anchor == "words":  # always beside the standing
+            for q in f.queries:
+                if len(q.evidence):
+                    q.evidence[:, SPARE] = np.nan_to_num(q.x[:, C[args.column]].astype(float))
             continue
         null, top = shipped_scale(f)
         if args.anchor == "density":  # always beside the standing
@@ -125,7 +136,7 @@ def main() -> None:
             standing = (q.evidence[:, MEANING] - null) / max(top - null, 0.05)
             standing[q.evidence[:, MEANING] == 0] = 0.0
             q.evidence[:, SPARE if args.beside else STANDING] = standing
-    if args.beside or args.anchor == "density":
+    if args.beside or args.anchor in ("density", "words"):
         G.USED[:] = [FEATURES.index(x) for x in (*G.CONFIDENCE, "title")]
     G.use_styles(features)
     G.style_table(features, G.DEFAULT.loso(features))
