@@ -4,7 +4,7 @@
     python -m bench.scale_anchors other-problem [--nearest 3] [--beside]
     python -m bench.scale_anchors hub [--nearest 10] [--beside]
     python -m bench.scale_anchors density --form constant|product|ratio
-    python -m bench.scale_anchors words --column idf|idf_known|bm25|rarity
+    python -m bench.scale_anchors words --column idf|idf_known|bm25|rarity [--times-density]
 
 The shipped standing reads an answer's meaning between the memory's null (what 60 everyday probes score) and
 its neighbours (how close its own incidents stand). Each is measured here on the memory alone, no label read:
@@ -24,7 +24,9 @@ its neighbours (how close its own incidents stand). Each is measured here on the
 
   - words: evidence of the specific problem rather than a scale, beside the standing: the share of the
     alert's words the answer holds weighed by their rarity (`--column`, one of the bench's columns: IDF in the
-    whole memory, IDF over the words the memory knows, BM25's score over the best, rarity among the candidates).
+    whole memory, IDF over the words the memory knows, BM25's score over the best, rarity among the candidates);
+    `--times-density`: weighed by how close the memory's own incidents stand, so that the words count most
+    where meaning cannot tell a sibling problem from the same one.
 
 The standing is read against it in place of the shipped one (or beside it as a further feature, `--beside`),
 and the confidence model refitted with each style left out, as `bench.generalise` does. Reads the protocol's
@@ -73,6 +75,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("anchor", choices=("titles", "other-problem", "hub", "density", "words"))
     ap.add_argument("--column", choices=("idf", "idf_known", "bm25", "rarity"), default="idf")
+    ap.add_argument("--times-density", action="store_true", help="words: times the memory's density")
     ap.add_argument("--form", choices=("constant", "product", "ratio"), default="constant")
     ap.add_argument("--nearest", type=int, help="other-problem: entries left out (3); hub: probes averaged (10)")
     ap.add_argument("--beside", action="store_true", help="a further feature beside the shipped standing")
@@ -98,9 +101,10 @@ def main() -> None:
                     q.evidence[:, SPARE if args.beside else STANDING] = value
             continue
         if args.anchor == "words":  # always beside the standing
+            density = shipped_scale(f)[1] if args.times_density else 1.0
             for q in f.queries:
                 if len(q.evidence):
-                    q.evidence[:, SPARE] = np.nan_to_num(q.x[:, C[args.column]].astype(float))
+                    q.evidence[:, SPARE] = np.nan_to_num(q.x[:, C[args.column]].astype(float)) * density
             continue
         null, top = shipped_scale(f)
         if args.anchor == "density":  # always beside the standing
