@@ -1,4 +1,4 @@
-"""Two other anchors for the standing, tried by the protocol and not kept (docs/evaluation.md, issue 50).
+"""Label-free confidence schemes tried by the protocol and not kept (docs/evaluation.md, issue 50).
 
     python -m bench.scale_anchors titles [--beside]
     python -m bench.scale_anchors other-problem [--nearest 3] [--beside]
@@ -28,8 +28,9 @@ its neighbours (how close its own incidents stand). Each is measured here on the
     `--times-density`: weighed by how close the memory's own incidents stand, so that the words count most
     where meaning cannot tell a sibling problem from the same one.
 
-The standing is read against it in place of the shipped one (or beside it as a further feature, `--beside`),
-and the confidence model refitted with each style left out, as `bench.generalise` does. Reads the protocol's
+Titles, other-problem and hub replace the shipped standing (or sit beside it as a further feature, `--beside`);
+density and words are always beside it. The confidence model is then refitted with each style left out, as
+`bench.generalise` does. Reads the protocol's
 cached features (run `python -m bench.generalise` first) and embeds each set's incidents with the local model.
 """
 
@@ -38,6 +39,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -47,16 +49,20 @@ from oncall_memory.answer.confidence import FEATURES
 from oncall_memory.answer.scale import PROBES
 from oncall_memory.domain.distill import distill, distill_alert
 from oncall_memory.embedders import make_embedder
+from oncall_memory.embedders.base import Embedder
 
 from . import generalise as G
-from .features import C, extract
+from .features import C, QueryFeatures, extract
+from .sets import EvalSet
 from .sets.load import every_set
 
 MEANING, STANDING, SPARE = FEATURES.index("meaning"), FEATURES.index("standing"), FEATURES.index("title")
 SAMPLE = 200
+# A scheme's value for each candidate of one alert, given that alert's features.
+Values = Callable[[QueryFeatures], np.ndarray]
 
 
-def unit(vectors: list[list[float]]) -> np.ndarray:
+def unit(vectors: Sequence[Sequence[float]]) -> np.ndarray:
     a = np.asarray(vectors, dtype=np.float32)
     return a / np.linalg.norm(a, axis=1, keepdims=True)
 
@@ -71,76 +77,106 @@ def shipped_scale(features: G.SetFeatures) -> tuple[float, float]:
     return null, null + 1 / slope
 
 
+def _meaning(q: QueryFeatures) -> np.ndarray:
+    return q.evidence[:, MEANING]
+
+
+def _compared(value: np.ndarray, q: QueryFeatures) -> np.ndarray:
+    value[_meaning(q) == 0] = 0.0  # a candidate whose meaning was not compared reads nothing
+    return value
+
+
+def standing_from(null: float, top: float) -> Values:
+    return lambda q: _compared((_meaning(q) - null) / max(top - null, 0.05), q)
+
+
+def titles(s: EvalSet, f: G.SetFeatures, embedder: Embedder, nearest: int) -> Values:
+    """The standing with the memory's own titles, each against its own entry, as its "1"."""
+    incidents = _sample(s)[:SAMPLE]
+    entries = unit(embedder.embed([distill(i) for i in incidents]))
+    asked = unit(embedder.embed([distill_alert(i.title) for i in incidents]))
+    null, top = shipped_scale(f)[0], float(np.median((entries * asked).sum(1)))
+    print(f"{f.name:12} null {null:.3f}  top {top:.3f}")
+    return standing_from(null, top)
+
+
+def other_problem(s: EvalSet, f: G.SetFeatures, embedder: Embedder, nearest: int) -> Values:
+    """The standing with "the same product, another problem" as its null."""
+    incidents = _sample(s)
+    entries = unit(embedder.embed([distill(i) for i in incidents]))
+    asked = unit(embedder.embed([distill_alert(i.title) for i in incidents])) @ entries.T
+    between = entries @ entries.T
+    np.fill_diagonal(between, -1)
+    best = []
+    for i in range(len(incidents)):
+        row = asked[i].copy()
+        row[[i, *np.argsort(-between[i])[:nearest]]] = -1
+        best.append(row.max())
+    null, top = float(np.median(best)), shipped_scale(f)[1]
+    print(f"{f.name:12} null {null:.3f}  top {top:.3f}")
+    return standing_from(null, top)
+
+
+def hub(s: EvalSet, f: G.SetFeatures, embedder: Embedder, nearest: int) -> Values:
+    """Meaning less how close the entry stands to the everyday probes (CSLS)."""
+    probes = unit(embedder.embed([distill_alert(p) for p in PROBES]))
+    entries = unit(embedder.embed([distill(i) for i in s.incidents]))
+    near = np.sort(entries @ probes.T, axis=1)[:, -nearest:].mean(1)
+    of, usual = {i.id: h for i, h in zip(s.incidents, near)}, float(np.median(near))
+    print(f"{f.name:12} hub median {usual:.3f}  p10 {np.quantile(near, 0.1):.3f}")
+    return lambda q: _compared(_meaning(q) - np.array([of.get(i, usual) for i in q.ids[: len(q.evidence)]]), q)
+
+
+def density(form: str) -> Callable[[G.SetFeatures], Values]:
+    def values(f: G.SetFeatures) -> Values:
+        top = shipped_scale(f)[1]
+        print(f"{f.name:12} neighbours {top:.3f}")
+        read = {"constant": lambda m: np.full(len(m), top), "product": lambda m: m * top, "ratio": lambda m: m / top}
+        return lambda q: _compared(read[form](_meaning(q)), q)
+
+    return values
+
+
+def words(column: str, times_density: bool) -> Callable[[G.SetFeatures], Values]:
+    def values(f: G.SetFeatures) -> Values:
+        weight = shipped_scale(f)[1] if times_density else 1.0
+        return lambda q: np.nan_to_num(q.x[:, C[column]].astype(float)) * weight
+
+    return values
+
+
+def _sample(s: EvalSet) -> list:
+    return sorted(s.incidents, key=lambda i: hashlib.sha256(i.id.encode()).hexdigest())
+
+
+MEASURED = {"titles": titles, "other-problem": other_problem, "hub": hub}  # read the memory's own text
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("anchor", choices=("titles", "other-problem", "hub", "density", "words"))
-    ap.add_argument("--column", choices=("idf", "idf_known", "bm25", "rarity"), default="idf")
-    ap.add_argument("--times-density", action="store_true", help="words: times the memory's density")
-    ap.add_argument("--form", choices=("constant", "product", "ratio"), default="constant")
+    ap.add_argument("scheme", choices=(*MEASURED, "density", "words"))
     ap.add_argument("--nearest", type=int, help="other-problem: entries left out (3); hub: probes averaged (10)")
-    ap.add_argument("--beside", action="store_true", help="a further feature beside the shipped standing")
+    ap.add_argument("--beside", action="store_true", help="titles, other-problem, hub: beside the shipped standing")
+    ap.add_argument("--form", choices=("constant", "product", "ratio"), default="constant", help="density")
+    ap.add_argument("--column", choices=("idf", "idf_known", "bm25", "rarity"), default="idf", help="words")
+    ap.add_argument("--times-density", action="store_true", help="words: times the memory's density")
     args = ap.parse_args()
     sets, _ = every_set()
     settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="anchors-")), embedder="local")
     features = [extract(s, settings) for s in sets]
-    embedder = make_embedder(settings)
-    nearest = args.nearest or (10 if args.anchor == "hub" else 3)
-    if args.anchor == "hub":
-        probes = unit(embedder.embed([distill_alert(p) for p in PROBES]))
-    for s, f in zip(sets, features):
-        if args.anchor == "hub":
-            entries = unit(embedder.embed([distill(i) for i in s.incidents]))
-            hub = np.sort(entries @ probes.T, axis=1)[:, -nearest:].mean(1)
-            of = {i.id: h for i, h in zip(s.incidents, hub)}
-            print(f"{f.name:12} hub median {np.median(hub):.3f}  p10 {np.quantile(hub, 0.1):.3f}")
-            for q in f.queries:
-                if len(q.evidence):
-                    h = np.array([of.get(i, np.median(hub)) for i in q.ids[: len(q.evidence)]])
-                    value = q.evidence[:, MEANING] - h
-                    value[q.evidence[:, MEANING] == 0] = 0.0
-                    q.evidence[:, SPARE if args.beside else STANDING] = value
-            continue
-        if args.anchor == "words":  # always beside the standing
-            density = shipped_scale(f)[1] if args.times_density else 1.0
-            for q in f.queries:
-                if len(q.evidence):
-                    q.evidence[:, SPARE] = np.nan_to_num(q.x[:, C[args.column]].astype(float)) * density
-            continue
-        null, top = shipped_scale(f)
-        if args.anchor == "density":  # always beside the standing
-            print(f"{f.name:12} neighbours {top:.3f}")
-            for q in f.queries:
-                if len(q.evidence):
-                    m = q.evidence[:, MEANING]
-                    value = {"constant": np.full(len(m), top), "product": m * top, "ratio": m / top}[args.form]
-                    value[m == 0] = 0.0
-                    q.evidence[:, SPARE] = value
-            continue
-        incidents = sorted(s.incidents, key=lambda i: hashlib.sha256(i.id.encode()).hexdigest())
-        if args.anchor == "titles":
-            incidents = incidents[:SAMPLE]
-        entries = unit(embedder.embed([distill(i) for i in incidents]))
-        titles = unit(embedder.embed([distill_alert(i.title) for i in incidents]))
-        if args.anchor == "titles":
-            top = float(np.median((entries * titles).sum(1)))
-        else:
-            between = entries @ entries.T
-            np.fill_diagonal(between, -1)
-            asked = titles @ entries.T
-            best = []
-            for i in range(len(incidents)):
-                row = asked[i].copy()
-                row[[i, *np.argsort(-between[i])[:nearest]]] = -1
-                best.append(row.max())
-            null = float(np.median(best))
-        print(f"{f.name:12} null {null:.3f}  top {top:.3f}")
+    beside = args.beside or args.scheme not in MEASURED
+    if args.scheme in MEASURED:
+        embedder = make_embedder(settings)
+        nearest = args.nearest or (10 if args.scheme == "hub" else 3)
+        schemes = [MEASURED[args.scheme](s, f, embedder, nearest) for s, f in zip(sets, features)]
+    else:
+        per_set = density(args.form) if args.scheme == "density" else words(args.column, args.times_density)
+        schemes = [per_set(f) for f in features]
+    for f, values in zip(features, schemes):
         for q in f.queries:
-            if not len(q.evidence):
-                continue
-            standing = (q.evidence[:, MEANING] - null) / max(top - null, 0.05)
-            standing[q.evidence[:, MEANING] == 0] = 0.0
-            q.evidence[:, SPARE if args.beside else STANDING] = standing
-    if args.beside or args.anchor in ("density", "words"):
+            if len(q.evidence):
+                q.evidence[:, SPARE if beside else STANDING] = values(q)
+    if beside:
         G.USED[:] = [FEATURES.index(x) for x in (*G.CONFIDENCE, "title")]
     G.use_styles(features)
     G.style_table(features, G.DEFAULT.loso(features))
