@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -50,6 +51,34 @@ def no_prefect_handler_left_on_the_root_logger():
     for handler in list(root.handlers):
         if handler not in before and type(handler).__module__.startswith("prefect"):
             root.removeHandler(handler)
+
+
+@pytest.fixture(scope="session")
+def exported_model(tmp_path_factory, worker_id) -> Path:
+    """The local model's default export (ONNX, int8), made once for the whole run and shared by pytest-xdist's
+    workers: an export is about 15 s, and each test that used the local model on a fresh data dir made its own.
+    Returns its folder; `with_exported_model` puts a copy where a data dir's first command would have made it.
+    The export itself is tested on its own (tests/test_local_model.py makes its own, under umask 077)."""
+    from filelock import FileLock
+
+    from oncall_memory.embedders.local import LocalEmbedder
+
+    base = tmp_path_factory.getbasetemp()
+    shared = (base if worker_id == "master" else base.parent) / "exported-model"
+    with FileLock(str(shared) + ".lock"):
+        embedder = LocalEmbedder(cache=shared)
+        embedder.load()
+        assert embedder.runtime == "onnx int8", embedder.runtime
+    (folder,) = [p for p in shared.iterdir() if p.is_dir()]
+    return folder
+
+
+def with_exported_model(exported: Path, data_dir: Path) -> None:
+    """A copy of the shared export in `data_dir`'s model cache, as the data dir's first command leaves it."""
+    models = Settings(data_dir=data_dir).dir.models
+    assert models is not None
+    models.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(exported, models / exported.name)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from conftest import FIXTURES, serving
+from conftest import FIXTURES, serving, with_exported_model
 from pydantic import SecretStr
 
 from oncall_memory.ingest.backlog import read_jsonl
@@ -45,8 +45,9 @@ if CHROMIUM is None:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory):
+def service(tmp_path_factory, exported_model):
     data = tmp_path_factory.mktemp("browser") / "data"
+    with_exported_model(exported_model, data)
     settings = Settings(data_dir=data, embedder="local", api_token=SecretStr(TOKEN))
     with Memory.open(settings) as memory:
         memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, with_exported_model
 from pydantic_settings import BaseSettings
 
 from oncall_memory.settings import GROUPS, RankingWeights, Settings
@@ -48,7 +50,9 @@ def test_the_variable_tables_name_only_settings():
     assert not unknown, f"docs/operations.md documents variables nothing reads: {unknown}"
 
 
-def test_the_figures_the_readme_and_the_evaluation_page_give_are_what_eval_prints(tmp_path, monkeypatch, capsys):
+def test_the_figures_the_readme_and_the_evaluation_page_give_are_what_eval_prints(
+    tmp_path, monkeypatch, capsys, exported_model
+):
     """On a fresh data dir with the default local model: ingest the sample incidents, run `eval`, and find
     every figure of docs/evaluation.md's shipped-sets table and the README's sentence in what it printed."""
     import json
@@ -59,6 +63,7 @@ def test_the_figures_the_readme_and_the_evaluation_page_give_are_what_eval_print
     from oncall_memory.cli import main
 
     monkeypatch.setenv("ONCALL_MEMORY_EMBEDDER", "local")
+    with_exported_model(exported_model, Path(os.environ["ONCALL_MEMORY_DATA_DIR"]))
     assert main(["ingest", str(ROOT / "fixtures" / "incidents.jsonl")]) == 0
     capsys.readouterr()
     assert main(["eval", "--json"]) == 0
