@@ -309,6 +309,7 @@ def test_a_wrong_session_cookie_is_sent_to_log_in_and_nothing_runs_script(page, 
     assert page.get_by_label("Alert text").input_value() == '<img src=x onerror="window.pwned=1">'
 
 
+@pytest.mark.long
 def test_schedule_prints_a_prefect_ui_address_that_shows_its_runs_and_a_run_command_that_works(browser, tmp_path):
     import re
     import signal

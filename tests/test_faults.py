@@ -52,6 +52,7 @@ def cli(data, *argv, **popen):
     )
 
 
+@pytest.mark.long
 def test_kill_9_of_an_ingest_at_random_points_loses_nothing(tmp_path):
     backlog = write_jsonl(tmp_path / "backlog.jsonl", synthetic_rows(3000))
     reference = tmp_path / "reference"

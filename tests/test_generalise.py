@@ -4,6 +4,7 @@ weight that helps, intervals are bootstrap intervals, and the whole protocol run
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from bench import features as FE  # noqa: I001  (the repository root is on sys.path under pytest)
 from bench import fit as F
@@ -75,6 +76,7 @@ def test_the_shipped_sets_carry_families_and_the_incidents_fired_again():
     assert len(again.queries) == 64 and all(q.own not in q.lenient for q in again.queries)
 
 
+@pytest.mark.long
 def test_the_protocol_runs_on_the_shipped_sets_and_says_what_is_missing(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(S, "CACHE", tmp_path / "sets")
     monkeypatch.setattr(FE, "CACHE", tmp_path / "sets")

@@ -340,6 +340,7 @@ def test_a_blank_secret_is_no_secret(monkeypatch):
     assert any("ONCALL_MEMORY_API_TOKEN" in line for line in exposure(settings))
 
 
+@pytest.mark.long
 def test_the_api_keeps_its_contract_under_schemathesis_with_every_check(memory, tmp_path):
     """schemathesis (its CLI, as an operator would run it) against a real server's own /openapi.json, every
     check on: statuses, content types and bodies as documented, schema-valid requests taken and others

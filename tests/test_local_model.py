@@ -170,6 +170,7 @@ def int8_embedder(tmp_path_factory):
 
 
 @pytest.mark.parametrize("runtime", ["sentence-transformers", "onnx int8"])
+@pytest.mark.long
 def test_answers_say_when_they_are_guesses_on_the_shipped_sets(tmp_path, request, runtime):
     """The abstention bar, on the real model (as sentence-transformers computes it, and as the default
     int8 export does, on the same calibration): of the alerts nothing on record matches, at least 90% are

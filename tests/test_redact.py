@@ -267,6 +267,7 @@ def test_known_quadratic_inputs_cost_the_same_per_byte_at_every_size(unit):
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(keyword=st.sampled_from(KEYWORDS), joiner=st.sampled_from(["", " ", "=", ": ", "\n", "%41", "\u200b", "/"]))
+@pytest.mark.long
 def test_every_rule_fed_its_own_keywords_repeated_costs_the_same_per_byte_at_every_size(keyword, joiner):
     assert_linear(keyword + joiner)
 

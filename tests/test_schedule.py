@@ -21,6 +21,7 @@ def completed_scheduled_runs(api: str) -> list[dict]:
     return [r for r in runs if r.get("auto_scheduled")]
 
 
+@pytest.mark.long
 def test_two_scheduled_runs_fire_by_themselves_and_the_local_server_stops_with_us(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(ONCALL_MEMORY_EMBEDDER="fake", ONCALL_MEMORY_DATA_DIR=str(tmp_path / "data"))

@@ -193,6 +193,7 @@ def posting_settings(httpserver, data, **more) -> Settings:
     )
 
 
+@pytest.mark.long
 def test_no_secret_reaches_the_store_an_output_a_post_or_a_log(tmp_path, monkeypatch, capsys, caplog, httpserver):
     caplog.set_level(logging.DEBUG)
     data = tmp_path / "data"
