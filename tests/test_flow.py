@@ -11,7 +11,6 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 
 from conftest import FIXTURES, snapshot  # noqa: E402
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident  # noqa: E402
-from prefect.testing.utilities import prefect_test_harness  # noqa: E402
 from pydantic import SecretStr  # noqa: E402
 
 from oncall_memory.embedders.fake import FakeEmbedder  # noqa: E402
@@ -22,6 +21,9 @@ from oncall_memory.store.engines import open_store  # noqa: E402
 
 @pytest.fixture(scope="module", autouse=True)
 def prefect_api():
+    # Imported here, not at the top: it imports Prefect's whole server (about 3 s of every worker's collection).
+    from prefect.testing.utilities import prefect_test_harness
+
     with prefect_test_harness(server_startup_timeout=120):
         yield
 
