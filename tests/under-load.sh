@@ -4,12 +4,12 @@
 #
 #   bash tests/under-load.sh            # after the README's test command has made .venv
 #   RUNS=1 bash tests/under-load.sh -x  # extra arguments go to pytest
-#   WORKERS=0 bash tests/under-load.sh  # one process, as before the suite ran on two workers
+#   WORKERS=0 bash tests/under-load.sh  # one process, without pytest-xdist's workers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
 runs=${RUNS:-3}
-workers=${WORKERS:-2}  # as the test command runs it (-n 2)
+workers=${WORKERS:-3}  # as the test command runs it (-n 3)
 
 burners=()
 stop_burners() { for pid in "${burners[@]}"; do kill "$pid" 2>/dev/null || true; done; }
@@ -22,6 +22,6 @@ done
 for run in $(seq 1 "$runs"); do
     started=$(date +%s)
     echo "== run $run of $runs, beside ${#burners[@]} CPU-bound processes"
-    "$python" -m pytest -q -p no:cacheprovider -n "$workers" "$@"
+    PYTHONDONTWRITEBYTECODE= "$python" -m pytest -q -p no:cacheprovider -n "$workers" "$@"
     echo "== run $run passed in $(( $(date +%s) - started )) s"
 done
