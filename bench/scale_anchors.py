@@ -3,6 +3,7 @@
     python -m bench.scale_anchors titles [--beside]
     python -m bench.scale_anchors other-problem [--nearest 3] [--beside]
     python -m bench.scale_anchors hub [--nearest 10] [--beside]
+    python -m bench.scale_anchors lines [--beside]
     python -m bench.scale_anchors density --form constant|product|ratio
     python -m bench.scale_anchors words --column idf|idf_known|bm25|rarity [--times-density]
 
@@ -18,6 +19,9 @@ its neighbours (how close its own incidents stand). Each is measured here on the
     how close the entry stands to the everyday probes (the mean of its `--nearest` best), subtracted from
     the answer's meaning. A generic entry that every alert comes near reads lower.
 
+  - lines: not a scale but the alert's best meaning against any one of the answer's four signal lines,
+    each embedded alone.
+
   - density: how close the memory's own incidents stand (the shipped standing's upper anchor) as a further
     feature, so that the model may learn a threshold that moves with it: as a constant per memory, times the
     answer's meaning, or dividing it.
@@ -28,7 +32,7 @@ its neighbours (how close its own incidents stand). Each is measured here on the
     `--times-density`: weighed by how close the memory's own incidents stand, so that the words count most
     where meaning cannot tell a sibling problem from the same one.
 
-Titles, other-problem and hub replace the shipped standing (or sit beside it as a further feature, `--beside`);
+Titles, other-problem, hub and lines replace the shipped standing (or sit beside it as a further feature, `--beside`);
 density and words are always beside it. The confidence model is then refitted with each style left out, as
 `bench.generalise` does. Reads the protocol's
 cached features (run `python -m bench.generalise` first) and embeds each set's incidents with the local model.
@@ -127,6 +131,39 @@ def hub(s: EvalSet, f: G.SetFeatures, embedder: Embedder, nearest: int) -> Value
     return lambda q: _compared(_meaning(q) - np.array([of.get(i, usual) for i in q.ids[: len(q.evidence)]]), q)
 
 
+def lines(s: EvalSet, f: G.SetFeatures, embedder: Embedder, nearest: int) -> Values:
+    """The best meaning of the alert against any one of the answer's signal lines (title, root cause, error
+    signature, on-call note), each embedded alone: a right answer tends to match one line closely, a sibling
+    problem the whole entry loosely."""
+    from oncall_memory.domain.distill import SIGNAL_FIELDS, strip_ceremony, strip_noise
+    from oncall_memory.memory import Memory
+
+    from .features import alert_of
+
+    of: dict[str, list[int]] = {}
+    texts: list[str] = []
+    for i in s.incidents:
+        for field in SIGNAL_FIELDS:
+            if (value := getattr(i, field)) and (line := strip_noise(strip_ceremony(value))):
+                of.setdefault(i.id, []).append(len(texts))
+                texts.append(line)
+    vectors = unit(embedder.embed(texts))
+    fake = Settings(data_dir=Path(tempfile.mkdtemp(prefix="lines-")), embedder="fake")
+    with Memory.open(fake) as memory:
+        memory.ingest(s.incidents)
+        asked = [distill_alert(alert_of(q.query, memory)[0].text) for q in f.queries]
+    alerts = unit(embedder.embed(asked))
+    best = {id(q): alerts[k] for k, q in enumerate(f.queries)}
+
+    def values(q: QueryFeatures) -> np.ndarray:
+        a = best[id(q)]
+        return _compared(
+            np.array([float((vectors[of[c]] @ a).max()) if c in of else 0.0 for c in q.ids[: len(q.evidence)]]), q
+        )
+
+    return values
+
+
 def density(form: str) -> Callable[[G.SetFeatures], Values]:
     def values(f: G.SetFeatures) -> Values:
         top = shipped_scale(f)[1]
@@ -149,7 +186,7 @@ def _sample(s: EvalSet) -> list:
     return sorted(s.incidents, key=lambda i: hashlib.sha256(i.id.encode()).hexdigest())
 
 
-MEASURED = {"titles": titles, "other-problem": other_problem, "hub": hub}  # read the memory's own text
+MEASURED = {"titles": titles, "other-problem": other_problem, "hub": hub, "lines": lines}  # read the memory's own text
 
 
 def main() -> None:

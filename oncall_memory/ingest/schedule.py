@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL, temporary_settings
+from prefect.settings import PREFECT_API_URL, PREFECT_RUNNER_POLL_FREQUENCY, PREFECT_UI_URL, temporary_settings
 
 from ..errors import OncallMemoryError
 from ..integrations import BUILT_IN_SOURCES
@@ -172,7 +172,9 @@ def _serve(
 
     window = f"window {window_days:g} days" if window_days else "whole backlog"
     params = {"source": source, "path": str(Path(path).resolve()) if path else None, "window_days": window_days}
-    with temporary_settings({PREFECT_API_URL: api}):
+    # Prefect's runner asks for due runs every 10 s: left so, `--interval 5` would run every 10 s, not as asked.
+    polls = {PREFECT_RUNNER_POLL_FREQUENCY: max(1, min(10, int(interval)))} if interval else {}
+    with temporary_settings({PREFECT_API_URL: api, **polls}):
         # By module path, not file path: Prefect loads a file path as a lone script, where the flow's
         # package-relative imports cannot resolve.
         deployment = ingest_flow.to_deployment(
