@@ -34,6 +34,7 @@ _STANDARD = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "QDRANT_URL", "QDRANT_API_KEY"
 # tests make their own small filesystems. ONCALL_MEMORY_TESTS_ON_DISK=1, or `--basetemp`, keeps them on disk.
 RAM_DISK = Path("/dev/shm")
 RAM_NEEDED = 4 << 30  # the suite's peak there was 0.74 GB (failed tests' directories are kept, the rest go)
+MEMORY_NEEDED = 8 << 30  # ... and what it holds is memory: none of this on a machine or container short of it
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -44,13 +45,26 @@ def pytest_configure(config: pytest.Config) -> None:
         free = os.statvfs(RAM_DISK)
     except OSError:
         return
-    if free.f_bavail * free.f_frsize >= RAM_NEEDED:
+    if free.f_bavail * free.f_frsize >= RAM_NEEDED and _memory_available() >= MEMORY_NEEDED:
         base = RAM_DISK / f"oncall-memory-tests-{os.getpid()}"  # pytest empties a given basetemp: one of our own
         config.option.basetemp = str(base)
         config.stash[_IN_RAM] = base
 
 
 _IN_RAM = pytest.StashKey[Path]()
+
+
+def _memory_available() -> int:
+    """What the kernel says is available, or the container's (cgroup v2) limit where that is lower."""
+    available = 0
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                available = int(line.split()[1]) * 1024
+    with contextlib.suppress(OSError, ValueError):
+        if (limit := Path("/sys/fs/cgroup/memory.max").read_text().strip()) != "max":
+            available = min(available, int(limit))
+    return available
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
