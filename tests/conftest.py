@@ -42,6 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.option.basetemp or os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("ONCALL_MEMORY_TESTS_ON_DISK"):
         return  # (xdist's workers are given their own under the controller's)
     try:
+        _forget_old_runs()
         free = os.statvfs(RAM_DISK)
     except OSError:
         return
@@ -52,6 +53,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _IN_RAM = pytest.StashKey[Path]()
+KEEP_RUNS = 2  # earlier runs' directories kept in RAM (a red run's, or one that was killed), as pytest keeps 3
+
+
+def _forget_old_runs(under: Path = RAM_DISK) -> None:
+    """Remove the directories of earlier runs that have ended, but for the newest `KEEP_RUNS`: a killed run
+    never reaches its own clean-up, and RAM is not given back by a reboot that may never come."""
+    ended = []
+    for run in under.glob("oncall-memory-tests-*"):
+        pid = run.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path("/proc", pid).exists():
+            ended.append(run)
+    ended.sort(key=lambda run: run.stat().st_mtime, reverse=True)
+    for run in ended[KEEP_RUNS:]:
+        shutil.rmtree(run, ignore_errors=True)
 
 
 def _memory_available() -> int:
@@ -71,10 +86,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     base = session.config.stash.get(_IN_RAM, None)
     if base is None:
         return
-    if exitstatus == 0:
-        shutil.rmtree(base, ignore_errors=True)  # RAM, not a disk that pytest would rotate
-    else:
+    if session.testsfailed:
         session.config.stash[_KEPT] = base
+    else:
+        shutil.rmtree(base, ignore_errors=True)  # RAM, not a disk that pytest would rotate
 
 
 _KEPT = pytest.StashKey[Path]()
@@ -82,7 +97,9 @@ _KEPT = pytest.StashKey[Path]()
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if (kept := config.stash.get(_KEPT, None)) is not None:
-        terminalreporter.write_line(f"the failed tests' directories are in RAM, under {kept}: remove it when done")
+        terminalreporter.write_line(
+            f"the failed tests' directories are in RAM, under {kept}: kept until two later runs have ended"
+        )
 
 
 def isolate(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> None:

@@ -54,6 +54,31 @@ def test_facts_come_from_the_labels_that_name_the_workload_not_the_exporter():
             "billing",
             "namespace label",
         ),
+        # kube-prometheus-stack, the Helm chart, names its exporters after the release (labels as its
+        # Prometheus scrapes them: service="kube-prometheus-stack-kube-state-metrics", job="kube-state-metrics").
+        (
+            {
+                "container": "checkout",
+                "job": "kube-state-metrics",
+                "namespace": "shop",
+                "pod": "checkout-7d9f8b6c4-x2kq9",
+                "service": "kube-prometheus-stack-kube-state-metrics",
+            },
+            "checkout",
+            "container label",
+        ),
+        ({"service": "kube-prometheus-stack-kube-state-metrics", "namespace": "shop"}, "shop", "namespace label"),
+        ({"service": "prometheus-kube-prometheus-kubelet", "job": "kubelet"}, None, None),
+        ({"service": "kube-prometheus-stack-operator", "job": "kube-prometheus-stack-operator"}, None, None),
+        (
+            {"pod": "kube-prometheus-stack-prometheus-node-exporter-86bmx", "namespace": "monitoring"},
+            "monitoring",
+            "namespace label",
+        ),
+        ({"pod": "mon-kube-state-metrics-ccfd46ddb-68lj2"}, None, None),
+        # ... and nothing of a team's own that merely ends like one of the stack's own services.
+        ({"service": "payments-operator"}, "payments-operator", "service label"),
+        ({"service": "shop-prometheus-bridge"}, "shop-prometheus-bridge", "service label"),
     ],
 )
 def test_the_service_label_rules(labels, service, source):

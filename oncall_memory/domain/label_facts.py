@@ -81,10 +81,27 @@ _NODE_FLAVORS = (
 
 # An exporter's name, or one of its pods' (the name, a dash and the pod's suffixes), in one match.
 _EXPORTER = re.compile(rf"(?:{'|'.join(map(re.escape, sorted(EXPORTERS, key=len, reverse=True)))})(?:-|$)", re.I)
+# Helm names them after the release. kube-prometheus-stack's own services are `<fullname>-operator`,
+# `-prometheus`, `-alertmanager`, `-kubelet`, `-coredns` and so on, where the fullname holds
+# "kube-prometheus" ("kube-prometheus-stack", or "prometheus-kube-prometheus" for a release named
+# prometheus). Its subcharts' are `<release>-kube-state-metrics` and `<release>-prometheus-node-exporter`.
+# So with the chart most clusters run, KubePodCrashLooping carries
+# service="kube-prometheus-stack-kube-state-metrics", which read as the service at fault. After a dash, only
+# the names no workload of a team's own would carry are read as an exporter's.
+_RELEASED = frozenset(
+    {name for name in EXPORTERS if name.endswith("-exporter")}
+    | {"kube-state-metrics", "kubelet", "cadvisor", "kube-apiserver", "kube-proxy", "kube-scheduler"}
+    | {"kube-controller-manager", "kube-etcd", "prometheus-operator", "pushgateway"}
+)
+_RELEASE_NAMED = re.compile(
+    rf"(?:^|-)kube-prometheus(?:-|$)|-(?:{'|'.join(map(re.escape, sorted(_RELEASED, key=len, reverse=True)))})(?:-|$)",
+    re.I,
+)
 
 
-def _exporter(value: str) -> bool:
-    return _EXPORTER.match(value) is not None
+def is_exporter(value: str) -> bool:
+    """An exporter's (or the monitoring stack's own) service, job or pod name: never the service at fault."""
+    return _EXPORTER.match(value) is not None or _RELEASE_NAMED.search(value) is not None
 
 
 # A storm's ten thousand alerts repeat their label values (a namespace, a cluster, a job): each is read once.
@@ -98,11 +115,11 @@ def _value_for(fact: str, label: str, value: str) -> str | None:
     if fact == "service":
         # An exporter's own pod (node-exporter-7xk2p) is named before its suffix is stripped: stripped first,
         # it read as "node".
-        if _exporter(value):
+        if is_exporter(value):
             return None
         if label == "pod":
             value = strip_noise(value)  # checkout-6c9d7f-abcde -> checkout
-        return None if _exporter(value) else value
+        return None if is_exporter(value) else value
     if fact == "env" and label == "namespace":
         return value if _ENV_LIKE.search(value) else None
     if fact == "flavor" and label == "node":

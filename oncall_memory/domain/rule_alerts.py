@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from ..jobs import Item, Job
 from .alert import Alert
 from .annotations import repeats, texts
-from .label_facts import EXPORTERS, facts_from_labels
+from .label_facts import facts_from_labels, is_exporter
 
 
 class RuleAlert(BaseModel):
@@ -193,7 +193,7 @@ def heading(a: RuleAlert) -> str:
         used |= {"namespace", "pod"}
     for key in IDENTIFYING:
         value = labels.get(key)
-        if key in used or not value or value.lower() in EXPORTERS:
+        if key in used or not value or is_exporter(value):
             continue
         parts.append(f"{key} {value}")
     return " · ".join(parts)
