@@ -76,6 +76,25 @@ def test_facts_come_from_the_labels_that_name_the_workload_not_the_exporter():
             "namespace label",
         ),
         ({"pod": "mon-kube-state-metrics-ccfd46ddb-68lj2"}, None, None),
+        # A workload's own alert from kube-state-metrics (KubeDeploymentReplicasMismatch): the metric names the
+        # deployment; the pod and container are the exporter's, from its scrape.
+        (
+            {
+                "container": "kube-state-metrics",
+                "deployment": "checkout",
+                "job": "kube-state-metrics",
+                "namespace": "shop",
+                "pod": "kube-prometheus-stack-kube-state-metrics-ccfd46ddb-68lj2",
+                "service": "kube-prometheus-stack-kube-state-metrics",
+            },
+            "checkout",
+            "deployment label",
+        ),
+        # Grafana Alloy's jobs are paths, and plain configs spell them with underscores.
+        ({"job": "integrations/kubernetes/kubelet", "namespace": "shop"}, "shop", "namespace label"),
+        ({"job": "integrations/node_exporter"}, None, None),
+        ({"job": "node_exporter"}, None, None),
+        ({"job": "shop/checkout"}, "shop/checkout", "job label"),  # a PodMonitor's job: namespace/name
         # ... and nothing of a team's own that merely ends like one of the stack's own services.
         ({"service": "payments-operator"}, "payments-operator", "service label"),
         ({"service": "shop-prometheus-bridge"}, "shop-prometheus-bridge", "service label"),

@@ -101,7 +101,11 @@ _RELEASE_NAMED = re.compile(
 
 def is_exporter(value: str) -> bool:
     """An exporter's (or the monitoring stack's own) service, job or pod name: never the service at fault."""
-    return _EXPORTER.match(value) is not None or _RELEASE_NAMED.search(value) is not None
+    # Grafana Alloy's integrations name their jobs by path (job="integrations/kubernetes/kube-state-metrics",
+    # "integrations/node_exporter"), the Prometheus Operator a PodMonitor's by namespace (monitoring/...),
+    # and plain configs often spell a job with underscores (node_exporter).
+    name = value.rsplit("/", 1)[-1].replace("_", "-")
+    return _EXPORTER.match(name) is not None or _RELEASE_NAMED.search(name) is not None
 
 
 # A storm's ten thousand alerts repeat their label values (a namespace, a cluster, a job): each is read once.
