@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -15,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from ...credentials import same_secret
 from ...domain.alert import Alert
-from ...domain.noise import strip_ceremony
+from ...domain.noise import strip_ceremony, subject
 from ...jobs import Job
 from ...settings import Settings
 from ...webhook import Webhook
@@ -55,13 +54,6 @@ class PagerDutyWebhook(Loose):
     event: PDEvent
 
 
-# "[FIRING:2] KubePodCrashLooping (checkout shop-prod critical)": Alertmanager's default subject, which its
-# PagerDuty receiver uses as the incident title. The parenthesised part is label values, no names.
-_SUBJECT = re.compile(
-    r"^\s*\[(?:FIRING(?::\d+)?|RESOLVED)\]\s*(?P<names>[^()]*?)\s*(?:\((?P<values>[^()]*)\))?\s*$", re.I
-)
-
-
 def pagerduty_alert(incident: PDIncident, known: Mapping[str, Iterable[str]] | None = None) -> Alert:
     """The alert in a PagerDuty incident: its title without Alertmanager's subject ceremony, the PagerDuty
     service as the service, `incident_key` as the signature (an Alertmanager group's dedup key, the
@@ -71,9 +63,11 @@ def pagerduty_alert(incident: PDIncident, known: Mapping[str, Iterable[str]] | N
     sources: dict[str, str] = {}
     if incident.service and incident.service.summary:
         facts["service"], sources["service"] = incident.service.summary, "PagerDuty service"
-    subject = _SUBJECT.match(incident.title)
-    if subject and subject["values"] and known:
-        for value in subject["values"].split():
+    # "[FIRING:2] KubePodCrashLooping (checkout shop-prod critical)": Alertmanager's default subject, which its
+    # PagerDuty receiver uses as the incident title. The parenthesised part is label values, no names.
+    read = subject(incident.title)
+    if read and read[1] and known:
+        for value in read[1].split():
             for fact in ("service", "env", "flavor"):
                 if value in set(known.get(fact, ())) and sources.get(fact, "PagerDuty service") == "PagerDuty service":
                     facts[fact], sources[fact] = value, "alert's labels in the title"
