@@ -19,8 +19,10 @@ from ..domain.lexical import term_index, terms
 # status word (exit code 137, HTTP 503, errno 28, signal 9).
 _VERSION = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+){0,3}(?![\w.])")
 _SIZE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ki|mi|gi|ti|kib|mib|gib|tib|kb|mb|gb|tb)(?!\w)", re.I)
+# One run of spaces then an optional colon and its own: written `\s*:?\s*`, the two runs split a stranger's
+# "error" and 32,768 spaces every way (minutes).
 _CODE = re.compile(
-    r"\b(?:exit(?:ed)?(?: with)?(?: code| status)?|code|status|error|errno|signal|http)\s*:?\s*(\d{2,5})\b", re.I
+    r"\b(?:exit(?:ed)?(?: with)?(?: code| status)?|code|status|error|errno|signal|http)\s*(?::\s*)?(\d{2,5})\b", re.I
 )
 _DIGITS = re.compile(r"\d+")
 _TAG_CHARS = 24  # a leading "[...]" longer than this is text, not a tag

@@ -101,9 +101,9 @@ _RELEASE_NAMED = re.compile(
 
 def is_exporter(value: str) -> bool:
     """An exporter's (or the monitoring stack's own) service, job or pod name: never the service at fault."""
-    # Grafana Alloy's integrations name their jobs by path (job="integrations/kubernetes/kube-state-metrics",
-    # "integrations/node_exporter"), the Prometheus Operator a PodMonitor's by namespace (monitoring/...),
-    # and plain configs often spell a job with underscores (node_exporter).
+    # Grafana Alloy names its jobs by path (job=".../kubernetes/kube-state-metrics", ".../node_exporter"), the
+    # Prometheus Operator a PodMonitor's by namespace (monitoring/...), and plain configs often spell a job
+    # with underscores (node_exporter).
     name = value.rsplit("/", 1)[-1].replace("_", "-")
     return _EXPORTER.match(name) is not None or _RELEASE_NAMED.search(name) is not None
 

@@ -201,7 +201,9 @@ def _moment(value: Any) -> dt.datetime | None:
 
 
 def _clean_title(title: str) -> str:
-    title = _TITLE_LEAD.sub("", title)
+    # One space between words first: the patterns' optional runs of spaces around optional words went back
+    # over a long run at each step (a heading of spaces took time quadratic in it).
+    title = _TITLE_LEAD.sub("", " ".join(title.split()))
     cleaned = " ".join(_TITLE_NOISE.sub(" ", _TITLE_NOISE.sub(" ", title)).split())  # "X Postmortem (incident #3)"
     return cleaned or " ".join(title.split())
 

@@ -24,7 +24,9 @@ _WORKED = re.compile(
     r"|back to normal)\b",
     re.I,
 )
-_CLAUSES = re.compile(r"(?<=[.;!])\s+|;\s*|,\s+(?:but|and then|then|whereas)\s+|\s+but\s+", re.I)
+# "but" is looked for from a run's first space only (the leftmost match starts there anyway): tried from each
+# space of a long run, each read the rest of it, quadratic in the run.
+_CLAUSES = re.compile(r"(?<=[.;!])\s+|;\s*|,\s+(?:but|and then|then|whereas)\s+|(?<!\s)\s+but\s+", re.I)
 _PASSIVE = re.compile(r"\b(?:was|were|is|are|been|got)$", re.I)
 # What a clause calls the action of the clause before it: "...; this cleared the backlog".
 _BACK_REFERENCE = re.compile(r"^(?:this|that|it|which|doing so|this change|that change|the change)$", re.I)

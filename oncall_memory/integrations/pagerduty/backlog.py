@@ -29,10 +29,10 @@ from pydantic import ValidationError
 from ...domain.incident import Incident, Outcome
 from ...ingest.backlog import Rejected, validation_message
 from ...sources import FIRST_YEAR, Source, Window
+from ...sources.comments import fix_line
 from ...store.datadir import write_atomic
 from .api import PagerDutyAPI
 
-_FIX = re.compile(r"^fix:\s*(?P<action>.+?)\s*=>\s*(?P<outcome>[\w-]+)\s*$", re.I)
 _OUTCOMES = {o.value for o in Outcome}  # a "Fix:" line with another outcome stays free text, not lost
 _FACT = re.compile(r"^(?P<key>root cause|env|flavor|tags):\s*(?P<value>.+)$", re.I)
 # A responder's verdict on a suggestion: "oncall-memory: INC-1042 helped", "oncall-memory: INC-1042 not related".
@@ -160,9 +160,9 @@ def to_incident(raw: dict, notes: list[dict], first_alert: dict | None) -> Incid
             line = line.strip()
             if not line or _VERDICT.match(line):
                 continue  # feedback is read by `verdicts`
-            fix = _FIX.match(line)
-            if fix and fix["outcome"].lower() in _OUTCOMES:
-                fixes.append({"action": fix["action"], "outcome": fix["outcome"].lower(), "at": note.get("created_at")})
+            fix = fix_line(line)
+            if fix and fix[1].lower() in _OUTCOMES:
+                fixes.append({"action": fix[0], "outcome": fix[1].lower(), "at": note.get("created_at")})
             elif fact := _FACT.match(line):
                 key, value = fact["key"].lower(), fact["value"].strip()
                 if key == "root cause":
