@@ -1,7 +1,7 @@
 """Every reader of free text (an alert's, an incident's, a note's) reads a long run of spaces or line breaks in
-one pass. Five readers took time quadratic in such a run, each found by this sweep: Alertmanager's subject
-and template lines, the noise cleaning's dangling space, the ranking's rare tokens, `Fix:` lines, the clauses
-that tell what a fix did and a post-mortem's title. A field may hold 64 Ki characters."""
+one pass. Seven took time quadratic in such a run (2026-12-04): Alertmanager's subject and template lines,
+PagerDuty's reading of a title, the noise cleaning's dangling space, the ranking's rare tokens, `Fix:` lines,
+the clauses that tell what a fix did and a post-mortem's title. A field may hold 64 Ki characters."""
 
 import time
 
