@@ -1,7 +1,6 @@
 """A responder's story as the sources read it (fix lines, clauses that tell what a fix did, a post-mortem's
-title): the same reading as before, in one pass over what a stranger may have written."""
-
-import time
+title): the same reading as before. That each reads a long run of whitespace in one pass is
+tests/test_free_text_linear.py's sweep."""
 
 import pytest
 
@@ -23,24 +22,6 @@ from oncall_memory.sources.told_fixes import told_fixes
 )
 def test_a_fix_line_is_its_action_and_outcome(line, read):
     assert fix_line(line) == read
-
-
-@pytest.mark.parametrize(
-    "read",
-    [
-        lambda: fix_line("Fix: " + " " * 65_536 + "x"),
-        lambda: told_fixes("Restarted the pods" + " " * 65_536 + "x; this cleared the backlog.", "response"),
-        lambda: told_fixes("Restarted the pods" + "\n" * 65_536 + "but it did not help.", "response"),
-        lambda: _clean_title("Post-mortem" + " \n" * 32_768 + "for the checkout outage"),
-    ],
-    ids=["a fix line of spaces", "a clause after a run of spaces", "then blank lines", "a title of spaces"],
-)
-def test_reading_a_run_of_spaces_is_linear(read):
-    # Each took time quadratic in the run (a lazy action, or "but", looked for from every space; optional
-    # spaces around optional words). Now milliseconds for 64 Ki characters; the bound leaves 100x room.
-    started = time.process_time()
-    read()
-    assert time.process_time() - started < 1.0
 
 
 def test_the_clauses_and_titles_read_as_before():
