@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from oncall_memory.domain import noise as noise_module
 from oncall_memory.domain.distill import distill, distill_alert
-from oncall_memory.domain.noise import strip_ceremony, strip_noise, subject
+from oncall_memory.domain.noise import monitor_title, strip_ceremony, strip_noise, subject
 from oncall_memory.ingest.ingest import prepare
 
 
@@ -146,6 +146,29 @@ def test_cleaning_a_field_of_line_breaks_and_spaces_is_linear(text):
 )
 def test_an_alertmanager_subject_is_read_as_names_and_label_values(line, read):
     assert subject(line) == read
+
+
+@pytest.mark.parametrize(
+    "line,read",
+    [
+        (
+            "[P2] [Triggered on {service:checkout,env:prod}] Checkout p99 latency",
+            ("Checkout p99 latency", "service:checkout,env:prod"),
+        ),
+        ("[Triggered] Monitor Title", ("Monitor Title", None)),  # include_tags off
+        ("[Re-Triggered on {@conditions:NOT_SYNCHRONIZED}] xDai UE2-A", ("xDai UE2-A", "@conditions:NOT_SYNCHRONIZED")),
+        ("[Warn on {query:a]b}] Slow", ("Slow", "query:a]b")),  # the tags end at "}]"
+        ("[No Data on {service:api}] API heartbeat", ("API heartbeat", "service:api")),
+        ("[P1] Checkout down", None),  # a priority alone is a team's own wording
+        ("[Triggered on {service:api] never closed", None),
+        ("[checkout] pods crash looping", None),
+        ("Checkout is down [Triggered]", None),
+    ],
+)
+def test_a_datadog_monitor_title_is_read_as_name_and_tags(line, read):
+    assert monitor_title(line) == read
+    if read:
+        assert strip_ceremony(line) == read[0]
 
 
 def _every_pattern_everywhere(text: str) -> str:

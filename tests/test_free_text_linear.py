@@ -9,9 +9,9 @@ import pytest
 
 from oncall_memory.answer.wording import headline, rare_tokens, title_key
 from oncall_memory.domain.annotations import repeats, texts
-from oncall_memory.domain.label_facts import facts_from_labels
+from oncall_memory.domain.label_facts import facts_from_labels, tag_labels
 from oncall_memory.domain.lexical import sparse_vector, terms
-from oncall_memory.domain.noise import strip_ceremony, strip_noise, subject
+from oncall_memory.domain.noise import monitor_title, strip_ceremony, strip_noise, subject
 from oncall_memory.domain.signature import canonical_signature
 from oncall_memory.domain.vocabulary import symptoms
 from oncall_memory.sources.comments import fix_line
@@ -22,6 +22,8 @@ READERS = {
     "strip_noise": strip_noise,
     "strip_ceremony": strip_ceremony,
     "subject": subject,
+    "monitor_title": monitor_title,
+    "tag_labels": tag_labels,
     "canonical_signature": lambda t: canonical_signature(t, ["prod"]),
     "terms": terms,
     "sparse_vector": sparse_vector,
@@ -37,8 +39,20 @@ READERS = {
     "post-mortem title": _clean_title,
 }
 # What each reader's patterns start from: a pager's subject, a number, a template line, a code word, a fix
-# line, a post-mortem's heading, a clause, a month.
-LEADS = ["", "[FIRING:1]x", "x1 ", "Labels:\n", "exit", "fix: a", "post-mortem", "done, but", "Jan"]
+# line, a post-mortem's heading, a clause, a month, a Datadog monitor's title.
+LEADS = [
+    "",
+    "[FIRING:1]x",
+    "[P2] [Triggered on {a:b",
+    "[Warn]",
+    "x1 ",
+    "Labels:\n",
+    "exit",
+    "fix: a",
+    "post-mortem",
+    "done, but",
+    "Jan",
+]
 
 
 @pytest.mark.parametrize("run", [" ", "\n", "\t", " \n"], ids=["spaces", "line breaks", "tabs", "blank lines"])

@@ -11,7 +11,7 @@ from oncall_memory.errors import SourceFailed
 from oncall_memory.ingest.backlog import Rejected
 from oncall_memory.integrations.pagerduty import api as pd
 from oncall_memory.integrations.pagerduty.api import PagerDutyAPI, RateLimiter, limiter_for
-from oncall_memory.integrations.pagerduty.backlog import PagerDutySource
+from oncall_memory.integrations.pagerduty.backlog import PagerDutySource, to_incident
 from oncall_memory.sources import Window
 
 NOV = Window(datetime(2026, 11, 1, tzinfo=timezone.utc), datetime(2026, 12, 1, tzinfo=timezone.utc))
@@ -61,6 +61,15 @@ def test_notes_and_the_oldest_alert_are_mapped(httpserver):
     assert first.signature == "<env> ipsec pod not ready"
     assert (first.env, first.flavor, first.component_tags) == ("payments-prod", "eks", ["ipsec", "networking"])
     assert first.resolved_at == datetime(2026, 11, 20, 4, 10, tzinfo=timezone.utc)
+
+
+def test_a_datadog_monitors_title_gives_env_and_components_a_note_does_not():
+    title = "[P2] [Triggered on {service:checkout,env:shop-prod,component:db}] Checkout p99 latency above 2s"
+    told = to_incident({**pd_incident(1), "title": title}, [], None)
+    assert (told.env, told.component_tags) == ("shop-prod", ["db"])
+    assert told.service == "payments-api"  # PagerDuty's service, as its next alert's (`pagerduty_alert`)
+    noted = [{"created_at": "2026-11-20T04:00:00Z", "content": "env: shop-staging"}]
+    assert to_incident({**pd_incident(1), "title": title}, noted, None).env == "shop-staging"
 
 
 def test_all_history_is_read_in_slices_inside_the_six_month_limit(httpserver):

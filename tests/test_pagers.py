@@ -142,6 +142,39 @@ def test_pagerduty_titles_from_alertmanager_lose_their_ceremony_and_keep_their_f
     assert alert.signature == "d3640fbd41094207a1c11e58e46b1662"
 
 
+# Datadog's title for a monitor's notification, as its PagerDuty and Opsgenie integrations carry it: the
+# monitor's priority, the transition and (`include_tags`, the default) the triggering group's tags.
+DATADOG_TITLE = "[P2] [Triggered on {service:checkout,env:prod,kube_namespace:shop}] Checkout p99 latency above 2s"
+
+
+def test_pagerduty_titles_from_a_datadog_monitor_lose_their_ceremony_and_read_its_tags():
+    incident = PDIncident(id="Q1", title=DATADOG_TITLE, service={"summary": "Checkout Team"})
+    alert = pagerduty_alert(incident)
+    assert alert.text == "Checkout p99 latency above 2s"
+    # PagerDuty's service (what the memory's PagerDuty history carries) stays unless the memory knows the tag's.
+    assert (alert.service, alert.env, alert.component_tags) == ("Checkout Team", "prod", ["shop"])
+    assert alert.fact_sources == {"service": "PagerDuty service", "env": "env tag in the title"}
+    known = pagerduty_alert(incident, known={"service": {"checkout"}})
+    assert known.service == "checkout" and known.fact_sources["service"] == "service tag in the title"
+    both = pagerduty_alert(incident, known={"service": {"checkout", "Checkout Team"}})
+    assert both.service == "Checkout Team"
+    bare = pagerduty_alert(PDIncident(id="Q2", title="[Re-Triggered] Checkout p99 latency above 2s"))
+    assert bare.text == "Checkout p99 latency above 2s" and bare.service is None
+
+
+def test_opsgenie_reads_a_datadog_monitors_tags_after_its_details():
+    alert = opsgenie_alert(
+        OGAlert(
+            alertId="a2",
+            message=DATADOG_TITLE.replace("service:checkout,", "kube_deployment:checkout-api,"),
+            details={"env": "shop-prod"},
+        )
+    )
+    assert (alert.service, alert.env) == ("checkout-api", "shop-prod")
+    assert alert.fact_sources == {"service": "deployment tag in the message", "env": "env label"}
+    assert distill_alert(alert.text).startswith("Checkout p99 latency above 2s")
+
+
 def test_a_secret_in_a_dedup_key_becomes_a_keyed_marker_that_is_still_an_identity():
     key = "deploy-ghp_" + "a1B2c3D4e5" * 4
     alert = pagerduty_alert(PDIncident(id="Q1", title="x", incident_key=key))

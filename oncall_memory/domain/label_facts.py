@@ -108,6 +108,31 @@ def is_exporter(value: str) -> bool:
     return _EXPORTER.match(name) is not None or _RELEASE_NAMED.search(name) is not None
 
 
+# Datadog's Agent tags Kubernetes workloads by its own names (its "Kubernetes tag extraction" list);
+# read as the labels Prometheus would give the same things. Any other tag is read under its own key.
+_DATADOG_TAGS = {
+    "kube_deployment": "deployment",
+    "kube_stateful_set": "statefulset",
+    "kube_daemon_set": "daemonset",
+    "kube_namespace": "namespace",
+    "kube_cluster_name": "cluster",
+    "kube_container_name": "container",
+    "container_name": "container",
+    "pod_name": "pod",
+}
+
+
+def tag_labels(tags: str) -> dict[str, str]:
+    """The labels in a Datadog monitor title's tags (`service:checkout,env:prod,kube_namespace:shop`): each
+    `key:value` by the label name Prometheus would give it. A key given twice keeps its first value."""
+    labels: dict[str, str] = {}
+    for tag in tags.split(","):
+        key, colon, value = tag.strip().partition(":")
+        if colon and key and value.strip():
+            labels.setdefault(_DATADOG_TAGS.get(key.strip(), key.strip()), value.strip())
+    return labels
+
+
 # A storm's ten thousand alerts repeat their label values (a namespace, a cluster, a job): each is read once.
 @lru_cache(maxsize=4096)
 def _value_for(fact: str, label: str, value: str) -> str | None:

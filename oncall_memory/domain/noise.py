@@ -171,14 +171,47 @@ def subject(line: str) -> tuple[str, str | None] | None:
     return None if "(" in rest or ")" in rest else (rest, None)
 
 
+# Datadog titles a monitor's notification "[P2] [Triggered on {service:checkout,env:prod}] Monitor name": the
+# priority when one is set, the transition, and (with `include_tags`, the monitor's default) the triggering
+# group's tags; "[Triggered] Monitor name" without them. Its PagerDuty and Opsgenie integrations make that the
+# incident's title and the alert's message. The transitions are Datadog's `alert_transition` values.
+_TRANSITIONS = frozenset(
+    {"triggered", "re-triggered", "recovered", "warn", "re-warn", "no data", "re-no data", "renotify"}
+)
+
+
+def monitor_title(line: str) -> tuple[str, str | None] | None:
+    """A Datadog monitor's notification title, `[P2] [Triggered on {tags}] Name`: its name and its tags as
+    written (`service:checkout,env:prod`; None when it lists none), or None when `line` is not one. Linear
+    in the line: string operations only."""
+    rest = line.strip()
+    if len(rest) > 4 and rest[0] == "[" and rest[1] in "Pp" and rest[2] in "12345" and rest[3] == "]":
+        rest = rest[4:].lstrip()  # the monitor's priority
+    if not rest.startswith("["):
+        return None
+    end = rest.find("]")
+    if end < 0:
+        return None
+    transition, on, tags = rest[1:end].partition(" on {")
+    if on:  # the tags end at "}]": a tag's value may hold "]" (a facet's query), never "}]"
+        end = rest.find("}]", 1 + len(transition) + len(on))
+        if end < 0:
+            return None
+        tags, end = rest[1 + len(transition) + len(on) : end], end + 1
+    if transition.strip().casefold() not in _TRANSITIONS:
+        return None
+    return rest[end + 1 :].strip(), (tags if on else None)
+
+
 def strip_ceremony(text: str) -> str:
-    """`text` without pager ceremony: Alertmanager's subject prefix and label list, its template lines."""
+    """`text` without pager ceremony: Alertmanager's subject prefix and label list, its template lines, and
+    Datadog's priority, transition and tags before a monitor's name."""
     if "[" not in text and ":" not in text:
         return text
     if "[" in text:
         lines = text.split("\n")
         for i, line in enumerate(lines):
-            if "[" in line and (read := subject(line)) is not None:
+            if "[" in line and (read := subject(line) or monitor_title(line)) is not None:
                 lines[i] = read[0]
         text = "\n".join(lines)
     text = _TEMPLATE_LINES.sub("", text)

@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 from ...credentials import basic_password, bearer, same_secret
 from ...domain.alert import Alert
 from ...domain.annotations import texts
-from ...domain.label_facts import facts_from_labels
+from ...domain.label_facts import facts_from_labels, tag_labels
+from ...domain.noise import monitor_title
 from ...jobs import Job
 from ...settings import Settings
 from ...webhook import Webhook
@@ -43,9 +44,18 @@ def opsgenie_alert(
 ) -> Alert:
     """The alert in an Opsgenie create: message, description and the prose among `details` (the annotations
     of an Alertmanager alert Opsgenie received, a team's own keys); `entity` as the service, `tags` as
-    component tags, and `details` read like labels."""
-    facts = facts_from_labels({k: v for k, v in a.details.items() if isinstance(v, str)}, mapping, known)
-    sources = facts.pop("fact_sources", {})
+    component tags, and `details` (then a Datadog monitor title's tags) read like labels."""
+    labels = {k: v for k, v in a.details.items() if isinstance(v, str)}
+    # Datadog's integration makes its monitor's title the message: "[Triggered on {service:api}] Name".
+    monitor = monitor_title(a.message) if "[" in a.message else None
+    tags = tag_labels(monitor[1]) if monitor and monitor[1] else {}
+    tagged = tags.keys() - labels.keys()
+    labels = {**tags, **labels}
+    facts = facts_from_labels(labels, mapping, known)
+    sources = {
+        fact: f"{name} tag in the message" if (name := source.removesuffix(" label")) in tagged else source
+        for fact, source in facts.pop("fact_sources", {}).items()
+    }
     if a.entity:
         facts["service"], sources["service"] = a.entity, "Opsgenie entity"
     facts["component_tags"] = [*a.tags, *facts.get("component_tags", [])]

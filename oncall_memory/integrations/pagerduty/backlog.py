@@ -12,7 +12,8 @@ Field mapping (PagerDuty -> Incident):
     root_cause               <- note lines starting "Root cause:"
     fixes_attempted          <- note lines "Fix: <action> => <resolved|mitigated|no-op|worsened>"
     oncall_note              <- every other note line, oldest first
-    env, flavor, component_tags <- not in PagerDuty's model: from a "env:", "flavor:", "tags:" note line
+    env, flavor, component_tags <- not in PagerDuty's model: from a "env:", "flavor:", "tags:" note line, else
+                                   from the tags in a Datadog monitor's title ("[Triggered on {env:prod}] ...")
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from ...domain.incident import Incident, Outcome
+from ...domain.label_facts import facts_from_labels, tag_labels
+from ...domain.noise import monitor_title
 from ...ingest.backlog import Rejected, validation_message
 from ...sources import FIRST_YEAR, Source, Window
 from ...sources.comments import fix_line
@@ -176,4 +179,12 @@ def to_incident(raw: dict, notes: list[dict], first_alert: dict | None) -> Incid
     fields["root_cause"] = " ".join(root_causes) or None
     fields["oncall_note"] = " ".join(free_lines) or None
     fields["fixes_attempted"] = fixes
+    # A Datadog monitor's title names its group's tags: their env and components are the incident's, as they
+    # will be its next alert's (`webhook.pagerduty_alert`), unless a note line said otherwise.
+    monitor = monitor_title(fields["title"]) if "[" in fields["title"] else None
+    if monitor and monitor[1]:
+        tagged = facts_from_labels(tag_labels(monitor[1]))
+        for name in ("env", "flavor", "component_tags"):
+            if tagged.get(name) and not fields.get(name):
+                fields[name] = tagged[name]
     return Incident.model_validate(fields)

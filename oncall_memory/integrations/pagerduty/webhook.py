@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 
 from ...credentials import same_secret
 from ...domain.alert import Alert
-from ...domain.noise import strip_ceremony, subject
+from ...domain.label_facts import facts_from_labels, tag_labels
+from ...domain.noise import monitor_title, strip_ceremony, subject
 from ...jobs import Job
 from ...settings import Settings
 from ...webhook import Webhook
@@ -55,10 +56,10 @@ class PagerDutyWebhook(Loose):
 
 
 def pagerduty_alert(incident: PDIncident, known: Mapping[str, Iterable[str]] | None = None) -> Alert:
-    """The alert in a PagerDuty incident: its title without Alertmanager's subject ceremony, the PagerDuty
+    """The alert in a PagerDuty incident: its title without a pager's ceremony, the PagerDuty
     service as the service, `incident_key` as the signature (an Alertmanager group's dedup key, the
     same key its PagerDuty history carries). Label values listed in an Alertmanager subject become facts
-    when the memory knows them as a service or env (`known`)."""
+    when the memory knows them as a service or env (`known`); a Datadog monitor's tags are read as labels."""
     facts: dict[str, Any] = {}
     sources: dict[str, str] = {}
     if incident.service and incident.service.summary:
@@ -71,6 +72,18 @@ def pagerduty_alert(incident: PDIncident, known: Mapping[str, Iterable[str]] | N
             for fact in ("service", "env", "flavor"):
                 if value in set(known.get(fact, ())) and sources.get(fact, "PagerDuty service") == "PagerDuty service":
                     facts[fact], sources[fact] = value, "alert's labels in the title"
+    # "[P2] [Triggered on {service:checkout,env:prod}] Checkout latency": a Datadog monitor's title, its tags
+    # named. A tag's service stands in for PagerDuty's (a routing target, often a team's) only when the memory
+    # knows it and not PagerDuty's: the incidents it holds from PagerDuty carry PagerDuty's service.
+    monitor = monitor_title(incident.title) if "[" in incident.title else None
+    if monitor and monitor[1]:
+        tagged = facts_from_labels(tag_labels(monitor[1]), known=known)
+        for fact, source in tagged.pop("fact_sources", {}).items():
+            familiar = set((known or {}).get(fact, ()))
+            if fact not in facts or (tagged[fact] in familiar and facts[fact] not in familiar):
+                facts[fact], sources[fact] = tagged[fact], f"{source.removesuffix(' label')} tag in the title"
+        if tagged.get("component_tags"):
+            facts["component_tags"] = tagged["component_tags"]
     if sources:
         facts["fact_sources"] = sources
     return Alert(text=strip_ceremony(incident.title) or incident.title, signature=incident.incident_key, **facts)
