@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from oncall_memory.domain import noise as noise_module
 from oncall_memory.domain.distill import distill, distill_alert
-from oncall_memory.domain.noise import monitor_title, strip_ceremony, strip_noise, subject
+from oncall_memory.domain.noise import alarm_subject, monitor_title, strip_ceremony, strip_noise, subject
 from oncall_memory.ingest.ingest import prepare
 
 
@@ -169,6 +169,24 @@ def test_a_datadog_monitor_title_is_read_as_name_and_tags(line, read):
     assert monitor_title(line) == read
     if read:
         assert strip_ceremony(line) == read[0]
+
+
+@pytest.mark.parametrize(
+    "line,name",
+    [
+        ('ALARM: "checkout-5xx-rate" in US East (N. Virginia)', "checkout-5xx-rate"),
+        ('OK: "sample-event-UnHealthyHostCount" in EU (Milan)', "sample-event-UnHealthyHostCount"),
+        ('INSUFFICIENT_DATA: "orders lag" in EU - Frankfurt', "orders lag"),
+        ('ALARM: "a "quoted" name" in Asia Pacific (Singapore)', 'a "quoted" name'),
+        ('ALARM: "checkout" remains in ALARM state', None),  # a team's own wording, not CloudWatch's
+        ('ALARM: "" in EU (Milan)', None),
+        ('Checkout says ALARM: "x" in EU', None),
+    ],
+)
+def test_a_cloudwatch_alarm_subject_is_read_as_the_alarms_name(line, name):
+    # The SNS subject of a CloudWatch alarm, so the e-mail's and the title of an incident an e-mail opens.
+    assert alarm_subject(line) == name
+    assert strip_ceremony(line) == (name or line)
 
 
 def _every_pattern_everywhere(text: str) -> str:

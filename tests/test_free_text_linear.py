@@ -11,7 +11,7 @@ from oncall_memory.answer.wording import headline, rare_tokens, title_key
 from oncall_memory.domain.annotations import repeats, texts
 from oncall_memory.domain.label_facts import facts_from_labels, tag_labels
 from oncall_memory.domain.lexical import sparse_vector, terms
-from oncall_memory.domain.noise import monitor_title, strip_ceremony, strip_noise, subject
+from oncall_memory.domain.noise import alarm_subject, monitor_title, strip_ceremony, strip_noise, subject
 from oncall_memory.domain.signature import canonical_signature
 from oncall_memory.domain.vocabulary import symptoms
 from oncall_memory.sources.comments import fix_line
@@ -23,6 +23,7 @@ READERS = {
     "strip_ceremony": strip_ceremony,
     "subject": subject,
     "monitor_title": monitor_title,
+    "alarm_subject": alarm_subject,
     "tag_labels": tag_labels,
     "canonical_signature": lambda t: canonical_signature(t, ["prod"]),
     "terms": terms,
@@ -39,7 +40,7 @@ READERS = {
     "post-mortem title": _clean_title,
 }
 # What each reader's patterns start from: a pager's subject, a number, a template line, a code word, a fix
-# line, a post-mortem's heading, a clause, a month, a Datadog monitor's title.
+# line, a post-mortem's heading, a clause, a month, a Datadog monitor's title, a CloudWatch alarm's subject.
 LEADS = [
     "",
     "[FIRING:1]x",

@@ -203,16 +203,36 @@ def monitor_title(line: str) -> tuple[str, str | None] | None:
     return rest[end + 1 :].strip(), (tags if on else None)
 
 
+# CloudWatch names an alarm's notification (the SNS subject, so the e-mail's, so the title of an incident a
+# pager's e-mail integration opens) `ALARM: "checkout-5xx-rate" in US East (N. Virginia)`: the new state,
+# the alarm's name in quotes and the region's name.
+_ALARM_STATES = ('ALARM: "', 'OK: "', 'INSUFFICIENT_DATA: "')
+
+
+def alarm_subject(line: str) -> str | None:
+    """The alarm's name in a CloudWatch alarm's subject, `ALARM: "name" in Region`, or None when `line` is not
+    one. Linear in the line."""
+    rest = line.strip()
+    state = next((s for s in _ALARM_STATES if rest.startswith(s)), None)
+    if state is None:
+        return None
+    end = rest.rfind('" in ')
+    return (rest[len(state) : end].strip() or None) if end >= len(state) else None
+
+
 def strip_ceremony(text: str) -> str:
-    """`text` without pager ceremony: Alertmanager's subject prefix and label list, its template lines, and
-    Datadog's priority, transition and tags before a monitor's name."""
+    """`text` without pager ceremony: Alertmanager's subject prefix and label list, its template lines,
+    Datadog's priority, transition and tags before a monitor's name, and CloudWatch's state and region
+    around an alarm's name."""
     if "[" not in text and ":" not in text:
         return text
-    if "[" in text:
+    if "[" in text or '"' in text:
         lines = text.split("\n")
         for i, line in enumerate(lines):
             if "[" in line and (read := subject(line) or monitor_title(line)) is not None:
                 lines[i] = read[0]
+            elif '"' in line and (name := alarm_subject(line)) is not None:
+                lines[i] = name
         text = "\n".join(lines)
     text = _TEMPLATE_LINES.sub("", text)
     return re.sub(r"\n{2,}", "\n", text).strip()
