@@ -25,7 +25,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 Precision = Literal["int8", "float32"]
 INT8_EXPORT = "weights 7-bit (reduce_range)"  # part of an int8 export's key: a change re-exports
+FUSED_EXPORT = "eager attention, fused"  # part of every export's key: exports made before fusion are made again
 EXPORT_TIMEOUT = 900  # seconds: an export takes ~10 s here; a stuck one must not hang ingest for ever
 _EXPORTABLE = [
     "sentence_transformers.models.Transformer",
@@ -66,13 +67,33 @@ def export_dir(cache: Path, model_path: Path, precision: Precision = "float32") 
         (model_path / n for n in ("model.safetensors", "pytorch_model.bin") if (model_path / n).exists()), model_path
     )
     stat = weights.stat()
-    made = f"{model_path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}" + (
+    made = f"{model_path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{FUSED_EXPORT}" + (
         f":{INT8_EXPORT}" if precision == "int8" else ""
     )
     key = hashlib.sha256(made.encode()).hexdigest()[:16]
     return (
         cache / f"{model_path.name}-{key}" if precision == "float32" else cache / f"{model_path.name}-{key}-{precision}"
     )
+
+
+def _fuse(traced: Path, target: Path, config: Any) -> None:
+    """ONNX Runtime's transformer fusions on a BERT: each layer's attention, its residual layer norms and its
+    GELU become one kernel each (about 200 ops become 50). 1.25x the int8 throughput on real texts, the
+    same vectors (cosine 1.0000 to the traced graph's in float32). Another architecture is kept as traced:
+    the fuser only knows the patterns it names."""
+    if getattr(config, "model_type", None) != "bert":
+        shutil.copyfile(traced, target)
+        return
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    fused = optimize_model(
+        str(traced),
+        model_type="bert",
+        num_heads=config.num_attention_heads,
+        hidden_size=config.hidden_size,
+        opt_level=1,
+    )
+    fused.save_model_to_file(str(target))
 
 
 def export_in_child(model_path: Path, target: Path, precision: Precision) -> None:
@@ -95,7 +116,9 @@ def export(model_path: Path, target: Path, precision: Precision = "float32") -> 
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
-    model = AutoModel.from_pretrained(str(model_path)).eval()
+    # Eager attention: the graph then spells attention as ONNX Runtime's fuser knows it (`_fuse`); PyTorch's
+    # fused kernel (SDPA, the default) is exported as ops it does not recognise.
+    model = AutoModel.from_pretrained(str(model_path), attn_implementation="eager").eval()
 
     class LastHiddenState(torch.nn.Module):
         def __init__(self) -> None:
@@ -118,14 +141,17 @@ def export(model_path: Path, target: Path, precision: Precision = "float32") -> 
         torch.onnx.export(
             LastHiddenState(),
             (sample, sample, torch.zeros_like(sample)),
-            str(partial / "model.onnx"),
+            str(partial / "model.traced.onnx"),
             input_names=list(_INPUTS),
             output_names=["last_hidden_state"],
             dynamic_axes={name: {0: "batch", 1: "sequence"} for name in (*_INPUTS, "last_hidden_state")},
             opset_version=17,
             dynamo=False,
         )
+    _fuse(partial / "model.traced.onnx", partial / "model.onnx", model.config)
+    (partial / "model.traced.onnx").unlink()
     if precision == "int8":
+        import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         # Per output channel: one scale per column keeps the cosine to float32 at 0.99 where a single
@@ -137,7 +163,13 @@ def export(model_path: Path, target: Path, precision: Precision = "float32") -> 
         exported = partial / "model.float32.onnx"
         (partial / "model.onnx").rename(exported)
         quantize_dynamic(
-            str(exported), str(partial / "model.onnx"), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True
+            str(exported),
+            str(partial / "model.onnx"),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            reduce_range=True,
+            # The fused kernels are ONNX Runtime's own ops, whose outputs shape inference cannot type.
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )
         exported.unlink()
     # The content only: copying the package's mode bits made the file readable by others, under a data dir
