@@ -130,11 +130,7 @@ def test_the_int8_default_stays_close_to_float32_and_keeps_torch_out_of_the_proc
     reference = np.array(local_embedder.embed(TEXTS))
     assert int8.runtime == "onnx int8"
     cosines = (vectors * reference).sum(axis=1)
-    # The odd ones too: a long run of one letter, a single word. The run of one letter is the farthest: 0.973
-    # when only the matrix products ran in int8, 0.969 since attention is one fused int8 kernel (1.24x the
-    # throughput; on real text below the figures are the same). Per-tensor scales, the error this guards
-    # against, gave 0.93.
-    assert cosines.min() > 0.96, cosines
+    assert cosines.min() > 0.97, cosines  # the odd ones too: a long run of one letter, a single word
     # How close on the whole, over real text (the sample incidents' titles and causes): per-tensor scales
     # gave 0.93. (Over the five odd texts above alone the mean moved with the export: 7-bit weights,
     # which every CPU computes alike, read 0.9849 there and 0.9926 here.)
