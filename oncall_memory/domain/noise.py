@@ -173,8 +173,9 @@ def subject(line: str) -> tuple[str, str | None] | None:
 
 # Datadog titles a monitor's notification "[P2] [Triggered on {service:checkout,env:prod}] Monitor name": the
 # priority when one is set, the transition, and (with `include_tags`, the monitor's default) the triggering
-# group's tags; "[Triggered] Monitor name" without them. Its PagerDuty and Opsgenie integrations make that the
-# incident's title and the alert's message. The transitions are Datadog's `alert_transition` values.
+# group's tags; "[Triggered] Monitor name" without them. It is the event's title (`$EVENT_TITLE`), so the title
+# of a PagerDuty incident Datadog opens, and of whatever a team's webhook fills from it (an Opsgenie alert's
+# message). The transitions are Datadog's `alert_transition` values.
 _TRANSITIONS = frozenset(
     {"triggered", "re-triggered", "recovered", "warn", "re-warn", "no data", "re-no data", "renotify"}
 )

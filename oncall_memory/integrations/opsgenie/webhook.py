@@ -46,7 +46,7 @@ def opsgenie_alert(
     of an Alertmanager alert Opsgenie received, a team's own keys); `entity` as the service, `tags` as
     component tags, and `details` (then a Datadog monitor title's tags) read like labels."""
     labels = {k: v for k, v in a.details.items() if isinstance(v, str)}
-    # Datadog's integration makes its monitor's title the message: "[Triggered on {service:api}] Name".
+    # A Datadog monitor's title as the message (a webhook filled from `$EVENT_TITLE`): "[Triggered on {service:api}] Name".
     monitor = monitor_title(a.message) if "[" in a.message else None
     tags = tag_labels(monitor[1]) if monitor and monitor[1] else {}
     tagged = tags.keys() - labels.keys()
