@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Set
 from functools import lru_cache
 from typing import Any
 
-from .noise import strip_noise
+from .noise import monitor_title, strip_noise
 
 # The default label -> fact mapping (ONCALL_MEMORY_LABEL_FACTS overrides it). "pod" means the workload
 # behind the pod's name (its replicaset hash and random suffix stripped); "node" gives the flavor.
@@ -131,6 +131,13 @@ def tag_labels(tags: str) -> dict[str, str]:
         if colon and key and value.strip():
             labels.setdefault(_DATADOG_TAGS.get(key.strip(), key.strip()), value.strip())
     return labels
+
+
+def monitor_tags(title: str) -> dict[str, str]:
+    """The labels a Datadog monitor's title names (`[P2] [Triggered on {env:prod}] Name`), or none: read the
+    same wherever such a title arrives (a PagerDuty incident, its history, an Opsgenie message)."""
+    monitor = monitor_title(title)
+    return tag_labels(monitor[1]) if monitor and monitor[1] else {}
 
 
 # A storm's ten thousand alerts repeat their label values (a namespace, a cluster, a job): each is read once.

@@ -7,8 +7,8 @@ transformers do the export, offline, and their memory goes with the child); late
 
 `int8` (the default) quantises the weights of the matrix products per output channel (ONNX Runtime's
 dynamic quantisation): the arithmetic that dominates a 2-core machine runs on int8, 1.25x the fused
-float32 throughput on real texts here, at a cosine of 0.99 to the float32 vectors and the same rankings on the eval sets
-(figures in docs/evaluation.md). `float32` keeps sentence-transformers' own vectors (to 1e-5), through ONNX
+float32 throughput on real texts here, at a cosine of 0.99 to the float32 vectors and the same rankings on
+the eval sets (figures in docs/evaluation.md). `float32` keeps sentence-transformers' own vectors (to 1e-5), through ONNX
 Runtime's fused transformer kernels (`_fuse`).
 
 Only models whose sentence-transformers pipeline is a transformer, mean pooling and normalisation are
@@ -170,11 +170,7 @@ def export(model_path: Path, target: Path, precision: Precision = "float32") -> 
         exported = partial / "model.float32.onnx"
         (partial / "model.onnx").rename(exported)
         quantize_dynamic(
-            str(exported),
-            str(partial / "model.onnx"),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            reduce_range=True,
+            str(exported), str(partial / "model.onnx"), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True
         )
         exported.unlink()
     # The content only: copying the package's mode bits made the file readable by others, under a data dir

@@ -13,8 +13,7 @@ from pydantic import BaseModel, Field
 from ...credentials import basic_password, bearer, same_secret
 from ...domain.alert import Alert
 from ...domain.annotations import texts
-from ...domain.label_facts import facts_from_labels, tag_labels
-from ...domain.noise import monitor_title
+from ...domain.label_facts import facts_from_labels, monitor_tags
 from ...jobs import Job
 from ...settings import Settings
 from ...webhook import Webhook
@@ -46,9 +45,9 @@ def opsgenie_alert(
     of an Alertmanager alert Opsgenie received, a team's own keys); `entity` as the service, `tags` as
     component tags, and `details` (then a Datadog monitor title's tags) read like labels."""
     labels = {k: v for k, v in a.details.items() if isinstance(v, str)}
-    # A Datadog monitor's title as the message (a webhook filled from `$EVENT_TITLE`): "[Triggered on {service:api}] Name".
-    monitor = monitor_title(a.message) if "[" in a.message else None
-    tags = tag_labels(monitor[1]) if monitor and monitor[1] else {}
+    # A Datadog monitor's title as the message (a webhook filled from `$EVENT_TITLE`):
+    # "[Triggered on {service:api}] Name".
+    tags = monitor_tags(a.message)
     tagged = tags.keys() - labels.keys()
     labels = {**tags, **labels}
     facts = facts_from_labels(labels, mapping, known)

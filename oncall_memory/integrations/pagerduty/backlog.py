@@ -28,8 +28,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from ...domain.incident import Incident, Outcome
-from ...domain.label_facts import facts_from_labels, tag_labels
-from ...domain.noise import monitor_title
+from ...domain.label_facts import facts_from_labels, monitor_tags
 from ...ingest.backlog import Rejected, validation_message
 from ...sources import FIRST_YEAR, Source, Window
 from ...sources.comments import fix_line
@@ -181,9 +180,8 @@ def to_incident(raw: dict, notes: list[dict], first_alert: dict | None) -> Incid
     fields["fixes_attempted"] = fixes
     # A Datadog monitor's title names its group's tags: their env and components are the incident's, as they
     # will be its next alert's (`webhook.pagerduty_alert`), unless a note line said otherwise.
-    monitor = monitor_title(fields["title"]) if "[" in fields["title"] else None
-    if monitor and monitor[1]:
-        tagged = facts_from_labels(tag_labels(monitor[1]))
+    if tags := monitor_tags(fields["title"]):
+        tagged = facts_from_labels(tags)
         for name in ("env", "flavor", "component_tags"):
             if tagged.get(name) and not fields.get(name):
                 fields[name] = tagged[name]

@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field
 
 from ...credentials import same_secret
 from ...domain.alert import Alert
-from ...domain.label_facts import facts_from_labels, tag_labels
-from ...domain.noise import monitor_title, strip_ceremony, subject
+from ...domain.label_facts import facts_from_labels, monitor_tags
+from ...domain.noise import strip_ceremony, subject
 from ...jobs import Job
 from ...settings import Settings
 from ...webhook import Webhook
@@ -75,9 +75,8 @@ def pagerduty_alert(incident: PDIncident, known: Mapping[str, Iterable[str]] | N
     # "[P2] [Triggered on {service:checkout,env:prod}] Checkout latency": a Datadog monitor's title, its tags
     # named. A tag's service stands in for PagerDuty's (a routing target, often a team's) only when the memory
     # knows it and not PagerDuty's: the incidents it holds from PagerDuty carry PagerDuty's service.
-    monitor = monitor_title(incident.title) if "[" in incident.title else None
-    if monitor and monitor[1]:
-        tagged = facts_from_labels(tag_labels(monitor[1]), known=known)
+    if tags := monitor_tags(incident.title):
+        tagged = facts_from_labels(tags, known=known)
         for fact, source in tagged.pop("fact_sources", {}).items():
             familiar = set((known or {}).get(fact, ()))
             if fact not in facts or (tagged[fact] in familiar and facts[fact] not in familiar):
