@@ -214,7 +214,7 @@ class Memory:
             raise
         self._ingested(report, stopped=False)
         # Once it changed by a tenth or never was (a reindex, an older memory); never for nothing (one embed call).
-        if (report.new or self.scale.measured is None) and self.calibration.current.reads("standing"):
+        if (report.new or self.scale.unmeasured) and self.calibration.current.reads("standing"):
             self.measure_scale(when_due=True)
         return report
 

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from oncall_memory.answer.confidence import (
     CALIBRATED,
+    FEATURES,
     MIN_VERDICTS,
     Calibration,
     Evidence,
@@ -172,8 +173,15 @@ def test_verdicts_kept_before_the_standing_was_read_still_refit_it(tmp_path):
         team = TeamCalibration(shipped, store, None, "all-MiniLM-L6-v2", scale)
         team.update()
         assert team.refit is not None and team.refit.verdicts == 36 and team.refit.helped == 18
-        # Their standing is the scale's reading of their meaning: 1.5 for the helpful ones, 0.25 for the others.
-        assert team._complete([0.7, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.1])[-1] == pytest.approx(1.5)
-        assert team._complete([0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.1])[-1] == 0.0  # meaning not compared
+        # Their standing is the scale's reading of their meaning: 1.5 for the helpful ones, 0.25 for the others;
+        # their rare words, their plain share weighed alike, times the neighbours: 0.3 * 0.6.
+        standing, rare = FEATURES.index("standing"), FEATURES.index("rare_words")
+        completed = team._complete([0.7, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.1])
+        assert completed[standing] == pytest.approx(1.5) and completed[rare] == pytest.approx(0.18)
+        assert team._complete([0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.1])[standing] == 0.0  # meaning not compared
+        # Kept with the standing but before the rare words: only those are completed.
+        assert team._complete([0.7, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.1, 0.9]) == pytest.approx(
+            [0.7, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.1, 0.9, 0.3]
+        )
     finally:
         store.close()

@@ -3,15 +3,27 @@ own incidents stand; confidence reads each answer's meaning against the two."""
 
 import json
 import logging
+from collections import Counter
+from dataclasses import asdict
 
 import numpy as np
 import pytest
 from conftest import FIXTURES, make_incident
 
 from oncall_memory.answer.confidence import CALIBRATED
-from oncall_memory.answer.scale import MIN_INCIDENTS, MIN_SPAN, PROBES, SAMPLE, UNMEASURED, MemoryScale, Scale
+from oncall_memory.answer.scale import (
+    MIN_INCIDENTS,
+    MIN_SPAN,
+    PROBES,
+    SAMPLE,
+    UNMEASURED,
+    WORD_SAMPLE,
+    MemoryScale,
+    Scale,
+)
 from oncall_memory.domain.alert import Alert
 from oncall_memory.domain.distill import distill_alert
+from oncall_memory.domain.lexical import idf, term_index
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
@@ -40,10 +52,11 @@ def test_the_standing_is_where_meaning_lies_between_the_null_and_the_neighbours(
 
 
 def test_it_is_measured_again_once_the_memory_moved_by_a_tenth():
-    scale = Scale(0.4, 0.6, incidents=1000)
+    scale = Scale(0.4, 0.6, incidents=1000, counted=1000)
     assert not scale.due(1000) and not scale.due(1099) and not scale.due(901)
     assert scale.due(1100) and scale.due(900)
     assert Scale(0.4, 0.6, incidents=3).due(4)  # a small memory: every incident counts
+    assert Scale(0.4, 0.6, incidents=1000).due(1000)  # measured before its words were counted
 
 
 def test_the_measurement_is_the_median_of_the_probes_best_and_of_the_incidents_nearest(tmp_path):
@@ -62,6 +75,33 @@ def test_the_measurement_is_the_median_of_the_probes_best_and_of_the_incidents_n
     np.fill_diagonal(pairs, -np.inf)
     assert len(texts) <= SAMPLE  # every incident is in the sample here
     assert scale.neighbours == pytest.approx(np.median(pairs.max(axis=1)), abs=1e-5)
+
+
+def test_the_words_are_counted_and_an_answer_s_rare_words_weigh_most(tmp_path):
+    incidents = list(read_jsonl(FIXTURES / "incidents.jsonl"))
+    with open_memory(tmp_path, FakeEmbedder()) as memory:
+        memory.ingest(incidents)
+        payloads = memory.payloads()
+        scale = memory.measure_scale()
+    # Every incident counted here (fewer than WORD_SAMPLE), each word by how many incidents hold it.
+    held = Counter(t for p in payloads.values() for t in set(p["terms"]))
+    assert scale.counted == len(payloads) <= WORD_SAMPLE
+    terms, counts = scale._held_by
+    assert dict(zip(terms.tolist(), counts.tolist(), strict=True)) == held
+    common = max(held, key=held.__getitem__)  # the word most incidents hold
+    rare = next(t for t, n in held.items() if n == 1)  # one only one holds
+    unknown = term_index("qwzxv-no-incident-says-this")  # a word no incident holds
+    assert unknown not in held
+    alert = frozenset({common, rare, unknown})
+    weights = {t: idf(len(payloads), held.get(t, 0)) for t in alert}
+    assert scale.rare_share(alert, {rare}) == pytest.approx(weights[rare] / sum(weights.values()))
+    # Holding the rare word says more than holding the common one, and all of them is the whole.
+    assert scale.rare_share(alert, {rare}) > 2 * scale.rare_share(alert, {common})
+    assert scale.rare_share(alert, {common, rare, unknown, 7}) == pytest.approx(1.0)
+    assert scale.rare_share(frozenset(), {rare}) == 0.0
+    # Kept and read back whole, and a memory whose words were not counted weighs them alike.
+    assert Scale(**json.loads(json.dumps(asdict(scale)))).rare_share(alert, {rare}) == scale.rare_share(alert, {rare})
+    assert UNMEASURED.rare_share(alert, {rare}) == pytest.approx(1 / 3)
 
 
 def test_the_scale_is_kept_for_every_process_and_read_again_when_it_changes(tmp_path):
@@ -104,6 +144,17 @@ def test_an_ingest_measures_it_when_the_calibration_reads_it_and_only_when_due(t
     with open_memory(tmp_path, older) as memory:
         assert memory.ingest(incidents).new == 0
         assert [len(c) for c in older.calls] == [len(PROBES)] and memory.scale.measured.incidents == len(incidents)
+    # A scale measured before the words were counted is measured again by the next ingest, even one that
+    # brings nothing new; measured, it is not again.
+    path = tmp_path / "data" / "scale-incidents.json"
+    kept = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in kept.items() if k not in ("counted", "words")}))
+    before = FakeEmbedder(model=READ)
+    with open_memory(tmp_path, before) as memory:
+        assert memory.scale.measured.counted == 0
+        memory.ingest(incidents)
+        memory.ingest(incidents)
+        assert [len(c) for c in before.calls] == [len(PROBES)] and memory.scale.measured.counted == len(incidents)
     # The fake embedder's calibration gives it no weight: nothing is spent measuring it.
     plain = FakeEmbedder()
     with open_memory(tmp_path / "plain", plain) as memory:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..settings import Settings
 from ..store.datadir import write_atomic
-from .confidence import Calibration, Evidence, Recalibration, calibration_for, recalibrate
+from .confidence import FEATURES, Calibration, Evidence, Recalibration, calibration_for, recalibrate
 from .feedback import FeedbackStore
 from .ranking import Neighbour
 from .scale import ScaleSource
@@ -70,15 +70,21 @@ class TeamCalibration:
             return None
 
     def _complete(self, evidence: list[float]) -> list[float] | None:
-        """Evidence as the model reads it now. Kept before the standing was read (one field short), it is
-        completed from its meaning on this memory's scale, as a lookup reads it (0 when meaning was not
-        compared); older evidence, without the background either, cannot be, and is left out of the refit."""
-        if len(evidence) == len(Evidence._fields):
+        """Evidence as the model reads it now. Kept before the standing was read, it is completed from its
+        meaning on this memory's scale, as a lookup reads it (0 when meaning was not compared); kept before
+        the rare words were read, from its plain share of the alert's words, as a memory whose words were not
+        counted reads them (the words kept with a verdict are not). Older evidence, without the background
+        either, cannot be, and is left out of the refit."""
+        fields = len(Evidence._fields)
+        if len(evidence) == fields:
             return evidence
-        if len(evidence) == len(Evidence._fields) - 1 and self._scale is not None:
+        if len(evidence) not in (fields - 1, fields - 2) or self._scale is None:
+            return None
+        scale = self._scale.current
+        if len(evidence) == fields - 2:
             meaning = evidence[0]
-            return [*evidence, self._scale.current.standing(meaning) if meaning else 0.0]
-        return None
+            evidence = [*evidence, scale.standing(meaning) if meaning else 0.0]
+        return [*evidence, evidence[FEATURES.index("words")] * scale.neighbours]
 
     def offered(self, alert_key: str, shown: Sequence[Neighbour], suggested: str) -> None:
         """Keep what `suggested` was offered on for this alert, when it is among `shown`."""

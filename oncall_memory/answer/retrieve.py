@@ -192,7 +192,7 @@ class Retriever:
         scale = self._scale.current
         for r in shown:
             c = r.candidate
-            said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings, scale)
+            said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings, scale, query_terms)
             calibration = self._calibration.current
             sure = calibration.probability(said)
             neighbours.append(
@@ -248,10 +248,12 @@ def evidence(
     overlap: float,
     meanings: list[float],
     scale: Scale = UNMEASURED,
+    alert_words: frozenset[int] = frozenset(),
 ) -> Evidence:
     """What says this candidate is the same problem (see `confidence.Evidence`). `meanings`: every
     candidate's similarity, best first, to read how far this one stands above the rest and above the
-    lookup's background (their median); `scale`: the memory's own, to read where it stands on it."""
+    lookup's background (their median); `scale`: the memory's own, to read where it stands on it and how
+    rare the alert's words (`alert_words`, term ids) it holds are here."""
     kinds = {b.kind for b in boosts}
     similarity = c.similarity or 0.0
     # The best of the others: the runner-up for the best candidate, the best for every other one.
@@ -278,7 +280,15 @@ def evidence(
         env=where(ranking.ENV, facts.env, P.ENV),
         above=similarity - meanings[len(meanings) // 2] if meanings and c.similarity is not None else 0.0,
         standing=scale.standing(similarity) if c.similarity is not None else 0.0,
+        rare_words=scale.rare_share(alert_words, _words_of(c)) * scale.neighbours,
     )
+
+
+def _words_of(c: ranking.Candidate) -> frozenset[int]:
+    """The candidate's term ids, as the search read them or its payload carries them."""
+    if c.terms is not None:
+        return c.terms
+    return frozenset(c.payload.get(P.TERMS) or ())
 
 
 def _over_best(hits: list[Hit]) -> dict[str, float]:

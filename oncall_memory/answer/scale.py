@@ -12,7 +12,15 @@ One fitted curve over raw meaning cannot serve them all, so each memory measures
 - its neighbours: up to `SAMPLE` of its own incidents are looked up, each without itself, and the median of
   their nearest's meaning is how close two tellings of one problem stand here.
 
-An answer's standing is where its meaning lies between the two: 0 at the null, 1 at the neighbours. It is
+An answer's standing is where its meaning lies between the two: 0 at the null, 1 at the neighbours.
+
+The same measurement counts how many incidents hold each word (over up to `WORD_SAMPLE` of them: every one in
+a memory that size or smaller, a fair draw in a larger one). Confidence weighs the alert's words an answer
+shares by their rarity here (`Scale.rare_share`): in a memory of one product's runbooks the alerts with
+nothing on record are its other problems, as close by meaning as a right answer is, and what tells them apart
+is the alert's rare words (a metric's name, a component) in the answer.
+
+The scale is
 measured by an ingest that changed the memory by a tenth or more, or finds it never measured for this model
 (a memory from before, a reindex), when the calibration reads it; kept in the data dir per collection, and
 read again by every process when it changes. A memory not yet measured, or of fewer than `MIN_INCIDENTS`,
@@ -21,24 +29,33 @@ reads against `UNMEASURED`.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
 import statistics
+from collections import Counter
+from collections.abc import Collection
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from ..domain.distill import distill_alert
+from ..domain.lexical import idf
 from ..embedders import Embedder
 from ..errors import EmbeddingFailed
+from ..store import payload as P
 from ..store.datadir import write_atomic
 from ..store.engines import DENSE, IncidentStore, QueryPlan
 
 log = logging.getLogger(__name__)
 
 SAMPLE = 200  # incidents looked up for their neighbours: the median settles well before this
+WORD_SAMPLE = 5000  # incidents whose words are counted: a word's rarity among 5,000 is its rarity in a million
 REMEASURE = 0.1  # measured again once the memory's size moved by this share since
 MIN_INCIDENTS = 20  # fewer say little about how their neighbours stand: they read as unmeasured
 MIN_SPAN = 0.05  # a memory whose neighbours stand no nearer than its null reads as if they did by this much
@@ -117,6 +134,34 @@ class Scale:
     neighbours: float
     incidents: int = 0
     model: str = ""
+    # How many of `counted` incidents hold each word (term id): little-endian uint32 term ids, sorted, then
+    # their counts, in base64 (a JSON object of 50,000 words would be read by every process at each change).
+    counted: int = 0
+    words: str = ""
+
+    @cached_property
+    def _held_by(self) -> tuple[np.ndarray, np.ndarray]:
+        packed = np.frombuffer(base64.b64decode(self.words), dtype="<u4") if self.words else np.zeros(0, "<u4")
+        half = len(packed) // 2
+        return packed[:half], packed[half:]
+
+    def rare_share(self, alert: Collection[int], held: Collection[int]) -> float:
+        """The share of the alert's words (term ids) an incident holds (`held`), each weighed by its rarity in
+        this memory (BM25's inverse document frequency over the incidents counted; a word none holds weighs
+        most). A memory whose words were not counted weighs them alike (the plain share)."""
+        if not alert:
+            return 0.0
+        if not self.counted:
+            return len(set(alert) & set(held)) / len(alert)
+        terms, counts = self._held_by
+        ids = np.fromiter(alert, dtype=np.int64, count=len(alert))
+        df = np.zeros(len(ids), dtype=np.int64)
+        if len(terms):
+            at = np.minimum(np.searchsorted(terms, ids), len(terms) - 1)
+            df = np.where(terms[at] == ids, counts[at], 0)
+        weight = {int(t): idf(self.counted, int(d)) for t, d in zip(ids, df, strict=True)}
+        total = sum(weight.values())
+        return sum(weight[t] for t in set(held) if t in weight) / total if total else 0.0
 
     @property
     def current(self) -> Scale:
@@ -131,6 +176,8 @@ class Scale:
         """Should a memory now holding `incidents` be measured again."""
         if self.incidents < MIN_INCIDENTS:  # read as unmeasured: measured again at every change
             return incidents != self.incidents
+        if not self.counted:  # measured before its words were counted
+            return True
         return abs(incidents - self.incidents) >= max(1, REMEASURE * self.incidents)
 
 
@@ -169,7 +216,26 @@ def measure(store: IncidentStore, probes: list[list[float]], model: str) -> Scal
     count = store.count()
     if count < MIN_INCIDENTS or not best or not nearest:
         return replace(UNMEASURED, incidents=count, model=model)
-    return Scale(statistics.median(best), statistics.median(nearest), count, model)
+    counted, words = count_words(store)
+    return Scale(statistics.median(best), statistics.median(nearest), count, model, counted, words)
+
+
+def count_words(store: IncidentStore) -> tuple[int, str]:
+    """(incidents counted, how many of them hold each word, packed as `Scale.words` keeps it). Point ids
+    are hashes of the incidents' ids: the first `WORD_SAMPLE` in id order are a fair draw."""
+    held: Counter[int] = Counter()
+    counted = 0
+    for _, payload, _ in store.points(batch=1000):
+        # A point stored before payloads carried their terms: its words read from its text, as its sparse
+        # vector was made.
+        words = payload.get(P.TERMS)
+        held.update(set(words if words is not None else P.sparse_of(payload).indices))
+        counted += 1
+        if counted >= WORD_SAMPLE:
+            break
+    terms = np.array(sorted(held), dtype="<u4")
+    counts = np.array([held[int(t)] for t in terms], dtype="<u4")
+    return counted, base64.b64encode(np.concatenate([terms, counts]).tobytes()).decode("ascii")
 
 
 def _sample(store: IncidentStore) -> list[tuple[str, dict[str, Any], dict[str, Any] | None]]:
@@ -203,6 +269,12 @@ class MemoryScale:
     def current(self) -> Scale:
         self._refresh()
         return self._scale
+
+    @property
+    def unmeasured(self) -> bool:
+        """Never measured here, or measured before its words were counted (the next ingest measures it)."""
+        measured = self.measured
+        return measured is None or not measured.counted
 
     def measure(
         self, store: IncidentStore, embedder: Embedder, lock: AbstractContextManager[Any], *, when_due: bool = False
