@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Collection
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -151,17 +151,9 @@ class Scale:
         most). A memory whose words were not counted weighs them alike (the plain share)."""
         if not alert:
             return 0.0
-        if not self.counted:
-            return len(set(alert) & set(held)) / len(alert)
-        terms, counts = self._held_by
-        ids = np.fromiter(alert, dtype=np.int64, count=len(alert))
-        df = np.zeros(len(ids), dtype=np.int64)
-        if len(terms):
-            at = np.minimum(np.searchsorted(terms, ids), len(terms) - 1)
-            df = np.where(terms[at] == ids, counts[at], 0)
-        weight = {int(t): idf(self.counted, int(d)) for t, d in zip(ids, df, strict=True)}
-        total = sum(weight.values())
-        return sum(weight[t] for t in set(held) if t in weight) / total if total else 0.0
+        weight, total = _weights(self, frozenset(alert))
+        held = held if isinstance(held, (set, frozenset)) else set(held)
+        return sum(w for t, w in weight.items() if t in held) / total if total else 0.0
 
     @property
     def current(self) -> Scale:
@@ -179,6 +171,22 @@ class Scale:
         if not self.counted:  # measured before its words were counted
             return True
         return abs(incidents - self.incidents) >= max(1, REMEASURE * self.incidents)
+
+
+@lru_cache(maxsize=64)
+def _weights(scale: Scale, alert: frozenset[int]) -> tuple[dict[int, float], float]:
+    """Each of the alert's words by its rarity in `scale`'s memory, and their sum: read once per lookup, not
+    once per neighbour shown."""
+    if not scale.counted:
+        return dict.fromkeys(alert, 1.0), float(len(alert))
+    terms, counts = scale._held_by
+    ids = np.fromiter(alert, dtype=np.int64, count=len(alert))
+    df = np.zeros(len(ids), dtype=np.int64)
+    if len(terms):
+        at = np.minimum(np.searchsorted(terms, ids), len(terms) - 1)
+        df = np.where(terms[at] == ids, counts[at], 0)
+    weight = {int(t): idf(scale.counted, int(d)) for t, d in zip(ids, df, strict=True)}
+    return weight, sum(weight.values())
 
 
 class ScaleSource(Protocol):
