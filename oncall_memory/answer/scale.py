@@ -20,11 +20,10 @@ shares by their rarity here (`Scale.rare_share`): in a memory of one product's r
 nothing on record are its other problems, as close by meaning as a right answer is, and what tells them apart
 is the alert's rare words (a metric's name, a component) in the answer.
 
-The scale is
-measured by an ingest that changed the memory by a tenth or more, or finds it never measured for this model
-(a memory from before, a reindex), when the calibration reads it; kept in the data dir per collection, and
-read again by every process when it changes. A memory not yet measured, or of fewer than `MIN_INCIDENTS`,
-reads against `UNMEASURED`.
+The scale is measured by an ingest that changed the memory by a tenth or more, or finds it never measured
+for this model (a memory from before, a reindex, a scale from before the words were counted), when the
+calibration reads it; kept in the data dir per collection, and read again by every process when it changes.
+A memory not yet measured, or of fewer than `MIN_INCIDENTS`, reads against `UNMEASURED`.
 """
 
 from __future__ import annotations
