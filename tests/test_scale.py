@@ -1,6 +1,7 @@
 """A memory measures its own scale (issue 50): what an alert with nothing in it scores there, and how close its
 own incidents stand; confidence reads each answer's meaning against the two."""
 
+import base64
 import json
 import logging
 from collections import Counter
@@ -35,6 +36,10 @@ READ = "all-MiniLM-L6-v2"
 
 def open_memory(tmp_path, embedder: FakeEmbedder) -> Memory:
     return Memory.open(Settings(data_dir=tmp_path / "data", embedder="fake"), embedder=embedder)
+
+
+def b64(array: np.ndarray) -> str:
+    return base64.b64encode(array.tobytes()).decode()
 
 
 def unit(rows) -> np.ndarray:
@@ -120,6 +125,14 @@ def test_the_scale_is_kept_for_every_process_and_read_again_when_it_changes(tmp_
     assert MemoryScale(path, "fake-other").current == UNMEASURED and MemoryScale(path, "fake-other").measured is None
     path.write_text("{not json")
     assert MemoryScale(path, "fake-bow").current == UNMEASURED  # a broken file is measured again, not fatal
+    # So are word counts that are not what a measurement writes: cut short, out of order, above the count.
+    packed = np.array([[5, 3], [9, 1]], dtype="<u4").T.ravel()  # term ids 5 and 9, then their counts 3 and 1
+    unordered = np.array([9, 5, 1, 3], dtype="<u4")
+    for words, counted in (("AAAA", 10), ("not base64!", 10), (b64(unordered), 10), (b64(packed), 2)):
+        path.write_text(json.dumps({**asdict(kept), "words": words, "counted": counted}))
+        assert MemoryScale(path, "fake-bow").current == UNMEASURED, words
+    path.write_text(json.dumps({**asdict(kept), "words": b64(packed), "counted": 10}))
+    assert MemoryScale(path, "fake-bow").current.rare_share({5, 9}, {9}) > 0.5  # the rarer of the two
 
 
 def test_an_ingest_measures_it_when_the_calibration_reads_it_and_only_when_due(tmp_path):

@@ -138,9 +138,21 @@ class Scale:
     counted: int = 0
     words: str = ""
 
+    def __post_init__(self) -> None:
+        # Read from a file every process shares: what a lookup would trip over later is refused here, where
+        # a scale that cannot be read is measured again (`MemoryScale._refresh`).
+        if not isinstance(self.counted, int) or self.counted < 0 or not isinstance(self.words, str):
+            raise ValueError("the scale's word counts are not a count and a text")
+        terms, counts = self._held_by
+        if len(terms) and (np.any(terms[1:] <= terms[:-1]) or int(counts.max()) > self.counted):
+            raise ValueError("the scale's word counts are out of order or above the incidents counted")
+
     @cached_property
     def _held_by(self) -> tuple[np.ndarray, np.ndarray]:
-        packed = np.frombuffer(base64.b64decode(self.words), dtype="<u4") if self.words else np.zeros(0, "<u4")
+        raw = base64.b64decode(self.words, validate=True)
+        if len(raw) % 8:
+            raise ValueError("the scale's word counts are not pairs of 32-bit numbers")
+        packed = np.frombuffer(raw, dtype="<u4")
         half = len(packed) // 2
         return packed[:half], packed[half:]
 
