@@ -280,15 +280,9 @@ def evidence(
         env=where(ranking.ENV, facts.env, P.ENV),
         above=similarity - meanings[len(meanings) // 2] if meanings and c.similarity is not None else 0.0,
         standing=scale.standing(similarity) if c.similarity is not None else 0.0,
-        rare_words=scale.rare_share(alert_words, _words_of(c)) * scale.neighbours,
+        # Its words as the search read them (a hit's are its payload's `terms`; None when it has none).
+        rare_words=scale.rare_share(alert_words, c.terms or ()) * scale.neighbours,
     )
-
-
-def _words_of(c: ranking.Candidate) -> frozenset[int]:
-    """The candidate's term ids, as the search read them or its payload carries them."""
-    if c.terms is not None:
-        return c.terms
-    return frozenset(c.payload.get(P.TERMS) or ())
 
 
 def _over_best(hits: list[Hit]) -> dict[str, float]:
