@@ -155,6 +155,35 @@ def test_the_int8_default_stays_close_to_float32_and_keeps_torch_out_of_the_proc
     assert done.stdout.strip() == "onnx int8 False", done.stderr[-2000:]
 
 
+def test_a_later_load_reads_the_optimised_graph_its_first_load_kept_and_gives_the_same_vectors(
+    int8_embedder, tmp_path, caplog
+):
+    import shutil
+
+    import numpy as np
+
+    from oncall_memory.embedders.onnx import OnnxModel, optimised_file
+
+    int8_embedder.embed(TEXTS[:1])
+    folder = next(int8_embedder._cache.rglob("model.onnx")).parent
+    kept = optimised_file(folder)
+    assert kept.exists() and not kept.stat().st_mode & 0o077  # as private as the export it was made from
+    made = np.array(int8_embedder.embed(TEXTS))  # the first load's session: rewritten as it loaded
+    assert np.array_equal(OnnxModel(folder).encode(TEXTS), made)  # loaded from the kept graph, not rewritten
+
+    # A damaged cache (a disk that lost the file's end) is made again, and an old runtime's is removed.
+    copy = tmp_path / folder.name
+    shutil.copytree(folder, copy)
+    optimised_file(copy).write_bytes(kept.read_bytes()[:1000])
+    stale = copy / "model.optimised-0.0.1.onnx"
+    stale.write_bytes(b"an older runtime's graph")
+    with caplog.at_level("WARNING", logger="oncall_memory.embedders.onnx"):
+        assert np.array_equal(OnnxModel(copy).encode(TEXTS), made)
+    assert "could not be read" in caplog.text and "making it again" in caplog.text
+    assert not stale.exists() and optimised_file(copy).stat().st_size == kept.stat().st_size
+    assert not list(copy.glob("*.partial"))
+
+
 @pytest.fixture(scope="module")
 def int8_embedder(tmp_path_factory):
     """The default (ONNX, int8), exported once for the module (an export is about 15 s) and first used as every
