@@ -251,10 +251,8 @@ def _options() -> Any:
     # One thread per core this process may use (a container's CPU set, not the host's count).
     options.intra_op_num_threads = available_cores()
     options.inter_op_num_threads = 1
-    # Its threads sleep when a run ends instead of spinning for the next one: a spinning thread held a core
-    # while the lookup that had asked for the vector searched the store and a CLI closed it (a CLI lookup
-    # 1.30 -> 1.19-1.23 s of CPU). Ingest's throughput and a lone text's time did not move (docs/operations.md).
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # Its threads keep ONNX Runtime's spinning: with them asleep between a run's steps (allow_spinning 0),
+    # waking them for each step took a lookup 7.5 -> 9.6-10.4 ms here (docs/integrations.md).
     return options
 
 
