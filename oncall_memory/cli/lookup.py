@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -147,7 +148,10 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
             started = time.perf_counter()
             lookup = memory.similar(alert, filters=filters, limit=args.limit, mode=args.mode, rank=not args.no_rank)
             elapsed = time.perf_counter() - started
-    _print_lookup(args, lookup, alert.text, elapsed)
+            # Said before the store closes (its flush and close, 0.03-0.05 s): the responder reads meanwhile,
+            # through a pipe too (where Python would hold the answer until the process ends).
+            _print_lookup(args, lookup, alert.text, elapsed)
+            sys.stdout.flush()
     return 0
 
 
