@@ -251,7 +251,7 @@ def _options() -> Any:
     # One thread per core this process may use (a container's CPU set, not the host's count).
     options.intra_op_num_threads = available_cores()
     options.inter_op_num_threads = 1
-    # Its threads keep ONNX Runtime's spinning: with them asleep between a run's steps (allow_spinning 0),
+    # ONNX Runtime's own spinning stays: with the threads asleep between a run's steps (allow_spinning 0),
     # waking them for each step took a lookup 7.5 -> 9.6-10.4 ms here (docs/integrations.md).
     return options
 
@@ -262,7 +262,7 @@ def _session(folder: Path) -> Any:
     ONNX Runtime rewrites the graph every time a session is made (constant folding, the int8 products'
     fusions): about 0.07 s of a 0.1 s load, paid by every CLI lookup. The first load saves the rewritten
     graph (`optimised_file`) and later ones load it with the rewriting off: the same vectors, bit for bit,
-    and the same speed (docs/operations.md). Saved at the extended level, whose rewrites do not depend on the
+    and the same speed (docs/integrations.md). Saved at the extended level, whose rewrites do not depend on the
     CPU (ONNX Runtime's layout rewrites do, and change nothing in this model); named by ONNX Runtime's
     version, since another version may rewrite differently. A cache that cannot be read is made again; one
     that cannot be written (a read-only or full disk) is simply not kept."""
