@@ -8,12 +8,16 @@ zeroed, RUNNER_UP is. So no weight can be set to 0 (or its default lost) without
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from oncall_memory.answer.feedback import Tally
+from oncall_memory.answer.fixes import FixStory, stories
 from oncall_memory.answer.ranking import Candidate, rank, relevance
 from oncall_memory.answer.wording import Wording, rare_tokens
 from oncall_memory.domain.alert import Alert
+from oncall_memory.domain.lexical import term_index, terms
 from oncall_memory.settings import RankingWeights
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
@@ -304,3 +308,62 @@ def test_a_code_word_then_a_run_of_spaces_is_read_in_one_pass(unit):
         "404",
         "500",
     ]
+
+
+# -- what ranking reads of each candidate, read the quick way: the same answer as reading it in full --------
+
+_FRAGMENTS = st.sampled_from(
+    ["exit code 137", "exit 137", "code137", "137", "1.24.3", "1.24", "v1.24.3", "1.24.3.9", "512 Mi", "512Mi",
+     "512MiB", "1.5 GB", "HTTP 503", "status: 404", "503", "error_503", "errno 28", "signal 9", "disk", "full",
+     "pods", "oom", " ", "\n", ".", "-", "x1"]
+)  # fmt: skip
+_TEXTS = st.lists(_FRAGMENTS, max_size=12).map(" ".join)
+
+
+@given(alert=_TEXTS, text=_TEXTS, by_ids=st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_the_alerts_rare_tokens_a_candidate_holds_are_those_every_pattern_finds_in_it(alert, text, by_ids):
+    # `rare_in` asks the term ids first and runs the patterns only over a text holding one of the other
+    # tokens' leading digits: the answer is the one every pattern run over every text gives.
+    wording = Wording.of(alert)
+    ids = frozenset(term_index(t) for t in terms(text)) if by_ids else None
+    theirs = set(rare_tokens(text)) | (set() if by_ids else set(terms(text)))
+    expected = [t for t in wording.rare if t in theirs or (ids is not None and wording.ids[t] in ids)]
+    assert wording.rare_in(text, ids) == expected
+
+
+def _stories_in_full(fixes: list[dict]) -> list[FixStory]:
+    """Every fix grouped by its action, as `stories` reads a history where an action was tried again."""
+    history: dict[str, list[tuple[int, dict]]] = {}
+    for position, fix in enumerate(fixes):
+        history.setdefault(" ".join(fix["action"].lower().split()), []).append((position, fix))
+    out = []
+    for entries in history.values():
+        entries.sort(key=lambda e: (e[1].get("at") or "", e[0]) if e[1].get("at") else ("\uffff", e[0]))
+        *earlier, (_, last) = entries
+        out.append(
+            FixStory(
+                last["action"], last["outcome"], last.get("at"), tuple((f["outcome"], f.get("at")) for _, f in earlier)
+            )
+        )
+    return sorted(out, key=lambda s: s.at or "", reverse=True)
+
+
+_FIXES = st.lists(
+    st.fixed_dictionaries(
+        {
+            "action": st.sampled_from(
+                ["restart coredns", "Restart  CoreDNS", "roll back", "scale to 6", "raise limit"]
+            ),
+            "outcome": st.sampled_from(["resolved", "mitigated", "no-op", "worsened"]),
+        },
+        optional={"at": st.sampled_from(["2025-01-02T00:00:00+00:00", "2026-05-20T00:00:00+00:00", "2026-05-02"])},
+    ),
+    max_size=6,
+)
+
+
+@given(fixes=_FIXES)
+@settings(max_examples=400, deadline=None)
+def test_a_history_of_fixes_reads_as_grouping_every_fix_by_its_action_does(fixes):
+    assert stories(fixes) == _stories_in_full(fixes)

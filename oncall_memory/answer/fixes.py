@@ -52,9 +52,13 @@ def stories(fixes: Iterable[dict[str, Any]]) -> list[FixStory]:
     if len(fixes) == 1:  # most incidents: one fix, its own whole story (ranking reads 50 per lookup)
         fix = fixes[0]
         return [FixStory(fix["action"], fix["outcome"], fix.get("at"), ())]
+    keys = [" ".join(fix["action"].lower().split()) for fix in fixes]
+    if len(set(keys)) == len(keys):  # each action tried once: each fix its own story, newest first
+        once = [FixStory(fix["action"], fix["outcome"], fix.get("at"), ()) for fix in fixes]
+        return sorted(once, key=_newest, reverse=True)
     history: dict[str, list[tuple[int, dict]]] = {}
-    for position, fix in enumerate(fixes):
-        history.setdefault(" ".join(fix["action"].lower().split()), []).append((position, fix))
+    for position, (key, fix) in enumerate(zip(keys, fixes)):
+        history.setdefault(key, []).append((position, fix))
     out = []
     for entries in history.values():
         entries.sort(key=lambda e: (e[1].get("at") or "", e[0]) if e[1].get("at") else ("\uffff", e[0]))
@@ -64,7 +68,11 @@ def stories(fixes: Iterable[dict[str, Any]]) -> list[FixStory]:
                 last["action"], last["outcome"], last.get("at"), tuple((f["outcome"], f.get("at")) for _, f in earlier)
             )
         )
-    return sorted(out, key=lambda s: s.at or "", reverse=True)
+    return sorted(out, key=_newest, reverse=True)
+
+
+def _newest(story: FixStory) -> str:
+    return story.at or ""
 
 
 def _day(stamp: str | None) -> str:
