@@ -351,3 +351,19 @@ def test_confidence_reads_the_plain_word_share_not_the_rarity_the_other_candidat
             r.ingest(etcd_lookalikes())
             levels[rarity] = {n.id: n.confidence for n in r.similar(alert, limit=6, now=NOW).neighbours}
     assert levels[True] == levels[False]
+
+
+def test_an_unranked_lookup_shows_each_incident_whole_in_every_mode(store):
+    # An unranked lookup reads its hits whole in one search (it shows every one it reads): what is not a
+    # ranking field (the root cause, the link) is still in the answer, as a ranked lookup shows it.
+    incidents = [
+        make_incident(id=f"I{i}", title=STORY, root_cause=f"cause {i}", url=f"https://pager.example/I{i}")
+        for i in range(3)
+    ]
+    r = memory_over(store, incidents)
+    for mode in ("hybrid", "dense", "lexical"):
+        for rank in (False, True):
+            shown = r.similar(Alert(text=STORY), limit=3, mode=mode, rank=rank).neighbours
+            assert sorted((n.id, n.root_cause, n.url) for n in shown) == [
+                (f"I{i}", f"cause {i}", f"https://pager.example/I{i}") for i in range(3)
+            ], (mode, rank)

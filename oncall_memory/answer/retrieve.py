@@ -141,9 +141,10 @@ class Retriever:
             )
             searched = _over_best(by_words[: self._candidates])
         else:
-            hits = self._store.query(
-                plan, dense=dense, sparse=query.sparse, where=where, limit=many, fields=P.RANKING_FIELDS
-            )
+            # An unranked lookup shows every hit it reads: each is read whole, once, not its ranking fields
+            # and then again to be shown (0.36 ms of a 2.9 ms dense lookup at 100,000).
+            fields = P.RANKING_FIELDS if rank else None
+            hits = self._store.query(plan, dense=dense, sparse=query.sparse, where=where, limit=many, fields=fields)
         if plan.rescore:  # the word overlap is read; points stored before payloads carried their terms
             if unworded := [h.point_id for h in hits if P.TERMS not in h.payload]:
                 words = self._store.words_of(unworded)
@@ -186,7 +187,7 @@ class Retriever:
             shown=limit,
             rarity=rarity.weight if rarity else None,
         )
-        full = self._store.retrieve([r.candidate.key for r in shown])
+        full = self._store.retrieve([r.candidate.key for r in shown]) if rank else {}
         meanings = sorted((c.similarity for c in candidates if c.similarity is not None), reverse=True)
         neighbours = []
         scale = self._scale.current
