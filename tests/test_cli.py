@@ -239,3 +239,32 @@ def test_an_unknown_incident_field_points_at_the_page_with_the_format(tmp_path, 
     backlog = write_jsonl(tmp_path / "b.jsonl", [{"id": "X-1", "title": "disk full", "root_casue": "logs"}])
     code, _, err = run(capsys, "ingest", str(backlog))
     assert code == 3 and "root_casue" in err and "docs/integrations.md" in err and "README" not in err
+
+
+def test_a_quick_command_runs_without_the_cyclic_collector_and_every_other_keeps_it(monkeypatch):
+    # `similar` and `stats` hold what they build until they leave at once: the collector would only walk it.
+    # A command that runs for long or reads a whole backlog (ingest, serve) must keep it.
+    import contextlib
+    import gc
+
+    import oncall_memory.cli as cli
+
+    seen: dict[str, bool] = {}
+
+    def fake_main(argv):
+        seen[argv[-1]] = gc.isenabled()
+        return 0
+
+    monkeypatch.setattr(cli, "main", fake_main)
+    # A quick command's way out, kept from ending pytest or closing its log handlers.
+    monkeypatch.setattr(cli.os, "_exit", lambda code: None)
+    monkeypatch.setattr(cli.logging, "shutdown", lambda: None)
+    try:
+        for command in ("similar", "stats", "ingest", "serve"):
+            monkeypatch.setattr(sys, "argv", ["oncall-memory", "-v", command])
+            with contextlib.suppress(SystemExit):
+                cli.console()
+            gc.enable()
+    finally:
+        gc.enable()
+    assert seen == {"similar": False, "stats": False, "ingest": True, "serve": True}
