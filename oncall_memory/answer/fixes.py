@@ -52,12 +52,18 @@ def stories(fixes: Iterable[dict[str, Any]]) -> list[FixStory]:
     if len(fixes) == 1:  # most incidents: one fix, its own whole story (ranking reads 50 per lookup)
         fix = fixes[0]
         return [FixStory(fix["action"], fix["outcome"], fix.get("at"), ())]
-    keys = [" ".join(fix["action"].lower().split()) for fix in fixes]
+    keys = [_action_key(fix) for fix in fixes]
     if len(set(keys)) == len(keys):  # each action tried once: each fix its own story, newest first
         once = [FixStory(fix["action"], fix["outcome"], fix.get("at"), ()) for fix in fixes]
         return sorted(once, key=_newest, reverse=True)
+    return stories_by_action(fixes, keys)
+
+
+def stories_by_action(fixes: list[dict[str, Any]], keys: list[str] | None = None) -> list[FixStory]:
+    """`stories` read the long way, every fix grouped by its action (`keys`: each fix's action as compared):
+    what it does when an action was tried more than once."""
     history: dict[str, list[tuple[int, dict]]] = {}
-    for position, (key, fix) in enumerate(zip(keys, fixes)):
+    for position, (key, fix) in enumerate(zip(keys or [_action_key(f) for f in fixes], fixes)):
         history.setdefault(key, []).append((position, fix))
     out = []
     for entries in history.values():
@@ -69,6 +75,10 @@ def stories(fixes: Iterable[dict[str, Any]]) -> list[FixStory]:
             )
         )
     return sorted(out, key=_newest, reverse=True)
+
+
+def _action_key(fix: dict[str, Any]) -> str:
+    return " ".join(fix["action"].lower().split())
 
 
 def _newest(story: FixStory) -> str:
