@@ -86,7 +86,7 @@ class GuardedStore:
                 **self.store.contract(),
                 "count": self.store.count(),
             }
-            if (held := self.store.ranking_table()) is not None:  # a service, with the payload on disk
+            if (held := self.store.ranking_table()) is not None:  # a service's, on an engine that keeps one
                 out["ranking_fields_in_memory"] = held[0]
             return out
 
@@ -182,9 +182,10 @@ class GuardedStore:
         page_cache.keep_cached(files, self._closed, "original vectors")
 
     def keep_ranking_fields(self) -> threading.Thread:
-        """Keep the ranking fields in memory where the store keeps its payload on disk: a thread reads them
-        a batch at a time under the lock (lookups and writes go on between batches; lookups read the disk
-        until the table is full), and again after a reindex or restore swaps another collection in."""
+        """Keep the ranking fields in memory, where the engine can (Edge, its payload on disk or in RAM): a
+        thread reads them a batch at a time under the lock (lookups and writes go on between batches; lookups
+        read the payload until the table is full), and again after a reindex or restore swaps another
+        collection in."""
 
         def fill() -> None:
             more, started = True, time.perf_counter()

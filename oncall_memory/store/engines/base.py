@@ -261,8 +261,8 @@ class IncidentStore(ABC):
         return self.find([Match(P.SIGNATURE_KEY, key)], limit=limit)
 
     def fill_ranking_table(self) -> bool:
-        """Read the next batch of ranking fields into memory, where the engine keeps its payload on disk
-        (Edge's `payload: disk`). True while there is more to read; most engines keep none."""
+        """Read the next batch of ranking fields into a table kept in memory, for a long-lived process
+        (Edge keeps one). True while there is more to read; an engine that keeps none says False."""
         return False
 
     def rescored_files(self) -> list[Path]:
