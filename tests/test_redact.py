@@ -488,3 +488,21 @@ def test_redacting_a_storm_reads_each_distinct_string_once_in_a_few_batches():
     assert redacted["alerts"][7] == post["alerts"][7]
     # 3,000 pods, a few words, one secret: a couple of batches and the one string read again, not 3,006 scans.
     assert scans.call_count < 10, scans.call_count
+
+
+def test_the_shipped_vendor_rules_are_what_the_installed_catalogue_gives(monkeypatch):
+    from oncall_memory.redact import nearby, vendor_rules
+    from oncall_memory.redact.catalogue import catalogue_version
+
+    derived = nearby.derived_rules()
+    assert len(derived) > 100  # the catalogue's keyword-gated rules, read as nearby reads them
+    shipped = vendor_rules.shipped(catalogue_version(), nearby.READ_BY)
+    # Shipped for the pinned version (tests/constraints.txt): after the pin moves, write them again with
+    # python -c "from oncall_memory.redact import vendor_rules; vendor_rules.main()"
+    assert shipped == derived
+    # Another version of the catalogue, or another way of reading a rule, is read afresh, never through the list
+    assert vendor_rules.shipped("0.0.1", nearby.READ_BY) is None
+    assert vendor_rules.shipped(catalogue_version(), "another reading") is None
+    monkeypatch.setattr(nearby, "READ_BY", "another reading")
+    monkeypatch.setattr(nearby, "derived_rules", lambda: [("numverify", "[a-f0-9]{32}")])
+    assert nearby._rules() == [("numverify", "[a-f0-9]{32}")]

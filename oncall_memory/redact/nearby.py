@@ -31,7 +31,9 @@ from typing import Any
 
 import re2
 
+from . import vendor_rules
 from .base import Detector, Span, compile_re2
+from .catalogue import CONFIDENCE
 from .entropy import _WORDISH, shannon_bits
 
 REACH = 240  # characters either side of a vendor's name or a found secret that are read
@@ -55,8 +57,20 @@ _EVERYDAY = frozenset({"key", "secret", "password", "box", "linear", "paradigm",
 _lock = threading.Lock()
 
 
+MIN_NAME = 4  # characters: a shorter vendor name is a fragment of words
+READ_BY = vendor_rules.reading(CONFIDENCE, _GATED.pattern, sorted(_EVERYDAY), MIN_NAME)
+
+
 def _rules() -> list[tuple[str, str]]:
-    """(keyword alternation, token shape) of every keyword-gated rule the installed catalogue has."""
+    """(keyword alternation, token shape) of every keyword-gated rule the installed catalogue has: as shipped
+    for its version (`vendor_rules`), else read from it."""
+    from .catalogue import catalogue_version
+
+    return vendor_rules.shipped(catalogue_version(), READ_BY) or derived_rules()
+
+
+def derived_rules() -> list[tuple[str, str]]:
+    """The same, read from the loaded catalogue rule by rule."""
     from .catalogue import _loaded
 
     rules: Any = _loaded().rules
@@ -66,7 +80,7 @@ def _rules() -> list[tuple[str, str]]:
         found = _GATED.match(pattern)
         if found is None:
             continue
-        names = [k for k in found["kw"].split("|") if k.lower() not in _EVERYDAY and len(k) >= 4]
+        names = [k for k in found["kw"].split("|") if k.lower() not in _EVERYDAY and len(k) >= MIN_NAME]
         if names:
             out.append(("|".join(names), found["tok"]))
     return out

@@ -1,0 +1,55 @@
+"""The catalogue's keyword-gated rules (a vendor's name, then its token's shape), as `nearby` reads them,
+shipped for the catalogue version the project pins.
+
+Reading them from the installed catalogue asks Kingfisher for each of its 490 rules in full (0.04-0.06 s),
+after the catalogue itself has loaded (0.4 s): a command on its own (`oncall-memory similar`) waited for
+both before it could redact the alert. What they are follows from the catalogue's version and from how
+`nearby` reads a rule, so the list is kept here for that version and that reading, and read afresh from the
+catalogue for any other (an upgrade is never read through an old list). `tests/test_redaction.py` holds the
+shipped list equal to what the installed catalogue gives.
+
+    # after the pin moves: write the list for the installed version
+    python -c "from oncall_memory.redact import vendor_rules; vendor_rules.main()"
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+SHIPPED = Path(__file__).with_name("vendor_rules.json")
+
+Rules = list[tuple[str, str]]  # (keyword alternation, token shape)
+
+
+def reading(*parts: object) -> str:
+    """A short digest of how a rule is read (the pattern that takes it apart, the words left out)."""
+    return hashlib.sha256(json.dumps([str(p) for p in parts]).encode()).hexdigest()[:16]
+
+
+def shipped(version: str, read_by: str) -> Rules | None:
+    """The shipped rules when they were read from `version` the way `read_by` says, else None."""
+    try:
+        data = json.loads(SHIPPED.read_text())
+    except (OSError, ValueError):
+        return None
+    if data.get("catalogue") != version or data.get("read_by") != read_by:
+        return None
+    return [(keywords, shape) for keywords, shape in data["rules"]]
+
+
+def write(version: str, read_by: str, rules: Rules) -> None:
+    lines = ",\n".join("  " + json.dumps(list(rule), ensure_ascii=False) for rule in rules)
+    head = json.dumps({"catalogue": version, "read_by": read_by})[:-1]
+    SHIPPED.write_text(f'{head}, "rules": [\n{lines}\n]}}\n')
+
+
+def main(derive: Callable[[], Rules] | None = None) -> None:
+    from .catalogue import catalogue_version
+    from .nearby import READ_BY, derived_rules
+
+    rules = (derive or derived_rules)()
+    write(catalogue_version(), READ_BY, rules)
+    print(f"{len(rules)} keyword-gated rules of kingfisher-secret-scanner {catalogue_version()} -> {SHIPPED}")
