@@ -241,6 +241,51 @@ def test_an_unknown_incident_field_points_at_the_page_with_the_format(tmp_path, 
     assert code == 3 and "root_casue" in err and "docs/integrations.md" in err and "README" not in err
 
 
+def test_a_quick_command_leaves_once_answered_and_the_next_finds_the_store_whole(capsys, monkeypatch):
+    # As a program, `similar` and `stats` leave as soon as their answer is flushed, before the store's flush and
+    # close; under `main` alone they close what they opened. Either way the next command finds the store
+    # unlocked and whole.
+    import oncall_memory.cli as cli
+    from oncall_memory.memory import Memory
+
+    assert main(["ingest", str(FIXTURES / "incidents.jsonl")]) == 0
+    closed: list[str] = []
+    real_close = Memory.close
+
+    def close(self):
+        closed.append("store")
+        real_close(self)
+
+    class Left(Exception):
+        pass
+
+    left: list[tuple[int, list[str]]] = []
+
+    def leave(code):
+        left.append((code, list(closed)))
+        raise Left  # unwinds the `with` blocks, closing the store as a test must
+
+    monkeypatch.setattr(Memory, "close", close)
+    monkeypatch.setattr(cli.os, "_exit", leave)
+    monkeypatch.setattr(cli.logging, "shutdown", lambda: None)
+    monkeypatch.setattr(cli, "_leaving_at_once", False)  # console sets it; restored after the test
+    capsys.readouterr()
+    for argv in (["similar", "--alert", str(FIXTURES / "alerts" / "crashloop-checkout.json"), "--json"], ["stats"]):
+        closed.clear()
+        monkeypatch.setattr(sys, "argv", ["oncall-memory", *argv])
+        with pytest.raises(Left):
+            cli.console()
+        assert left[-1] == (0, [])  # left with the answer out and the store not yet closed
+        out = capsys.readouterr().out
+        assert ("INC-1001" in out) if argv[0] == "similar" else ("count: 64" in out)
+        monkeypatch.setattr(cli, "_leaving_at_once", False)
+    # and under `main` alone: answered, then closed, then returned
+    closed.clear()
+    assert main(["similar", "--alert", str(FIXTURES / "alerts" / "crashloop-checkout.json")]) == 0
+    assert closed == ["store"]
+    assert main(["ingest", str(FIXTURES / "incidents.jsonl")]) == 0
+
+
 def test_a_quick_command_runs_without_the_cyclic_collector_and_every_other_keeps_it(monkeypatch):
     # `similar` and `stats` hold what they build until they leave at once: the collector would only walk it.
     # A command that runs for long or reads a whole backlog (ingest, serve) must keep it.

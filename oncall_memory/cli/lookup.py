@@ -152,6 +152,9 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
             # through a pipe too (where Python would hold the answer until the process ends).
             _print_lookup(args, lookup, alert.text, elapsed)
             sys.stdout.flush()
+            from . import answered  # (the package imports this module first)
+
+            answered()  # the program leaves here, the store unclosed: nothing was written to it
     return 0
 
 
@@ -183,7 +186,12 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
 
     with Memory.open(settings) as memory:
         info = memory.stats()
-    return thin.print_stats(args, info)
+        code = thin.print_stats(args, info)
+        if code == 0:
+            from . import answered
+
+            answered()
+    return code
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
