@@ -268,7 +268,6 @@ def test_a_quick_command_leaves_once_answered_and_the_next_finds_the_store_whole
     monkeypatch.setattr(Memory, "close", close)
     monkeypatch.setattr(cli.os, "_exit", leave)
     monkeypatch.setattr(cli.logging, "shutdown", lambda: None)
-    monkeypatch.setattr(cli, "_leaving_at_once", False)  # console sets it; restored after the test
     capsys.readouterr()
     for argv in (["similar", "--alert", str(FIXTURES / "alerts" / "crashloop-checkout.json"), "--json"], ["stats"]):
         closed.clear()
@@ -278,7 +277,7 @@ def test_a_quick_command_leaves_once_answered_and_the_next_finds_the_store_whole
         assert left[-1] == (0, [])  # left with the answer out and the store not yet closed
         out = capsys.readouterr().out
         assert ("INC-1001" in out) if argv[0] == "similar" else ("count: 64" in out)
-        monkeypatch.setattr(cli, "_leaving_at_once", False)
+        assert not cli._leaving_at_once  # a `main` called later in this process closes what it opens
     # and under `main` alone: answered, then closed, then returned
     closed.clear()
     assert main(["similar", "--alert", str(FIXTURES / "alerts" / "crashloop-checkout.json")]) == 0
@@ -313,3 +312,4 @@ def test_a_quick_command_runs_without_the_cyclic_collector_and_every_other_keeps
     finally:
         gc.enable()
     assert seen == {"similar": False, "stats": False, "ingest": True, "serve": True}
+    assert not cli._leaving_at_once  # what console set for a quick command ends with it

@@ -111,7 +111,10 @@ def console() -> None:
         # small, and the process ends with it.
         gc.disable()
         _leaving_at_once = True
-    code = main(argv)
+    try:
+        code = main(argv)
+    finally:
+        _leaving_at_once = False  # only this run leaves at once: not a `main` called later in the same process
     if command in QUICK_EXIT:
         _leave(code)
     sys.exit(code)
