@@ -76,6 +76,23 @@ def test_the_shipped_sets_carry_families_and_the_incidents_fired_again():
     assert len(again.queries) == 64 and all(q.own not in q.lenient for q in again.queries)
 
 
+def test_a_question_asked_with_its_family_gone_is_answered_by_the_first_outside_it():
+    from bench import family_gone as FG
+
+    # Its own incident and its family first by meaning; the first answer once they are gone is OUT1, whose
+    # standout is read again among what is left (OUT2), not against the family.
+    sims = [0.9, 0.7, 0.5, 0.45]
+    ids = ["OWN", "FAM", "OUT1", "OUT2"]
+    q = query([{"sim": x} for x in sims], ids, ["FAM"])
+    q = replace(
+        q, query=replace(q.query, own="OWN"), evidence=np.array([[x, 0.0, 0, 0, 0, 0, 0, 0, 0, 0] for x in sims])
+    )
+    rows = FG.family_gone(FE.SetFeatures("again", "lenient", [q], "m"), G.START)
+    assert rows.shape == (1, 10)
+    assert rows[0, FG.MEANING] == 0.5 and rows[0, FG.STANDOUT] == pytest.approx(0.05)
+    assert FG.auc([0.9, 0.8], [0.1, 0.8]) == 0.875  # a tie counts half
+
+
 @pytest.mark.long
 def test_the_protocol_runs_on_the_shipped_sets_and_says_what_is_missing(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(S, "CACHE", tmp_path / "sets")
