@@ -6,6 +6,7 @@
     python -m bench.scale_anchors lines [--beside]
     python -m bench.scale_anchors density --form constant|product|ratio
     python -m bench.scale_anchors words --column idf|idf_known|bm25|rarity [--times-density]
+    python -m bench.scale_anchors symptoms [--in-place]
 
 The shipped standing reads an answer's meaning between the memory's null (what 60 everyday probes score) and
 its neighbours (how close its own incidents stand). Each is measured here on the memory alone, no label read:
@@ -31,6 +32,9 @@ its neighbours (how close its own incidents stand). Each is measured here on the
     whole memory, IDF over the words the memory knows, BM25's score over the best, rarity among the candidates);
     `--times-density`: weighed by how close the memory's own incidents stand, so that the words count most
     where meaning cannot tell a sibling problem from the same one.
+
+  - symptoms: a shared symptom weighed by how few of the lookup's candidates also tell of one (beside the
+    shipped evidence, or `--in-place` of the plain shared symptom).
 
 Titles, other-problem, hub and lines replace the shipped standing (or sit beside it as a further feature, `--beside`);
 density and words are always beside it. The confidence model is then refitted with each style left out, as
@@ -61,6 +65,7 @@ from .sets import EvalSet
 from .sets.load import every_set
 
 MEANING, STANDING, SPARE = FEATURES.index("meaning"), FEATURES.index("standing"), FEATURES.index("title")
+SYMPTOM = FEATURES.index("symptom")
 SAMPLE = 200
 # A scheme's value for each candidate of one alert, given that alert's features.
 Values = Callable[[QueryFeatures], np.ndarray]
@@ -182,6 +187,17 @@ def words(column: str, times_density: bool) -> Callable[[G.SetFeatures], Values]
     return values
 
 
+def symptoms(f: G.SetFeatures) -> Values:
+    """A shared symptom weighed by how few of the lookup's candidates also tell of one: in a memory where a
+    symptom marks a family it singles the family out; where sibling pages all tell of it, it says little."""
+
+    def values(q: QueryFeatures) -> np.ndarray:
+        told = np.nan_to_num(q.x[:, C["symptom"]].astype(float)) > 0
+        return told * (1.0 - told.mean())
+
+    return values
+
+
 def _sample(s: EvalSet) -> list:
     return sorted(s.incidents, key=lambda i: hashlib.sha256(i.id.encode()).hexdigest())
 
@@ -191,12 +207,13 @@ MEASURED = {"titles": titles, "other-problem": other_problem, "hub": hub, "lines
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("scheme", choices=(*MEASURED, "density", "words"))
+    ap.add_argument("scheme", choices=(*MEASURED, "density", "words", "symptoms"))
     ap.add_argument("--nearest", type=int, help="other-problem: entries left out (3); hub: probes averaged (10)")
     ap.add_argument("--beside", action="store_true", help="titles, other-problem, hub: beside the shipped standing")
     ap.add_argument("--form", choices=("constant", "product", "ratio"), default="constant", help="density")
     ap.add_argument("--column", choices=("idf", "idf_known", "bm25", "rarity"), default="idf", help="words")
     ap.add_argument("--times-density", action="store_true", help="words: times the memory's density")
+    ap.add_argument("--in-place", action="store_true", help="symptoms: in place of the shared symptom, not beside it")
     args = ap.parse_args()
     sets, _ = every_set()
     settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="anchors-")), embedder="local")
@@ -207,12 +224,20 @@ def main() -> None:
         nearest = args.nearest or (10 if args.scheme == "hub" else 3)
         schemes = [MEASURED[args.scheme](s, f, embedder, nearest) for s, f in zip(sets, features)]
     else:
-        per_set = density(args.form) if args.scheme == "density" else words(args.column, args.times_density)
+        per_set = (
+            density(args.form)
+            if args.scheme == "density"
+            else symptoms
+            if args.scheme == "symptoms"
+            else words(args.column, args.times_density)
+        )
         schemes = [per_set(f) for f in features]
+    slot = SYMPTOM if args.scheme == "symptoms" and args.in_place else SPARE if beside else STANDING
+    beside = beside and slot == SPARE
     for f, values in zip(features, schemes):
         for q in f.queries:
             if len(q.evidence):
-                q.evidence[:, SPARE if beside else STANDING] = values(q)
+                q.evidence[:, slot] = values(q)
     if beside:
         G.USED[:] = [FEATURES.index(x) for x in (*G.CONFIDENCE, "title")]
     G.use_styles(features)
