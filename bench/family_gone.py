@@ -11,7 +11,8 @@ family's taken away, and the first answer's standout read again among the rest.
 
 It prints, per set, for the shipped calibration and for the one fitted with the set's style left out (as
 `generalise` fits it): right first answers (family on record) marked low, family-gone first answers marked low
-and high, and how well meaning alone and the calibration's probability tell the two apart (AUC).
+and high, and how well meaning alone and the calibration's probability tell the two apart (AUC). Then the
+protocol's style table as it would read with these questions added to their style as no-match sets.
 """
 
 from __future__ import annotations
@@ -71,6 +72,34 @@ def report(name: str, cal: Calibration, right: np.ndarray, gone: np.ndarray) -> 
     )
 
 
+def as_no_match(rows: np.ndarray) -> G.Firsts:
+    """Family-gone first answers as a set's first answers: every one a no-match."""
+    none = np.ones(len(rows), dtype=bool)
+    return G.Firsts(rows, ~none, none, ["low"] * len(rows))
+
+
+def with_them_in_the_protocol(features: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> None:
+    """Each style left out, as `generalise.style_table` reads confidence, with the family-gone questions added
+    to their style as a no-match set: in the training styles' first answers, and in the left-out style's."""
+    gone = {s.name: as_no_match(family_gone(s, fitted[s.name])) for s in features if s.name in INCIDENT_SHAPED}
+    print("\nWere they in the protocol (each style left out; no-match counts include them):")
+    for style in sorted({G.style_of(s.name) for s in features}):
+        mine = [s for s in features if G.style_of(s.name) == style]
+        others = [o for o in features if G.style_of(o.name) != style]
+        train = [G.firsts(o, fitted[mine[0].name]) for o in others]
+        cal = G.fit_calibration(train + [gone[o.name] for o in others if o.name in gone])
+        right = low = none = none_low = none_high = 0
+        for t in [G.firsts(s, fitted[s.name]) for s in mine] + [gone[s.name] for s in mine if s.name in gone]:
+            levels = np.array([cal.level(tuple(r)) for r in t.x])  # type: ignore[arg-type]
+            right, low = right + int(t.right.sum()), low + int((levels[t.right] == "low").sum())
+            none, none_low = none + int(t.no_match.sum()), none_low + int((levels[t.no_match] == "low").sum())
+            none_high += int((levels[t.no_match] == "high").sum())
+        print(
+            f"  {style:34} right low {low}/{right} ({low / max(right, 1):.0%})"
+            f"   no-match low {none_low}/{none} ({none_low / max(none, 1):.0%}), high {none_high}"
+        )
+
+
 def main() -> None:
     sets, _ = every_set()
     settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="family-gone-")))
@@ -86,6 +115,7 @@ def main() -> None:
         report("shipped calibration", CALIBRATED[s.model], right, gone)
         train = [G.firsts(o, fitted[s.name]) for o in features if G.style_of(o.name) != G.style_of(s.name)]
         report("its style left out", G.fit_calibration(train), right, gone)
+    with_them_in_the_protocol(features, fitted)
 
 
 if __name__ == "__main__":
