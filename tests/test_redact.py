@@ -490,7 +490,7 @@ def test_redacting_a_storm_reads_each_distinct_string_once_in_a_few_batches():
     assert scans.call_count < 10, scans.call_count
 
 
-def test_the_shipped_vendor_rules_are_what_the_installed_catalogue_gives(monkeypatch):
+def test_the_shipped_vendor_rules_are_what_the_installed_catalogue_gives(monkeypatch, tmp_path):
     from oncall_memory.redact import nearby, vendor_rules
     from oncall_memory.redact.catalogue import catalogue_version
 
@@ -503,6 +503,18 @@ def test_the_shipped_vendor_rules_are_what_the_installed_catalogue_gives(monkeyp
     # Another version of the catalogue, or another way of reading a rule, is read afresh, never through the list
     assert vendor_rules.shipped("0.0.1", nearby.READ_BY) is None
     assert vendor_rules.shipped(catalogue_version(), "another reading") is None
+    # A missing or damaged list is read afresh too
+    for content in (
+        None,
+        "{",
+        '{"catalogue": "%s", "read_by": "%s", "rules": [1]}' % (catalogue_version(), nearby.READ_BY),
+    ):
+        damaged = tmp_path / "vendor_rules.json"
+        damaged.unlink(missing_ok=True)
+        if content is not None:
+            damaged.write_text(content)
+        monkeypatch.setattr(vendor_rules, "SHIPPED", damaged)
+        assert vendor_rules.shipped(catalogue_version(), nearby.READ_BY) is None
     monkeypatch.setattr(nearby, "READ_BY", "another reading")
     monkeypatch.setattr(nearby, "derived_rules", lambda: [("numverify", "[a-f0-9]{32}")])
     assert nearby._rules() == [("numverify", "[a-f0-9]{32}")]

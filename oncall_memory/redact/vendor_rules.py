@@ -5,7 +5,7 @@ Reading them from the installed catalogue asks Kingfisher for each of its 490 ru
 after the catalogue itself has loaded (0.4 s): a command on its own (`oncall-memory similar`) waited for
 both before it could redact the alert. What they are follows from the catalogue's version and from how
 `nearby` reads a rule, so the list is kept here for that version and that reading, and read afresh from the
-catalogue for any other (an upgrade is never read through an old list). `tests/test_redaction.py` holds the
+catalogue for any other (an upgrade is never read through an old list). `tests/test_redact.py` holds the
 shipped list equal to what the installed catalogue gives.
 
     # after the pin moves: write the list for the installed version
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 SHIPPED = Path(__file__).with_name("vendor_rules.json")
@@ -33,11 +32,11 @@ def shipped(version: str, read_by: str) -> Rules | None:
     """The shipped rules when they were read from `version` the way `read_by` says, else None."""
     try:
         data = json.loads(SHIPPED.read_text())
-    except (OSError, ValueError):
+        if data.get("catalogue") != version or data.get("read_by") != read_by:
+            return None
+        return [(str(keywords), str(shape)) for keywords, shape in data["rules"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or damaged: read afresh
         return None
-    if data.get("catalogue") != version or data.get("read_by") != read_by:
-        return None
-    return [(keywords, shape) for keywords, shape in data["rules"]]
 
 
 def write(version: str, read_by: str, rules: Rules) -> None:
@@ -46,10 +45,10 @@ def write(version: str, read_by: str, rules: Rules) -> None:
     SHIPPED.write_text(f'{head}, "rules": [\n{lines}\n]}}\n')
 
 
-def main(derive: Callable[[], Rules] | None = None) -> None:
+def main() -> None:
     from .catalogue import catalogue_version
     from .nearby import READ_BY, derived_rules
 
-    rules = (derive or derived_rules)()
+    rules = derived_rules()
     write(catalogue_version(), READ_BY, rules)
     print(f"{len(rules)} keyword-gated rules of kingfisher-secret-scanner {catalogue_version()} -> {SHIPPED}")
