@@ -392,8 +392,9 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
 
         A payload in RAM gets the table too: the engine parses a point's whole payload to return any field
         of it, which made the exact scoring of a lookup's 50 candidates 1.1-1.3 ms of a 7 ms lookup at
-        100,000 (0.09 ms without payload), and the table gives the same fields back in about 0.4 ms, for
-        about 360 bytes an incident (docs/operations.md, "The lookup in process at 100,000").
+        100,000 (0.09 ms without payload), and the table gives the same fields back in about 0.5 ms, for
+        48 MB of the process at 100,000, 26 MB of it packed rows (docs/operations.md, "The ranking fields from
+        the table, beside a payload in RAM").
 
         A batch of 256 holds the lock about 25 ms at 100,000 (1,024 held it 90-95 ms, for the same 9-10 s in
         all); the first call, which also trains the table's dictionary on 2,000 records, about 0.35 s."""
