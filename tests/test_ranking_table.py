@@ -78,6 +78,30 @@ def test_the_table_gives_back_what_the_engine_holds(tmp_path):
         assert table.packed_bytes < 0.5 * sum(len(json.dumps(p)) for p in engine.values())
 
 
+@LAYOUTS
+def test_a_table_whose_dictionary_was_trained_outside_the_lock_reads_a_batch_a_call(tmp_path, payload_on_disk):
+    # The service trains the dictionary on `ranking_sample` outside the store's lock, then every call under
+    # the lock reads one batch: the first is no longer the 2,000 records the training reads.
+    from oncall_memory.store.ranking_table import train
+
+    with on_disk(tmp_path, payload_on_disk) as memory:
+        memory.ingest(sample_incidents())
+        store = memory._store
+        sample = store.ranking_sample()
+        assert len(sample) == len(sample_incidents()) and all(P.INCIDENT_ID in r for r in sample)
+        assert store.fill_ranking_table(batch=16, trained=train(sample))
+        assert store.ranking_table()[0] == 16  # one batch
+        assert store.ranking_sample() == []  # started: nothing more to train on
+        while store.fill_ranking_table(batch=16):
+            pass
+        ids = [pid for pid, _, _ in store.points()]
+        engine, held = store.retrieve(ids, P.RANKING_FIELDS), store._table.get_many(ids)
+        assert len(held) == len(ids) == len(sample)
+        for pid in ids:
+            mine, theirs = dict(held[pid]), dict(engine[pid])
+            assert set(mine.pop(P.TERMS)) == set(theirs.pop(P.TERMS)) and mine == theirs
+
+
 def test_a_payload_stored_before_terms_existed_comes_back_without_them():
     table = RankingTable()  # no sample: packed without a dictionary
     table.put("7d5c0f1e-1111-4b7e-9a55-2f6f9c0d3a11", {P.INCIDENT_ID: "OLD-1", P.TEXT: "disk full on db-1 ✓"})

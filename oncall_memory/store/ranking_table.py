@@ -17,7 +17,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
@@ -35,9 +35,10 @@ _TERMS = b"\x01"  # after the fields when the payload has `terms` (one stored be
 class RankingTable:
     """Point id to ranking fields; safe to share between threads."""
 
-    def __init__(self, sample: Iterable[dict[str, Any]] = (), *, expected: int = 0):
-        """`sample`: records to train the dictionary on; `expected`: rows to make room for at once."""
-        self._dictionary = dictionary(sample)
+    def __init__(self, sample: Iterable[dict[str, Any]] = (), *, expected: int = 0, trained: Trained | None = None):
+        """`sample`: records to train the dictionary on, or `trained`: one trained already (`train`, which a
+        caller may run outside its own lock); `expected`: rows to make room for at once."""
+        self._dictionary = trained.dictionary if trained is not None else dictionary(sample)
         self._codecs = threading.local()  # a zstd (de)compressor serves one thread at a time
         self._rows = PackedRows(expected)
         self._numbers: dict[int, int] = {}  # term id (a 31-bit hash) to its number here, in order of first sight
@@ -125,6 +126,16 @@ class RankingTable:
                 zstandard.ZstdDecompressor(dict_data=self._dictionary),
             )
         return codec
+
+
+class Trained(NamedTuple):
+    """A dictionary trained for a table (None: too few records to train on)."""
+
+    dictionary: zstandard.ZstdCompressionDict | None
+
+
+def train(sample: Iterable[dict[str, Any]]) -> Trained:
+    return Trained(dictionary(sample))
 
 
 def dictionary(sample: Iterable[dict[str, Any]]) -> zstandard.ZstdCompressionDict | None:

@@ -12,12 +12,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ...domain.lexical import Sparse
 from ...errors import ContractMismatch, NothingStored
 from .. import payload as P
 from ..conditions import HasId, Match, Where
+
+if TYPE_CHECKING:
+    from ..ranking_table import Trained
 
 DENSE = "meaning"
 SPARSE = "words"
@@ -260,9 +263,15 @@ class IncidentStore(ABC):
         """Incidents whose canonical signature is exactly `key`."""
         return self.find([Match(P.SIGNATURE_KEY, key)], limit=limit)
 
-    def fill_ranking_table(self) -> bool:
+    def ranking_sample(self) -> list[dict[str, Any]]:
+        """Before a table of ranking fields starts: records to train its dictionary on (`ranking_table.train`,
+        outside the store's lock). Empty once it has started, or for an engine that keeps none."""
+        return []
+
+    def fill_ranking_table(self, *, trained: Trained | None = None) -> bool:
         """Read the next batch of ranking fields into a table kept in memory, for a long-lived process
-        (Edge keeps one). True while there is more to read; an engine that keeps none says False."""
+        (Edge keeps one), started with `trained`'s dictionary when given. True while there is more to read;
+        an engine that keeps none says False."""
         return False
 
     def rescored_files(self) -> list[Path]:

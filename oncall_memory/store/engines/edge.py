@@ -22,7 +22,7 @@ from .. import payload as P
 from ..conditions import HasId, Where
 from ..datadir import write_atomic
 from ..pages import AfterEachRead, release, trim_heap
-from ..ranking_table import TRAINED_ON, RankingTable
+from ..ranking_table import TRAINED_ON, RankingTable, Trained
 from .base import (
     DENSE,
     INDEXES,
@@ -383,7 +383,15 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
 
     # -- the ranking fields in memory, for a long-lived process ------------------------------------
 
-    def fill_ranking_table(self, batch: int = 256) -> bool:
+    def ranking_sample(self) -> list[dict[str, Any]]:
+        if self._shard is None or self._table is not None:
+            return []
+        records, _ = self._scroll(
+            E.ScrollRequest(limit=TRAINED_ON, with_payload=list(P.RANKING_FIELDS), with_vector=False)
+        )
+        return [r.payload or {} for r in records]
+
+    def fill_ranking_table(self, batch: int = 256, *, trained: Trained | None = None) -> bool:
         """Read the next `batch` points' ranking fields into the table kept in memory, starting it first.
         True while there is more to read; lookups read the table once it holds every point. The caller holds
         the store's lock for each call, so writes and lookups go on between batches, and a point written
@@ -397,23 +405,26 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
         the table, beside a payload in RAM").
 
         A batch of 256 holds the lock about 25 ms at 100,000 (1,024 held it 90-95 ms, for the same 9-10 s in
-        all); the first call, which also trains the table's dictionary on 2,000 records, about 0.35 s."""
+        all). The table's dictionary is trained on 2,000 records (`ranking_sample`); given `trained`, the
+        caller trained it outside its lock, and the first call is a batch like the others (without, it
+        trains here, and held the lock about 0.35 s at 100,000)."""
         if self._table_ready:
             if self._payload_disk and time.monotonic() - self._released > RELEASE_SECONDS:
                 self._release_payload()
             return False
         if self._shard is None:
             return False
+        training = self._table is None and trained is None
         records, self._table_offset = self._scroll(
             E.ScrollRequest(
                 offset=self._table_offset,
-                limit=TRAINED_ON if self._table is None else batch,
+                limit=TRAINED_ON if training else batch,
                 with_payload=list(P.RANKING_FIELDS),
                 with_vector=False,
             )
         )
-        if self._table is None:  # the first records read train the table's dictionary, then go in it
-            self._table = RankingTable([r.payload or {} for r in records], expected=self.count())
+        if self._table is None:  # the first records read train the table's dictionary, unless it came trained
+            self._table = RankingTable([r.payload or {} for r in records], expected=self.count(), trained=trained)
         for r in records:
             self._table.put(str(r.id), r.payload or {})
         self._table_ready = self._table_offset is None
