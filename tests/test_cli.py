@@ -1,6 +1,7 @@
 """The command line end to end, on a temp data dir with the fake embedder."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -313,3 +314,42 @@ def test_a_quick_command_runs_without_the_cyclic_collector_and_every_other_keeps
         gc.enable()
     assert seen == {"similar": False, "stats": False, "ingest": True, "serve": True}
     assert not cli._leaving_at_once  # what console set for a quick command ends with it
+
+
+def test_the_program_starts_numpy_with_one_blas_thread_unless_the_user_chose(monkeypatch):
+    # OpenBLAS spins a worker per core as numpy loads: on two cores that slowed a standalone `similar` by
+    # 0.04-0.07 s, and nothing here multiplies matrices big enough to use them. The variable must be set before
+    # numpy loads, so by the program's entry, and a value the user set is theirs.
+    import contextlib
+
+    import oncall_memory.cli as cli
+
+    seen: list[str | None] = []
+    monkeypatch.setattr(cli, "main", lambda argv: seen.append(os.environ.get("OPENBLAS_NUM_THREADS")) or 0)
+    monkeypatch.setattr(sys, "argv", ["oncall-memory", "ingest"])
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    with contextlib.suppress(SystemExit):
+        cli.console()
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    with contextlib.suppress(SystemExit):
+        cli.console()
+    assert seen == ["1", "4"]
+
+
+def test_a_standalone_lookup_runs_the_model_on_one_thread(monkeypatch, tmp_path):
+    # It embeds one alert: a second ONNX Runtime thread would only spin beside the catalogue's load.
+    from oncall_memory import embedders
+
+    asked: list[int | None] = []
+    made = embedders.make_embedder
+
+    def spy(settings, *, threads=None):
+        asked.append(threads)
+        return made(settings, threads=threads)
+
+    monkeypatch.setattr(embedders, "make_embedder", spy)
+    monkeypatch.setenv("ONCALL_MEMORY_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("ONCALL_MEMORY_EMBEDDER", "fake")
+    assert main(["ingest", str(FIXTURES / "incidents.jsonl")]) == 0
+    assert main(["similar", "--alert", str(FIXTURES / "alerts" / "crashloop-checkout.json")]) == 0
+    assert asked == [1]

@@ -184,6 +184,24 @@ def test_a_later_load_reads_the_optimised_graph_its_first_load_kept_and_gives_th
     assert not list(copy.glob("*.partial"))
 
 
+def test_a_model_asked_for_one_thread_runs_on_one_and_gives_the_same_vectors(int8_embedder):
+    # The standalone `similar` asks for one (it embeds one alert); everything else gets one per core.
+    import numpy as np
+
+    from oncall_memory.embedders.onnx import OnnxModel, available_cores
+
+    int8_embedder.embed(TEXTS[:1])
+    folder = next(int8_embedder._cache.rglob("model.onnx")).parent
+    one = OnnxModel(folder, threads=1)
+    assert one._session.get_session_options().intra_op_num_threads == 1
+    each = OnnxModel(folder)._session.get_session_options().intra_op_num_threads
+    assert each == available_cores()
+    assert np.allclose(one.encode(TEXTS), np.array(int8_embedder.embed(TEXTS)), atol=1e-5)
+    threaded = LocalEmbedder(cache=int8_embedder._cache, threads=1)
+    threaded.embed(TEXTS[:1])
+    assert threaded._onnx is not None and threaded._onnx._session.get_session_options().intra_op_num_threads == 1
+
+
 @pytest.fixture(scope="module")
 def int8_embedder(tmp_path_factory):
     """The default (ONNX, int8), exported once for the module (an export is about 15 s) and first used as every

@@ -130,7 +130,9 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
     from ..embedders import make_embedder
 
     given = thin.alert_data(args)  # an unreadable alert file is the first thing said
-    with make_embedder(settings) as embedder:
+    # One thread for the model: it embeds one alert, 1-2 ms more on one core, while a second thread of ONNX
+    # Runtime's spins on the other core as it is made, beside the secret catalogue's load (0.49 -> 0.46 s).
+    with make_embedder(settings, threads=1) as embedder:
         loading = None
         if args.mode != "lexical":
             # The model loads (0.25 s, mostly outside the GIL) from here on: while the memory's code is

@@ -10,9 +10,9 @@ from .base import Embedder
 __all__ = ["Embedder", "make_embedder"]
 
 
-def make_embedder(settings: Settings) -> Embedder:
+def make_embedder(settings: Settings, *, threads: int | None = None) -> Embedder:
     """Build the embedder the settings name. Imports are local so a missing optional extra only
-    matters to the one who asked for it."""
+    matters to the one who asked for it. `threads`: the local model's (None: one per core)."""
     if settings.embedder == "fake":
         from .fake import FakeEmbedder
 
@@ -28,5 +28,6 @@ def make_embedder(settings: Settings) -> Embedder:
             settings.embed_model or LocalEmbedder.DEFAULT_MODEL,
             cache=settings.dir.models,
             precision=settings.local_precision,
+            threads=threads,
         )
     raise InvalidInput(f"unknown embedder {settings.embedder!r}: use openai, local or fake")

@@ -74,9 +74,11 @@ class LocalEmbedder(Embedder):
         batch_size: int = 64,
         cache: Path | None = None,
         precision: Precision = "int8",
+        threads: int | None = None,
     ):
         """`cache`: where the ONNX export is kept (None: sentence-transformers only); `precision`: of the
-        ONNX export's weights (sentence-transformers always runs float32)."""
+        ONNX export's weights (sentence-transformers always runs float32); `threads`: ONNX Runtime's (None: one
+        per core)."""
         if importlib.util.find_spec("sentence_transformers") is None:
             raise InvalidInput(_NEEDS_EXTRA)
         self.model = model
@@ -84,6 +86,7 @@ class LocalEmbedder(Embedder):
         self._batch_size = batch_size
         self._cache = cache
         self.precision: Precision = precision
+        self._threads = threads
         self._st = None
         self._onnx: OnnxModel | None = None
         self._load_lock = threading.Lock()
@@ -117,7 +120,7 @@ class LocalEmbedder(Embedder):
             if not (folder / "model.onnx").exists():
                 log.info("exporting %s to ONNX (%s) once, into %s", self.model, self.precision, folder)
                 export_in_child(path, folder, self.precision)
-            return OnnxModel(folder)
+            return OnnxModel(folder, threads=self._threads)
         except Exception as exc:  # no exporter at hand, or a broken export: sentence-transformers still works
             log.warning("the local model stays on sentence-transformers (ONNX export unavailable: %s)", exc)
             return None

@@ -192,7 +192,8 @@ class OnnxModel:
 
     RUN_TOKENS = 2048  # padded word pieces per inference run (see `encode`)
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *, threads: int | None = None):
+        """`threads`: ONNX Runtime's for each run (None: one per core this process may use)."""
         from tokenizers import Tokenizer
 
         self.max_seq_length = json.loads((folder / "config.json").read_text())["max_seq_length"]
@@ -200,7 +201,7 @@ class OnnxModel:
         self._tokenizer.enable_truncation(self.max_seq_length)
         self._tokenizer.no_padding()  # each batch is padded to its own longest text (see `encode`)
         self._folder = folder
-        self._session = _session(folder)
+        self._session = _session(folder, threads)
 
     def encode(self, texts: list[str], max_texts: int = 256) -> np.ndarray:
         """Unit vectors for `texts`, in their order. Texts run sorted by length, in runs of at most
@@ -243,20 +244,20 @@ class OnnxModel:
         return counter
 
 
-def _options() -> Any:
+def _options(threads: int | None) -> Any:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # warnings about unused initialisers are noise
-    # One thread per core this process may use (a container's CPU set, not the host's count).
-    options.intra_op_num_threads = available_cores()
+    # By default one thread per core this process may use (a container's CPU set, not the host's count).
+    options.intra_op_num_threads = threads or available_cores()
     options.inter_op_num_threads = 1
     # ONNX Runtime's own spinning stays: with the threads asleep between a run's steps (allow_spinning 0),
     # waking them for each step took a lookup 7.5 -> 9.6-10.4 ms here (docs/integrations.md).
     return options
 
 
-def _session(folder: Path) -> Any:
+def _session(folder: Path, threads: int | None = None) -> Any:
     """The export's inference session, from its optimised graph when one is cached beside it.
 
     ONNX Runtime rewrites the graph every time a session is made (constant folding, the int8 products'
@@ -271,7 +272,7 @@ def _session(folder: Path) -> Any:
     providers = ["CPUExecutionProvider"]
     optimised = optimised_file(folder)
     if optimised.exists():
-        options = _options()
+        options = _options(threads)
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
         try:
             return onnxruntime.InferenceSession(str(optimised), options, providers=providers)
@@ -279,7 +280,7 @@ def _session(folder: Path) -> Any:
             log.warning("the model's optimised graph %s could not be read (%s): making it again", optimised, exc)
             optimised.unlink(missing_ok=True)
     partial = optimised.with_name(f"{optimised.name}.{os.getpid()}.partial")
-    options = _options()
+    options = _options(threads)
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     options.optimized_model_filepath = str(partial)
     try:
@@ -287,7 +288,7 @@ def _session(folder: Path) -> Any:
     except Exception as exc:  # noqa: BLE001 - the cache is an optimisation; the export itself still loads
         log.debug("the model's optimised graph could not be saved (%s)", exc)
         partial.unlink(missing_ok=True)
-        return onnxruntime.InferenceSession(str(folder / "model.onnx"), _options(), providers=providers)
+        return onnxruntime.InferenceSession(str(folder / "model.onnx"), _options(threads), providers=providers)
     try:
         # Readable by whom the export is, whatever the umask; whole or not at all: another process may be loading it.
         os.chmod(partial, stat.S_IMODE((folder / "model.onnx").stat().st_mode))
