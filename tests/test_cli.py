@@ -249,6 +249,7 @@ def test_a_quick_command_leaves_once_answered_and_the_next_finds_the_store_whole
     import oncall_memory.cli as cli
     from oncall_memory.memory import Memory
 
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # as console sets it, and this worker's own again after
     assert main(["ingest", str(FIXTURES / "incidents.jsonl")]) == 0
     closed: list[str] = []
     real_close = Memory.close
@@ -301,6 +302,7 @@ def test_a_quick_command_runs_without_the_cyclic_collector_and_every_other_keeps
         return 0
 
     monkeypatch.setattr(cli, "main", fake_main)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # as console sets it, and this worker's own again after
     # A quick command's way out, kept from ending pytest or closing its log handlers.
     monkeypatch.setattr(cli.os, "_exit", lambda code: None)
     monkeypatch.setattr(cli.logging, "shutdown", lambda: None)
@@ -327,7 +329,8 @@ def test_the_program_starts_numpy_with_one_blas_thread_unless_the_user_chose(mon
     seen: list[str | None] = []
     monkeypatch.setattr(cli, "main", lambda argv: seen.append(os.environ.get("OPENBLAS_NUM_THREADS")) or 0)
     monkeypatch.setattr(sys, "argv", ["oncall-memory", "ingest"])
-    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "")  # recorded as the worker had it, restored after
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
     with contextlib.suppress(SystemExit):
         cli.console()
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")

@@ -72,18 +72,31 @@ def test_the_figures_the_readme_and_the_evaluation_page_give_are_what_eval_print
         return [f"{m[k]:.3f}" for k in ("recall_at_3", "recall_at_5", "hit_at_1", "mrr")]
 
     page = (ROOT / "docs" / "evaluation.md").read_text()
-    table = page[page.index("| set | configuration | recall@3 | recall@5 | hit@1 | MRR |") :].split("\n\n")[0]
-    rows, current = 0, None
+    shipped = table_rows(page, "| set | configuration | recall@3 | recall@5 | hit@1 | MRR |")
+    assert len(shipped) == 10
+    # The machine's instructions change a few near-ties of the int8 model (docs/evaluation.md): the page gives
+    # the rows that read otherwise on AVX-512, and this machine must print one of the two tables, whole.
+    on_avx512 = table_rows(page, "| on AVX-512 | configuration | recall@3 | recall@5 | hit@1 | MRR |")
+    assert on_avx512 and on_avx512.keys() <= shipped.keys()
+    got = {(set_file, configuration): figures(set_file, configuration) for set_file, configuration in shipped}
+    assert got in (shipped, {**shipped, **on_avx512}), [
+        (row, figures_there, got[row]) for row, figures_there in shipped.items() if got[row] != figures_there
+    ]
+    readme = (ROOT / "README.md").read_text()
+    pager, written = figures("alerts.jsonl", "hybrid+ranking")[3], figures("labels.jsonl", "hybrid+ranking")[3]
+    assert f"gives {pager} and {written} on the two shipped sets" in readme
+
+
+def table_rows(page: str, header: str) -> dict[tuple[str, str], list[str]]:
+    """(set file, configuration) -> its four figures, from the table of docs/evaluation.md under `header`."""
+    table = page[page.index(header) :].split("\n\n")[0]
+    rows, current = {}, None
     for line in table.splitlines()[2:]:
         cells = [c.strip().strip("*") for c in line.strip("|").split("|")]
         current = {"alerts as they arrive": "alerts.jsonl", "written-out alerts": "labels.jsonl"}.get(cells[0], current)
         assert current is not None, line
-        assert cells[2:] == figures(current, cells[1]), (current, line)
-        rows += 1
-    assert rows == 10
-    readme = (ROOT / "README.md").read_text()
-    pager, written = figures("alerts.jsonl", "hybrid+ranking")[3], figures("labels.jsonl", "hybrid+ranking")[3]
-    assert f"gives {pager} and {written} on the two shipped sets" in readme
+        rows[(current, cells[1])] = cells[2:]
+    return rows
 
 
 def test_help_and_the_docs_agree():
