@@ -133,7 +133,7 @@ def test_the_int8_default_stays_close_to_float32_and_keeps_torch_out_of_the_proc
     assert cosines.min() > 0.97, cosines  # the odd ones too: a long run of one letter, a single word
     # How close on the whole, over real text (the sample incidents' titles and causes): per-tensor scales
     # gave 0.93. (Over the five odd texts above alone the mean moved with the export: 7-bit weights,
-    # which every CPU computes alike, read 0.9849 there and 0.9926 here.)
+    # whose integer products every CPU computes alike, read 0.9849 there and 0.9926 here.)
     import json
 
     rows = [json.loads(line) for line in (FIXTURES / "incidents.jsonl").read_text().splitlines() if line.strip()]

@@ -167,8 +167,10 @@ def export(model_path: Path, target: Path, precision: Precision = "float32") -> 
         # scale per tensor gives 0.93 (measured on the real-text corpus, see docs/evaluation.md). Weights in
         # 7 bits (`reduce_range`): on a CPU without VNNI (AVX2) an 8-bit product of two int8 pairs can overflow
         # and saturate, so the same export gave other vectors, and other answers, than on one with VNNI; in 7
-        # bits it cannot, and every CPU computes the same (cosine to sentence-transformers: 0.9888 min, 0.9926
-        # mean on the sample incidents, against 0.9885 and 0.9930 in 8 bits).
+        # bits it cannot, and the integer products are the same on every CPU (cosine to sentence-transformers:
+        # 0.9888 min, 0.9926 mean on the sample incidents, against 0.9885 and 0.9930 in 8 bits). The float steps
+        # around them still follow the CPU's kernels: on an AVX-512 machine two rows of the fixture figures
+        # read otherwise (docs/evaluation.md).
         exported = partial / "model.float32.onnx"
         (partial / "model.onnx").rename(exported)
         quantize_dynamic(
