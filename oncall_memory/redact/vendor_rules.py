@@ -1,7 +1,7 @@
 """The catalogue's keyword-gated rules (a vendor's name, then its token's shape), as `nearby` reads them,
 shipped for the catalogue version the project pins.
 
-Reading them from the installed catalogue asks Kingfisher for each of its 490 rules in full (0.04-0.06 s),
+Reading them from the installed catalogue asks Kingfisher for each of its 488 rules in full (0.04-0.06 s),
 after the catalogue itself has loaded (0.4 s): a command on its own (`oncall-memory similar`) waited for
 both before it could redact the alert. What they are follows from the catalogue's version and from how
 `nearby` reads a rule, so the list is kept here for that version and that reading, and read afresh from the
