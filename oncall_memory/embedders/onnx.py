@@ -27,6 +27,7 @@ import stat
 import subprocess
 import sys
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 Precision = Literal["int8", "float32"]
-INT8_EXPORT = "weights 7-bit (reduce_range)"  # part of an int8 export's key: a change re-exports
+INT8_EXPORT = "weights 7-bit (reduce_range), no NaN guards"  # part of an int8 export's key: a change re-exports
 FUSED_EXPORT = "eager attention, fused"  # part of a float32 export's key: those made before fusion are made again
 EXPORT_TIMEOUT = 900  # seconds: an export takes ~10 s here; a stuck one must not hang ingest for ever
 _EXPORTABLE = [
@@ -99,6 +100,64 @@ def _fuse(traced: Path, target: Path, config: Any) -> None:
     fused.save_model_to_file(str(target))
 
 
+def _drop_nan_guards(traced: Path, target: Path) -> int:
+    """Copy the traced graph without the guard PyTorch's attention puts after each softmax,
+    `Where(IsNaN(p), 0, p)`. Returns how many guards were dropped.
+
+    The guard zeroes a row whose every key is masked (all -inf, so softmax gives NaN). No row here is: a
+    row's keys are its own text's word pieces, and every text holds at least the tokenizer's [CLS] and
+    [SEP]. So the guard never changes a value (the vectors are the same, bit for bit: tests/test_local_model.py),
+    but it read and wrote every attention score twice in each layer: a fifth of the int8 model's time on
+    real texts (ONNX Runtime's profiler: `Where` 19%, `IsNaN` 3%), 1.3x the encode throughput without it."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph_model = onnx.load(str(traced))
+    graph = graph_model.graph
+    made_by = {out: node for node in graph.node for out in node.output}
+    constants = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    constants.update(
+        {
+            n.output[0]: numpy_helper.to_array(n.attribute[0].t)
+            for n in graph.node
+            if n.op_type == "Constant" and n.attribute[0].name == "value"
+        }
+    )
+
+    def zero(name: str) -> bool:
+        value = constants.get(name)
+        return value is not None and value.size == 1 and float(value.reshape(-1)[0]) == 0.0
+
+    readers = Counter(name for node in graph.node for name in node.input)
+    readers.update(o.name for o in graph.output)
+
+    def guard(node: Any) -> Any:
+        """The IsNaN node of a guard `node` is, or None."""
+        test = made_by.get(node.input[0]) if node.op_type == "Where" else None
+        if test is None or test.op_type != "IsNaN" or readers[test.output[0]] != 1:
+            return None
+        scores = test.input[0]
+        softmax = getattr(made_by.get(scores), "op_type", "") == "Softmax"
+        return test if softmax and node.input[2] == scores and zero(node.input[1]) else None
+
+    dropped: set[int] = set()
+    read_instead: dict[str, str] = {}
+    outputs = {o.name for o in graph.output}
+    for node in graph.node:
+        if (test := guard(node)) is not None and node.output[0] not in outputs:
+            dropped |= {id(node), id(test)}
+            read_instead[node.output[0]] = test.input[0]
+    kept = [n for n in graph.node if id(n) not in dropped]
+    for node in kept:
+        for k, name in enumerate(node.input):
+            if name in read_instead:
+                node.input[k] = read_instead[name]
+    del graph.node[:]
+    graph.node.extend(kept)
+    onnx.save(graph_model, str(target))
+    return len(read_instead)
+
+
 def export_in_child(model_path: Path, target: Path, precision: Precision) -> None:
     """`export` in a child process: torch and transformers load there, and their ~1.5 GB leave with it."""
     done = subprocess.run(
@@ -159,7 +218,8 @@ def export(model_path: Path, target: Path, precision: Precision = "float32") -> 
         _fuse(partial / "model.traced.onnx", partial / "model.onnx", model.config)
         (partial / "model.traced.onnx").unlink()
     else:
-        (partial / "model.traced.onnx").rename(partial / "model.onnx")
+        _drop_nan_guards(partial / "model.traced.onnx", partial / "model.onnx")
+        (partial / "model.traced.onnx").unlink()
     if precision == "int8":
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
