@@ -350,7 +350,8 @@ def rank(
     explain = shown is None
     ranked = []
     for c in candidates:
-        moved = why(c, explain)
+        # Unranked, nothing moves a candidate: only the shown are explained, once (below).
+        moved = why(c, explain) if by_facts or explain else []
         score = c.relevance + (sum(b.weight for b in moved) if by_facts else 0.0)
         ranked.append(Ranked(c, moved, score, pin and is_signature_match(c.payload, signature_key)))
     ranked.sort(key=lambda r: (not r.pinned, -r.score, r.candidate.key))
