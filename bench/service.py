@@ -1,6 +1,7 @@
 """The enrichment service under load, from a second process, against the same lookups in-process.
 
     python -m bench.service [--incidents 10000] [--dim 1536] [--seconds 15] [--concurrency 4] [--store DIR]
+                            [--pairs N]
 
 Builds an embedded store of synthetic incidents (fake embedder; `--store` keeps it in DIR, and a later run
 given the same DIR reuses it), starts `oncall-memory serve` on loopback, drives POST /similar from one
@@ -8,7 +9,10 @@ client (a responder's wait, compared with the in-process lookup, which also has 
 and through a bare keep-alive client, so the client's own Python is seen apart) and then from
 `--concurrency` clients (the service's throughput), then the Alertmanager webhook; stops the service, then
 runs the same lookups in-process on the same store (with the part spent in the engine's searches) and the
-raw engine's dense query of the same alerts. Prints requests/s, p50/p99 and ratios.
+raw engine's dense query of the same alerts. Prints requests/s, p50/p99 and ratios. The in-process lookups
+run as served ones do (the ranking fields in memory, the service's collector settings). `--pairs N`
+measures the one-client HTTP and in-process p50s N times in all, the service started afresh for each
+pair, and prints the median ratio.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import argparse
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,6 +37,7 @@ from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import NothingStored
 from oncall_memory.ingest.schedule import free_port
 from oncall_memory.memory import Memory
+from oncall_memory.service.app import long_lived
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines.base import DENSE
 
@@ -115,6 +121,93 @@ def report(label: str, latencies: list[float], errors: int, seconds: float) -> f
     return p50
 
 
+def start_service(data: Path, dim: int) -> tuple[subprocess.Popen, int, float]:
+    """`oncall-memory serve` on the store, once it answers and holds the ranking fields in memory, as a
+    service does a few seconds after it starts (lookups read the payload until then): the process, its port
+    and the seconds the fields took."""
+    port = free_port()
+    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake"}
+    env["ONCALL_MEMORY_EMBED_DIM"] = str(dim)
+    service = subprocess.Popen(
+        [sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or service.poll() is not None:
+                raise SystemExit("service did not become ready")
+            time.sleep(0.5)
+        return service, port, wait_for_table(url, deadline=time.monotonic() + 300)
+    except BaseException:
+        service.terminate()
+        service.wait(60)
+        raise
+
+
+def as_served(mem: Memory) -> None:
+    """The in-process lookups run as the service runs them: the ranking fields in memory, and the
+    collector's settings a served process has (without them the service gains 0.2 ms a lookup)."""
+    while mem._guard.store.fill_ranking_table():
+        pass
+    long_lived()
+
+
+def in_process(settings: Settings, dim: int, alerts: list[dict], seconds: float) -> list[float]:
+    """The same lookups in this process for `seconds`, one caller: each one's ms."""
+    lat, i = [], 0
+    with Memory.open(settings, embedder=FakeEmbedder(dim)) as mem:
+        as_served(mem)
+        stop_at = time.monotonic() + seconds
+        while time.monotonic() < stop_at:
+            t = time.perf_counter()
+            mem.similar(Alert.model_validate(alerts[i % len(alerts)]), limit=5)
+            lat.append((time.perf_counter() - t) * 1000)
+            i += 1
+    return lat
+
+
+def more_pairs(args: argparse.Namespace, settings: Settings, data: Path, similar, alerts, first) -> None:
+    """HTTP (httpx and the bare client) and in-process p50s measured again, `--pairs` in all, each pair's
+    two sides next to each other and in turn first, and the ratios' median: the engine holds its store in
+    one process, so the two sides cannot run at once, and on a shared machine one run's ratio moved from
+    0.95x to 1.73x between runs of the same code."""
+    ratios = [first]
+    for n in range(1, args.pairs):
+
+        def served() -> tuple[float, float]:
+            service, port, _ = start_service(data, args.dim)
+            try:
+                http = pct(drive(f"http://127.0.0.1:{port}", similar, args.seconds, 1)[0], 50)
+                return http, pct(drive_bare(port, similar, args.seconds)[0], 50)
+            finally:
+                service.terminate()
+                service.wait(60)
+
+        if n % 2:
+            here = pct(in_process(settings, args.dim, alerts, args.seconds), 50)
+            http, bare = served()
+        else:
+            http, bare = served()
+            here = pct(in_process(settings, args.dim, alerts, args.seconds), 50)
+        print(f"pair {n + 1}: in process p50 {here:.2f} ms, httpx {http:.2f} ms, bare {bare:.2f} ms")
+        ratios.append((http / here, bare / here))
+    for k, name in enumerate(("httpx", "bare client")):
+        each = sorted(r[k] for r in ratios)
+        print(
+            f"HTTP /similar p50 ({name}) / in-process p50, {len(each)} pairs: median {statistics.median(each):.2f}x "
+            f"({', '.join(f'{r:.2f}' for r in each)})"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--incidents", type=int, default=10_000)
@@ -122,6 +215,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=15)
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--store", type=Path, help="keep the built store here; reuse it when it is there")
+    ap.add_argument("--pairs", type=int, default=1, help="HTTP and in-process p50s this many times (see `more_pairs`)")
     args = ap.parse_args()
 
     data = args.store or Path(tempfile.mkdtemp(prefix="oncall-memory-bench-"))
@@ -146,37 +240,12 @@ def main() -> None:
         f"store: {args.incidents} incidents, {args.dim} dims, {how}, {verb} in {time.perf_counter() - t:.1f}s at {data}"
     )
 
-    port = free_port()
-    env = {
-        **os.environ,
-        "ONCALL_MEMORY_DATA_DIR": str(data),
-        "ONCALL_MEMORY_EMBEDDER": "fake",
-        "ONCALL_MEMORY_EMBED_DIM": str(args.dim),
-    }
-    service = subprocess.Popen(
-        [sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
     alerts = sample_alerts()
+    similar = lambda i: ("POST", "/similar", {"alert": alerts[i % len(alerts)], "limit": 5})  # noqa: E731
+    service, port, table_s = start_service(data, args.dim)
+    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or service.poll() is not None:
-                raise SystemExit("service did not become ready")
-            time.sleep(0.5)
-        # Timed once it holds the ranking fields in memory, as a service does a few seconds after it starts
-        # (lookups read the payload until then).
-        table_s = wait_for_table(url, deadline=time.monotonic() + 300)
         print(f"service on {url}, ranking fields in memory {table_s:.1f}s after ready, {args.seconds:g}s per phase\n")
-        similar = lambda i: ("POST", "/similar", {"alert": alerts[i % len(alerts)], "limit": 5})  # noqa: E731
         lat, err = drive(url, similar, args.seconds, 1)
         http_p50 = report("POST /similar, 1 client", lat, err, args.seconds)
         lat, err = drive_bare(port, similar, args.seconds)
@@ -206,8 +275,7 @@ def main() -> None:
     i = 0
     with Memory.open(settings, embedder=FakeEmbedder(args.dim)) as mem:
         engine = mem._guard.store  # the engine's own calls, timed beside the whole lookup
-        while engine.fill_ranking_table():  # what the service keeps in memory, kept here too
-            pass
+        as_served(mem)
         stop_at = time.monotonic() + args.seconds
         searches = {name: getattr(engine, name) for name in ("hybrid", "query")}
 
@@ -256,6 +324,8 @@ def main() -> None:
     print(f"HTTP /similar p50, 1 bare client / in-process p50 = {bare_p50 / inproc_p50:.2f}x")
     print(f"in-process req/s / HTTP req/s with {args.concurrency} clients = {len(lat) / args.seconds / http_rate:.2f}x")
     print(f"in-process p50 / raw Edge dense p50 = {inproc_p50 / raw_p50:.2f}x")
+    if args.pairs > 1:
+        more_pairs(args, settings, data, similar, alerts, (http_p50 / inproc_p50, bare_p50 / inproc_p50))
 
 
 if __name__ == "__main__":
