@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import EmbeddingFailed, InvalidInput
 from .base import Embedder
-from .onnx import OnnxModel, Precision, export_dir, export_in_child, exportable
+from .onnx import OnnxModel, Precision, drop_older_exports, export_dir, export_in_child, exportable
 
 log = logging.getLogger(__name__)
 
@@ -120,10 +120,20 @@ class LocalEmbedder(Embedder):
             if not (folder / "model.onnx").exists():
                 log.info("exporting %s to ONNX (%s) once, into %s", self.model, self.precision, folder)
                 export_in_child(path, folder, self.precision)
+                self._drop_older_exports(folder)
             return OnnxModel(folder, threads=self._threads)
         except Exception as exc:  # no exporter at hand, or a broken export: sentence-transformers still works
             log.warning("the local model stays on sentence-transformers (ONNX export unavailable: %s)", exc)
             return None
+
+    def _drop_older_exports(self, folder: Path) -> None:
+        """After a new export: the model's older exports at this precision go (`onnx.drop_older_exports`); a
+        failure to remove them is said, never raised (the new export is what matters)."""
+        try:
+            if freed := drop_older_exports(folder):
+                log.info("removed older ONNX exports of %s (%.0f MB) from %s", self.model, freed / 1e6, folder.parent)
+        except OSError as exc:
+            log.warning("older ONNX exports of %s in %s could not be removed: %s", self.model, folder.parent, exc)
 
     def _load_st(self):
         from sentence_transformers import SentenceTransformer
