@@ -645,3 +645,27 @@ def test_every_secret_setting_is_masked_in_the_service_logs():
         object.__setattr__(holder, leaf, SecretStr(f"secret-{number}-{leaf}"))
     masked = set(secrets_of(settings))
     assert [n for i, n in enumerate(names) if f"secret-{i}-{n.split('.')[-1]}" not in masked] == []
+
+
+def test_the_secret_catalogue_is_ready_when_the_service_is(settings, memory, outbox, monkeypatch):
+    # Every alert is redacted as it enters: the catalogue's load (and a first scan, which builds the
+    # detectors' sets) runs beside the start and is done before the first request, not in its wait.
+    from oncall_memory.service import app as service_app
+
+    started, finished = [], threading.Event()
+
+    def load_in_background(*, scan_once=False):
+        started.append(scan_once)
+
+        def load():
+            time.sleep(1.0)  # longer than the rest of this start: the start must wait for it
+            finished.set()
+
+        loading = threading.Thread(target=load)
+        loading.start()
+        return loading
+
+    monkeypatch.setattr(service_app, "load_in_background", load_in_background)
+    with TestClient(create_app(settings, memory=memory, outbox=outbox)) as c:
+        assert started == [True] and finished.is_set()
+        assert c.get("/healthz").status_code == 200

@@ -8,6 +8,7 @@ slow lookup never stalls the event loop, and the memory's lock covers store call
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import logging
@@ -35,6 +36,7 @@ from ..jobs import Job, Refiner
 from ..logs import redacted_logs
 from ..memory import Memory
 from ..redact import already_redacted
+from ..redact.catalogue import load_in_background
 from ..settings import Settings
 from ..store.datadir import write_atomic
 from ..targets import Target
@@ -176,6 +178,7 @@ def secrets_of(settings: Settings) -> list[str]:
 
 
 YOUNG_COLLECTION = 10_000  # allocations between young collections once served (Python's default: 700)
+CATALOGUE_WAIT = 60.0  # seconds a start waits for the secret catalogue (0.4 s cached, ~3 s the first time)
 
 
 def long_lived() -> None:
@@ -202,6 +205,9 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        # Every alert, lookup and payload is redacted as it enters: the secret catalogue loads (and its
+        # detectors compile) beside the start, and is ready when the service is, not in the first alert's wait.
+        catalogue = load_in_background(scan_once=True)
         async with AsyncExitStack() as stack:
             mem = memory or stack.enter_context(Memory.open(settings))
             mem.keep_ranking_fields()
@@ -272,6 +278,7 @@ def create_app(
             if live is not None:
                 stack.callback(live.close)
             app.state.mcp = await stack.enter_async_context(mcp_app(mem, live))
+            await asyncio.to_thread(catalogue.join, CATALOGUE_WAIT)
             if announce and (info := settings.dir.service) is not None:
                 host = "127.0.0.1" if settings.service.host in ("0.0.0.0", "::", "") else settings.service.host
                 write_atomic(info, json.dumps({"url": f"http://{host}:{settings.service.port}", "pid": os.getpid()}))
