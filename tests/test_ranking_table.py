@@ -161,6 +161,35 @@ def test_the_service_fills_the_table_in_the_background_and_a_reindex_refills_it(
         assert memory._store.ranking_table()[0] == count
 
 
+def test_the_background_reading_rests_as_long_as_each_batch_took(tmp_path, monkeypatch):
+    # Back to back, its batches kept an alert storm's 202 waiting seconds in the first moments after a start
+    # (`TABLE_FILL_SHARE`): between two batches it now rests at least as long as the batch before took.
+    from oncall_memory.store import guard
+
+    with on_disk(tmp_path) as memory:
+        memory.ingest(
+            [make_incident(id=f"INC-{i}", title=f"checkout pods crash looping, case {i}") for i in range(600)]
+        )
+        store, calls = memory._store, []
+        real = store.fill_ranking_table
+
+        def slow_batch(**kw):
+            started = time.monotonic()
+            time.sleep(0.1)  # a batch that takes a while
+            more = real(**kw)
+            calls.append((started, time.monotonic()))
+            return more
+
+        monkeypatch.setattr(store, "fill_ranking_table", slow_batch)
+        memory.keep_ranking_fields()
+        deadline = time.monotonic() + 30
+        while len(calls) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(calls) >= 3 and guard.TABLE_FILL_SHARE == 0.5
+        for (_, ended), (next_started, _) in zip(calls, calls[1:]):
+            assert next_started - ended >= 0.09  # rested about as long as the 0.1 s batch took
+
+
 def test_a_store_keeps_where_its_payload_lives(tmp_path):
     with on_disk(tmp_path) as memory:
         memory.ingest(sample_incidents()[:3])

@@ -26,6 +26,11 @@ from .ranking_table import train
 
 REPLAY_BATCH = 256
 TABLE_CHECK_SECONDS = 5.0  # how soon a swapped-in collection's ranking fields start to be read
+# The share of the time the ranking fields' reading may take while it runs: after each batch it rests as
+# long again. Back to back, its batches (about 25 ms of Python each, under the store's lock) left an alert
+# storm posted in the first seconds after a start at 100,000 incidents 2.0-5.4 s to its 202 instead of
+# 0.25 s (the reading took 5 s; at half the time, 11-12 s, lookups reading the payload meanwhile).
+TABLE_FILL_SHARE = 0.5
 log = logging.getLogger("oncall_memory.store")
 
 
@@ -185,12 +190,13 @@ class GuardedStore:
     def keep_ranking_fields(self) -> threading.Thread:
         """Keep the ranking fields in memory, where the engine can (Edge, its payload on disk or in RAM): a
         thread reads them a batch at a time under the lock (lookups and writes go on between batches; lookups
-        read the payload until the table is full), and again after a reindex or restore swaps another
-        collection in."""
+        read the payload until the table is full), resting after each batch as long as it took
+        (`TABLE_FILL_SHARE`), and again after a reindex or restore swaps another collection in."""
 
         def fill() -> None:
-            more, started = True, time.perf_counter()
-            while not self._closed.wait(0 if more else TABLE_CHECK_SECONDS):
+            more, started, rest = True, time.perf_counter(), 0.0
+            while not self._closed.wait(rest if more else TABLE_CHECK_SECONDS):
+                batch_started = time.perf_counter()
                 try:
                     with self.lock:
                         if self._closed.is_set():
@@ -205,6 +211,7 @@ class GuardedStore:
                         if not more:
                             started = time.perf_counter()
                         was, more = more, self.store.fill_ranking_table(trained=trained)
+                    rest = (time.perf_counter() - batch_started) * (1 / TABLE_FILL_SHARE - 1)
                 except OncallMemoryError as exc:
                     log.warning("reading the ranking fields into memory stopped: %s", exc)
                     return
