@@ -52,7 +52,7 @@ def load_in_background(*, scan_once: bool = False) -> threading.Thread:
     `vendor_rules`: 0.02 s, not the 0.07 s of reading them from the catalogue). `scan_once`: then scan one
     line, so that what the first scan builds (the detectors' RE2 sets) is built too: for the service, whose
     first alert after a start otherwise waited for all of it (a 1,000-alert post's 202 in 0.41-0.58 s, not
-    0.04 s). Returns the thread. A failure here is left for the first real use to report."""
+    0.03 s). Returns the thread. A failure here is left for the first real use to report."""
 
     def load() -> None:
         try:
