@@ -19,11 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -35,13 +32,13 @@ import qdrant_edge as E
 from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import NothingStored
-from oncall_memory.ingest.schedule import free_port
 from oncall_memory.memory import Memory
 from oncall_memory.service.app import long_lived
 from oncall_memory.settings import Settings
 from oncall_memory.store.engines.base import DENSE
 
 from .lookup import pct
+from .serving import Serve
 from .synth import sample_alerts, synthetic_incidents
 
 
@@ -121,35 +118,16 @@ def report(label: str, latencies: list[float], errors: int, seconds: float) -> f
     return p50
 
 
-def start_service(data: Path, dim: int) -> tuple[subprocess.Popen, int, float]:
+def start_service(data: Path, dim: int) -> tuple[Serve, float]:
     """`oncall-memory serve` on the store, once it answers and holds the ranking fields in memory, as a
-    service does a few seconds after it starts (lookups read the payload until then): the process, its port
-    and the seconds the fields took."""
-    port = free_port()
-    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake"}
-    env["ONCALL_MEMORY_EMBED_DIM"] = str(dim)
-    service = subprocess.Popen(
-        [sys.executable, "-m", "oncall_memory.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
+    service does a few seconds after it starts (lookups read the payload until then): the service and the
+    seconds the fields took."""
+    env = {"ONCALL_MEMORY_DATA_DIR": str(data), "ONCALL_MEMORY_EMBEDDER": "fake", "ONCALL_MEMORY_EMBED_DIM": str(dim)}
+    service = Serve(env, timeout=120)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or service.poll() is not None:
-                raise SystemExit("service did not become ready")
-            time.sleep(0.5)
-        return service, port, wait_for_table(url, deadline=time.monotonic() + 300)
+        return service, wait_for_table(service.url, deadline=time.monotonic() + 300)
     except BaseException:
-        service.terminate()
-        service.wait(60)
+        service.stop()
         raise
 
 
@@ -184,13 +162,9 @@ def more_pairs(args: argparse.Namespace, settings: Settings, data: Path, similar
     for n in range(1, args.pairs):
 
         def served() -> tuple[float, float]:
-            service, port, _ = start_service(data, args.dim)
-            try:
-                http = pct(drive(f"http://127.0.0.1:{port}", similar, args.seconds, 1)[0], 50)
-                return http, pct(drive_bare(port, similar, args.seconds)[0], 50)
-            finally:
-                service.terminate()
-                service.wait(60)
+            with start_service(data, args.dim)[0] as service:
+                http = pct(drive(service.url, similar, args.seconds, 1)[0], 50)
+                return http, pct(drive_bare(service.port, similar, args.seconds)[0], 50)
 
         if n % 2:
             here = pct(in_process(settings, args.dim, alerts, args.seconds), 50)
@@ -242,8 +216,8 @@ def main() -> None:
 
     alerts = sample_alerts()
     similar = lambda i: ("POST", "/similar", {"alert": alerts[i % len(alerts)], "limit": 5})  # noqa: E731
-    service, port, table_s = start_service(data, args.dim)
-    url = f"http://127.0.0.1:{port}"
+    service, table_s = start_service(data, args.dim)
+    url, port = service.url, service.port
     try:
         print(f"service on {url}, ranking fields in memory {table_s:.1f}s after ready, {args.seconds:g}s per phase\n")
         lat, err = drive(url, similar, args.seconds, 1)
@@ -268,8 +242,7 @@ def main() -> None:
         lat, err = drive(url, webhook, args.seconds, args.concurrency)
         report(f"POST /webhooks/alertmanager, {args.concurrency} clients", lat, err, args.seconds)
     finally:
-        service.terminate()
-        service.wait(60)
+        service.stop()
 
     lat, searching = [], []
     i = 0

@@ -14,9 +14,10 @@ from oncall_memory.ingest.schedule import free_port
 
 class Serve:
     """A context manager: `oncall-memory serve` on a free loopback port with `env` added to this process's
-    environment, entered once `/readyz` answers 200 (`ready_seconds` after the start); stopped on exit."""
+    environment, entered once `/readyz` answers 200 (`ready_seconds` after the start); stopped on exit.
+    `timeout`: seconds to wait for that, after which it is stopped (None: as long as it runs)."""
 
-    def __init__(self, env: dict[str, str]):
+    def __init__(self, env: dict[str, str], *, timeout: float | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         started = time.perf_counter()
@@ -34,6 +35,9 @@ class Serve:
                 pass
             if self.proc.poll() is not None:
                 raise SystemExit("serve exited during start-up")
+            if timeout is not None and time.perf_counter() - started > timeout:
+                self.stop()
+                raise SystemExit(f"serve did not become ready in {timeout:g} s")
             time.sleep(0.1)
         self.ready_seconds = time.perf_counter() - started
 
