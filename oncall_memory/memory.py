@@ -111,11 +111,10 @@ class Memory:
         limit outside 1..100, `NothingStored` before any ingest, `ContractMismatch` for another model's."""
         check_limit(limit)
         started = time.perf_counter()
-        self._guard.looked_up()
         self.check_contract()
         query = make_query(alert, TimedEmbedder(self.embedder, "lookup", self.observer), mode)  # outside the lock
         tallies = self.feedback.tallies(query.signature_key) if rank else {}
-        with self._guard.lock:
+        with self._guard.looking_up():
             lookup = self._retriever.search(query, filters=filters, limit=limit, rank=rank, now=now, feedback=tallies)
         self.observer.lookup(lookup.mode, lookup.degraded is not None, time.perf_counter() - started)
         return lookup

@@ -70,11 +70,15 @@ class GuardedStore:
         self._building = threading.Lock()  # one index build at a time
         self._contract_checked = False  # once per store: a lookup should not ask the engine every time
         self._closed = threading.Event()
-        self._last_lookup = -math.inf  # `time.monotonic()` of the latest `looked_up`
+        self._last_lookup = -math.inf  # `time.monotonic()` of the latest `looking_up`
 
-    def looked_up(self) -> None:
-        """A lookup is under way: the ranking fields' reading gives way for a while (`TABLE_FILL_SHARE_BUSY`)."""
+    @contextmanager
+    def looking_up(self) -> Iterator[None]:
+        """The lock, for a lookup: the store is marked as asked first, so the ranking fields' reading gives way
+        for a while (`TABLE_FILL_SHARE_BUSY`), to this lookup and to those after it."""
         self._last_lookup = time.monotonic()
+        with self.lock:
+            yield
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
