@@ -161,26 +161,31 @@ def test_the_service_fills_the_table_in_the_background_and_a_reindex_refills_it(
         assert memory._store.ranking_table()[0] == count
 
 
+def slow_batches(memory: Memory, monkeypatch, seconds: float) -> list[tuple[float, float]]:
+    """600 incidents in `memory`, whose ranking fields' reading then takes at least `seconds` a batch: the
+    (start, end) of each batch, as the background reading runs them."""
+    memory.ingest([make_incident(id=f"INC-{i}", title=f"checkout pods crash looping, case {i}") for i in range(600)])
+    store, calls = memory._store, []
+    real = store.fill_ranking_table
+
+    def slow_batch(**kw):
+        started = time.monotonic()
+        time.sleep(seconds)  # a batch that takes a while
+        more = real(**kw)
+        calls.append((started, time.monotonic()))
+        return more
+
+    monkeypatch.setattr(store, "fill_ranking_table", slow_batch)
+    return calls
+
+
 def test_the_background_reading_rests_as_long_as_each_batch_took(tmp_path, monkeypatch):
     # Back to back, its batches kept an alert storm's 202 waiting seconds in the first moments after a start
     # (`TABLE_FILL_SHARE`): between two batches it now rests at least as long as the batch before took.
     from oncall_memory.store import guard
 
     with on_disk(tmp_path) as memory:
-        memory.ingest(
-            [make_incident(id=f"INC-{i}", title=f"checkout pods crash looping, case {i}") for i in range(600)]
-        )
-        store, calls = memory._store, []
-        real = store.fill_ranking_table
-
-        def slow_batch(**kw):
-            started = time.monotonic()
-            time.sleep(0.1)  # a batch that takes a while
-            more = real(**kw)
-            calls.append((started, time.monotonic()))
-            return more
-
-        monkeypatch.setattr(store, "fill_ranking_table", slow_batch)
+        calls = slow_batches(memory, monkeypatch, 0.1)
         memory.keep_ranking_fields()
         deadline = time.monotonic() + 30
         while len(calls) < 3 and time.monotonic() < deadline:
@@ -192,25 +197,12 @@ def test_the_background_reading_rests_as_long_as_each_batch_took(tmp_path, monke
 
 def test_the_background_reading_gives_way_while_lookups_are_asked(tmp_path, monkeypatch):
     # A storm's thousand lookups right after a start each waited for its batches under the lock (the first
-    # 1,000-alert storm at 100,000 answered in 12-15 s, against 6.5-7.4 s once it gives way): while lookups are
+    # 1,000-alert storm at 100,000 answered in 12-15 s, against 6.5-7.9 s once it gives way): while lookups are
     # asked it rests nineteen times as long as each batch took (`TABLE_FILL_SHARE_BUSY`), and it goes on.
     from oncall_memory.store import guard
 
     with on_disk(tmp_path) as memory:
-        memory.ingest(
-            [make_incident(id=f"INC-{i}", title=f"checkout pods crash looping, case {i}") for i in range(600)]
-        )
-        store, calls = memory._store, []
-        real = store.fill_ranking_table
-
-        def slow_batch(**kw):
-            started = time.monotonic()
-            time.sleep(0.05)  # a batch that takes a while
-            more = real(**kw)
-            calls.append((started, time.monotonic()))
-            return more
-
-        monkeypatch.setattr(store, "fill_ranking_table", slow_batch)
+        calls = slow_batches(memory, monkeypatch, 0.05)
         alert = Alert(text="checkout pods crash looping")
         memory.similar(alert)
         memory.keep_ranking_fields()
