@@ -6,7 +6,6 @@ The service writes `<data dir>/service.json` while it runs; `ONCALL_MEMORY_URL` 
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 from dataclasses import dataclass
@@ -17,6 +16,8 @@ from urllib.parse import urlsplit
 from ..hosts import is_loopback
 
 if TYPE_CHECKING:
+    import http.client
+
     from ..settings import Settings
 
 TIMEOUT = 30.0  # seconds: a lookup on a busy service, the local model included
@@ -81,6 +82,8 @@ def call(url: str, method: str, path: str, body: dict[str, Any] | None = None, *
     """One request to the service. The standard library's client, not httpx: importing httpx costs a CLI
     start-up about 90 ms (its command-line entry point brings click and rich), and this one request on
     loopback needs none of what it adds."""
+    import http.client  # here, not at the top: a `similar` with no service to ask never uses it (20 ms of its start)
+
     headers = {"Accept": "application/json", **_bearer(token)}
     data = None
     if body is not None:
@@ -100,6 +103,8 @@ def call(url: str, method: str, path: str, body: dict[str, Any] | None = None, *
 
 def _connection(url: str) -> tuple[http.client.HTTPConnection, str]:
     """A connection to the service at `url`, and the path its routes sit under."""
+    import http.client
+
     parts = urlsplit(url)
     connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     return connection_class(parts.netloc, timeout=TIMEOUT), parts.path.rstrip("/")
@@ -130,6 +135,8 @@ def detail(response: Response) -> str:
 def download(settings: Settings, url: str, path: str, into: Path) -> dict[str, str]:
     """POST `path` and write the answer's body to the file `into`, in pieces (a backup may be gigabytes).
     Returns the answer's headers; raises `Unreachable` as `call` does, `OncallMemoryError` on a 4xx/5xx."""
+    import http.client
+
     from ..errors import OncallMemoryError
 
     token = settings.service.api_token
