@@ -40,7 +40,7 @@ def rule_alert(
     """The alert to look up: its rule's name and every text its annotations carry, the headline first
     (`annotations.texts`: `summary`, `message`, `title`, any key a team invents; links left out), facts from
     its labels. None when it has no text at all. (Measured and dropped: removing the label values a description
-    repeats, which lowered MRR on the pager set; and writing the rule's name as words, five ways, each meeting
+    repeats, which lowered MRR on the pager set; and writing the rule's name as words, six ways, each meeting
     fewer of the per-style goals: docs/evaluation.md, "A rule's name written as its words".)
     `written`: the annotations' texts, when the caller has read them already (`texts(a.annotations)`)."""
     return _alert(a, texts(a.annotations) if written is None else written, mapping, known)
