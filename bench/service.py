@@ -6,7 +6,8 @@
 Builds an embedded store of synthetic incidents (fake embedder; `--store` keeps it in DIR, and a later run
 given the same DIR reuses it), starts `oncall-memory serve` on loopback, drives POST /similar from one
 client (a responder's wait, compared with the in-process lookup, which also has one caller; through httpx
-and through a bare keep-alive client, so the client's own Python is seen apart) and then from
+and through a bare keep-alive client, so the client's own Python is seen apart), then filtered by env and
+by env and tag, and then from
 `--concurrency` clients (the service's throughput), then the Alertmanager webhook; stops the service, then
 runs the same lookups in-process on the same store (with the part spent in the engine's searches) and the
 raw engine's dense query of the same alerts. Prints requests/s, p50/p99 and ratios. The in-process lookups
@@ -40,6 +41,10 @@ from oncall_memory.store.engines.base import DENSE
 from .lookup import pct
 from .serving import Serve
 from .synth import sample_alerts, synthetic_incidents
+
+# Filtered, as a responder narrows a lookup: one env of the eight the backlog spreads over, then that env and
+# a tag about a third of the incidents carry (the goal holds "filtered or not").
+FILTERED = (("env", {"env": "shop-prod"}), ("env + tag", {"env": "shop-prod", "component_tags": ["kubernetes"]}))
 
 
 def drive(url: str, make_request, seconds: float, concurrency: int) -> tuple[list[float], int]:
@@ -224,6 +229,10 @@ def main() -> None:
         http_p50 = report("POST /similar, 1 client", lat, err, args.seconds)
         lat, err = drive_bare(port, similar, args.seconds)
         bare_p50 = report("  the same, a bare client", lat, err, args.seconds)
+        for label, filters in FILTERED:
+            body = lambda i, f=filters: ("POST", "/similar", {**similar(i)[2], "filters": f})  # noqa: E731
+            report(f"POST /similar, {label}", *drive(url, body, args.seconds, 1), args.seconds)
+            report("  the same, a bare client", *drive_bare(port, body, args.seconds), args.seconds)
         lat, err = drive(url, similar, args.seconds, args.concurrency)
         http_rate = len(lat) / args.seconds
         report(f"POST /similar, {args.concurrency} clients", lat, err, args.seconds)
