@@ -120,6 +120,8 @@ def console() -> None:
         code = main(argv)
     finally:
         _leaving_at_once = False  # only this run leaves at once: not a `main` called later in the same process
+        if (redacting := sys.modules.get("oncall_memory.redact.engine")) is not None:
+            redacting.stop_scanning_child()  # (a program leaves at once anyway; a test's process goes on)
     if command in QUICK_EXIT:
         _leave(code)
     sys.exit(code)
@@ -153,8 +155,13 @@ def _with_settings(args: argparse.Namespace) -> int:
     """The command with the whole configuration; a setting that does not validate is a usage error."""
     if args.command in REDACTING:
         from ..redact.catalogue import load_in_background
+        from ..redact.engine import scan_in_child
 
-        load_in_background()
+        # A standalone `similar`, as a program: what scanning needs loads in a child process on the other core
+        # and scans there (`redact/child.py`); every other command, or where a child cannot be forked safely,
+        # loads it on a thread.
+        if not (args.command == "similar" and _leaving_at_once and scan_in_child()):
+            load_in_background()
     from pydantic import ValidationError
 
     from ..env_values import SettingTyped

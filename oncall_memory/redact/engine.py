@@ -19,6 +19,7 @@ import re2
 
 from .base import Detector, Span, merge
 from .catalogue import CATALOGUE
+from .child import Child, fork
 from .context import CONTEXT
 from .entropy import HIGH_ENTROPY
 from .nearby import CREDENTIAL_NEARBY, VENDOR_NEARBY, companions
@@ -151,12 +152,50 @@ def windows(length: int, window: int = WINDOW, overlap: int = OVERLAP) -> list[i
 def scan(text: str) -> list[tuple[Span, str]]:
     """Every secret found anywhere in `text`, as (span, detector name), in text order (a secret in two
     windows' overlap is listed twice: callers merge spans). Linear in the text, however long (the property
-    test in `tests/test_redact.py` holds it to that)."""
+    test in `tests/test_redact.py` holds it to that). In the scanning child when one was started
+    (`scan_in_child`)."""
+    if _child is not None:
+        return _child.scan(text)
+    return _scan_here(text)
+
+
+def _scan_here(text: str) -> list[tuple[Span, str]]:
     found = []
     for start in windows(len(text)):
         part = text[start : start + WINDOW]
         found += [((a + start, b + start), name) for (a, b), name in _scan_window(part)]
     return sorted(set(found))
+
+
+_child: Child | None = None
+
+
+def scan_in_child() -> bool:
+    """For a one-shot command that redacts soon after it starts (a standalone `similar`): fork a child that
+    loads everything scanning needs (the catalogue, the vendors' table, the detectors' sets) on the other
+    core and then scans for this process (`child.py`). False where that cannot be done safely here (the
+    caller loads on a thread instead, `catalogue.load_in_background`)."""
+    global _child
+    if _child is None:
+        _child = fork(_warm, _scan_here)
+    return _child is not None
+
+
+def stop_scanning_child() -> None:
+    """Scan in this process again, letting the child go (`scan_in_child`): a command that ran in a process
+    that goes on (a test's) leaves it as it found it."""
+    global _child
+    if _child is not None:
+        _child.close()
+        _child = None
+
+
+def _warm() -> None:
+    """What a first scan builds, built ahead: the catalogue, the vendors' table, the detectors' RE2 sets."""
+    from .catalogue import _loaded
+
+    _loaded()
+    _scan_here("warming up: a password=<placeholder> beside a token\nsplit over two lines")
 
 
 def secret_spans(text: str) -> list[tuple[Span, str]]:

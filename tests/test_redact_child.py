@@ -1,0 +1,85 @@
+"""Scanning in a child process (`redact/child.py`), as a standalone `similar` does: the same findings as scanning
+here, for every detector's example; scanning here again when the child has gone; no child where forking is not
+safe."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+from test_redact import EXAMPLES, SECRETS
+
+from oncall_memory.redact import child
+
+# Run in a process of its own: the child is forked from a process with one thread, which a test worker is not.
+PROBE = """
+import json, os, signal, sys
+from oncall_memory.redact import engine
+texts = json.load(sys.stdin)
+assert engine.scan_in_child(), "no child forked"
+pid = engine._child.pid
+assert pid != os.getpid()
+there = [engine.scan(t) for t in texts]
+here = [engine._scan_here(t) for t in texts]
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+after = [engine.scan(t) for t in texts]  # the child is gone: scanned here, and said so on stderr
+print(json.dumps({"there": there, "here": here, "after": after, "redacted": [engine.redact(t) for t in texts]}))
+"""
+
+
+def _texts() -> list[str]:
+    examples = [template.replace("{}", secret) for _, template, secret in EXAMPLES]
+    # Characters wider than a byte before and after a secret: the offsets must agree.
+    return [*examples, *(text for text, _ in SECRETS), "caf\u00e9 password=hunter2hunter2 \u2603 \U0001f525 end"]
+
+
+def test_the_child_finds_what_scanning_here_finds_and_scanning_goes_on_without_it():
+    texts = _texts()
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], input=json.dumps(texts), capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["there"] == out["here"]
+    assert out["after"] == out["here"]
+    assert "scanning here instead" in done.stderr
+    # Every detector's example is found through the child: each secret is gone from its redacted text.
+    for (name, _, secret), redacted in zip(EXAMPLES, out["redacted"], strict=False):
+        assert secret not in redacted, name
+
+
+def test_no_child_is_forked_beside_another_thread():
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert child.fork(lambda: None, lambda text: []) is None
+    finally:
+        stop.set()
+        other.join()
+
+
+LEAVES = """
+import os
+from oncall_memory.redact import engine
+assert engine.scan_in_child()
+assert engine.scan("password=hunter2hunter2")  # the child loaded and answered
+print(engine._child.pid, flush=True)
+os._exit(0)  # as the program leaves: nothing closed on the way out
+"""
+
+
+def test_the_child_leaves_when_the_command_does():
+    import time
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-c", LEAVES], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    status = Path(f"/proc/{int(done.stdout)}/status")
+    deadline = time.monotonic() + 60
+    while status.exists() and "\nState:\tZ" not in status.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)  # it reads the end of its pipe, then leaves; a zombie has left
+    assert not status.exists() or "\nState:\tZ" in status.read_text()
