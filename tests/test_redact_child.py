@@ -83,3 +83,27 @@ def test_the_child_leaves_when_the_command_does():
     while status.exists() and "\nState:\tZ" not in status.read_text() and time.monotonic() < deadline:
         time.sleep(0.05)  # it reads the end of its pipe, then leaves; a zombie has left
     assert not status.exists() or "\nState:\tZ" in status.read_text()
+
+
+STUCK = """
+import os, time
+from oncall_memory.redact import child, engine
+child.ANSWER_WITHIN = 0.5
+engine._warm = lambda: time.sleep(600)  # a child that never gets to scanning
+assert engine.scan_in_child()
+pid = engine._child.pid
+found = engine.scan("password=hunter2hunter2")
+assert found == engine._scan_here("password=hunter2hunter2") and found, found
+try:
+    os.kill(pid, 0)
+    print("still there")
+except ProcessLookupError:
+    print("stopped")
+"""
+
+
+def test_a_child_that_does_not_answer_is_stopped_and_the_text_scanned_here():
+    done = subprocess.run([sys.executable, "-c", STUCK], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "stopped"
+    assert "no answer in 0.5 s" in done.stderr

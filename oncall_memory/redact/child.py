@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
+import signal
 import struct
 import sys
 import threading
@@ -26,6 +28,10 @@ log = logging.getLogger(__name__)
 # quick exit does) must not keep a copy of its process running its code.
 _leave = os._exit
 _HEADER = struct.Struct(">I")  # each message: its length, then its bytes
+# Seconds a scan waits for the child: its first answer waits for the catalogue's load (0.3 s from Kingfisher's
+# compiled cache, about 3 s the first time on a machine). A child stuck longer is stopped, and the scan is done
+# here.
+ANSWER_WITHIN = 60.0
 # A text is sent as UTF-8 with its lone surrogates kept (a JSON "\ud800" reads as one), so offsets agree.
 _ENCODING = ("utf-8", "surrogatepass")
 
@@ -54,6 +60,8 @@ class Child:
                     data = text.encode(*_ENCODING)
                     self._requests.write(_HEADER.pack(len(data)) + data)
                     self._requests.flush()
+                    if not select.select([self._replies], [], [], ANSWER_WITHIN)[0]:
+                        raise TimeoutError(f"no answer in {ANSWER_WITHIN:g} s")
                     return [((a, b), name) for (a, b), name in json.loads(_message(self._replies))]
                 except (OSError, ValueError, EOFError) as exc:
                     log.warning("the scanning child process stopped (%s): scanning here instead", exc)
@@ -61,15 +69,20 @@ class Child:
         return self._here(text)
 
     def close(self) -> None:
-        """Let the child go: it leaves when its end of the pipe closes (as it does when this process ends)."""
+        """Let the child go: it leaves when its end of the pipe closes (as it does when this process ends), or
+        at once, stopped, when it stopped answering."""
         self._gone = True
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         for pipe in (self._requests, self._replies):
             try:
                 pipe.close()
             except OSError:
                 pass
         try:
-            os.waitpid(self.pid, os.WNOHANG)  # reaped now if it has left already; else init reaps it
+            os.waitpid(self.pid, 0)  # stopped: reaped at once
         except ChildProcessError:
             pass
 
