@@ -107,3 +107,35 @@ def test_a_child_that_does_not_answer_is_stopped_and_the_text_scanned_here():
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "stopped"
     assert "no answer in 0.5 s" in done.stderr
+
+
+# As a subreaper, the wrapper adopts whatever the command leaves behind: nothing, if the command reaped its child.
+ORPHANS = """
+import ctypes, os, subprocess, sys, time
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+command = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+assert command.returncode == 0, command.stderr
+assert "INC-1001" in command.stdout, command.stdout
+time.sleep(0.5)
+try:
+    pid, _ = os.waitpid(-1, os.WNOHANG)
+    print("left behind" if pid else "left behind, still running")
+except ChildProcessError:
+    print("none")
+"""
+
+
+def test_the_program_reaps_its_scanning_child(tmp_path):
+    import os
+
+    from conftest import FIXTURES
+
+    env = {**os.environ, "ONCALL_MEMORY_DATA_DIR": str(tmp_path / "data"), "ONCALL_MEMORY_EMBEDDER": "fake"}
+    cli = [sys.executable, "-m", "oncall_memory.cli"]
+    subprocess.run([*cli, "ingest", str(FIXTURES / "incidents.jsonl")], env=env, check=True, capture_output=True)
+    similar = [*cli, "similar", "--alert", str(FIXTURES / "alerts" / "crashloop-checkout.json")]
+    done = subprocess.run(
+        [sys.executable, "-c", ORPHANS, *similar], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "none"

@@ -144,6 +144,8 @@ def _leave(code: int) -> None:
             stream.flush()
         except (OSError, ValueError):  # a reader that left, a stream closed: nothing more to say
             pass
+    if (redacting := sys.modules.get("oncall_memory.redact.engine")) is not None:
+        redacting.stop_scanning_child()  # reaped, not left to an init that may not reap it
     os._exit(code)
 
 

@@ -145,6 +145,9 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
         with Memory.open(settings, embedder=embedder) as memory:
             memory.check_contract()  # "nothing stored yet" at once, not after the model has loaded
             alert, filters = alert_from_args(args, given), filters_from_args(args)
+            from ..redact.engine import done_scanning
+
+            done_scanning()  # the alert was the one text to scan: a scanning child leaves beside the lookup
             if loading is not None:
                 loading.join()
             started = time.perf_counter()

@@ -68,22 +68,24 @@ class Child:
                     self.close()
         return self._here(text)
 
-    def close(self) -> None:
-        """Let the child go: it leaves when its end of the pipe closes (as it does when this process ends), or
-        at once, stopped, when it stopped answering."""
+    def release(self) -> None:
+        """No more texts: the child leaves as it reads the end of its pipe, beside whatever this process does
+        next. A scan after this one is done here."""
         self._gone = True
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         for pipe in (self._requests, self._replies):
             try:
                 pipe.close()
             except OSError:
                 pass
+
+    def close(self) -> None:
+        """Let the child go and reap it (stopped, if it has not left yet). Reaped here, because where nothing
+        else reaps an orphan (a container whose first process is not an init) it would stay a zombie."""
+        self.release()
         try:
-            os.waitpid(self.pid, 0)  # stopped: reaped at once
-        except ChildProcessError:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
             pass
 
 

@@ -181,6 +181,13 @@ def scan_in_child() -> bool:
     return _child is not None
 
 
+def done_scanning() -> None:
+    """The command has scanned what it came for (a standalone `similar`, its alert): the child leaves now,
+    beside the lookup, rather than at the end (`stop_scanning_child`, which then only reaps it)."""
+    if _child is not None:
+        _child.release()
+
+
 def stop_scanning_child() -> None:
     """Scan in this process again, letting the child go (`scan_in_child`): a command that ran in a process
     that goes on (a test's) leaves it as it found it."""
