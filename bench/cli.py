@@ -39,9 +39,6 @@ def _adopt_orphans() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
-SERVING = False  # while the service runs (a child of this process too), nothing is waited for
-
-
 def _reap_orphans() -> None:
     while True:
         try:
@@ -50,7 +47,9 @@ def _reap_orphans() -> None:
             return
 
 
-def run(data: Path, *argv: str) -> float:
+def run(data: Path, *argv: str, reap: bool = True) -> float:
+    """One command's wall clock. `reap`: then wait for what it left behind (not while the service, a child of
+    this process too, runs)."""
     # As installed, Python keeps its bytecode: a PYTHONDONTWRITEBYTECODE left in the environment (CI images
     # set it) makes every start compile the package again, about 0.1 s that no user pays.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -68,7 +67,7 @@ def run(data: Path, *argv: str) -> float:
     elapsed = time.perf_counter() - started
     if child.returncode != 0:
         raise subprocess.CalledProcessError(child.returncode, argv)
-    if not SERVING:
+    if reap:
         _reap_orphans()  # a standalone `similar` scans in a child of its own, which leaves just after it
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -86,11 +85,9 @@ def main() -> None:
     standalone = [run(data, "similar", "--alert", ALERT) for _ in range(args.runs)]
     standalone_cpu = CPU[-args.runs :]
     standalone_shown = SHOWN[-args.runs :]
-    global SERVING
-    SERVING = True
     with Serve({"ONCALL_MEMORY_DATA_DIR": str(data)}):
-        run(data, "similar", "--alert", ALERT)  # the service's first lookup loads its model
-        through = [run(data, "similar", "--alert", ALERT) for _ in range(args.runs)]
+        run(data, "similar", "--alert", ALERT, reap=False)  # the service's first lookup loads its model
+        through = [run(data, "similar", "--alert", ALERT, reap=False) for _ in range(args.runs)]
     print(
         f"oncall-memory similar, wall clock, {args.runs} runs each (first ingest, ONNX export included: {first:.1f} s)"
     )

@@ -89,7 +89,7 @@ STUCK = """
 import os, time
 from oncall_memory.redact import child, engine
 child.ANSWER_WITHIN = 0.5
-engine._warm = lambda: time.sleep(600)  # a child that never gets to scanning
+engine.warm = lambda **_: time.sleep(600)  # a child that never gets to scanning
 assert engine.scan_in_child()
 pid = engine._child.pid
 found = engine.scan("password=hunter2hunter2")

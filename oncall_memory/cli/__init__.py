@@ -120,8 +120,7 @@ def console() -> None:
         code = main(argv)
     finally:
         _leaving_at_once = False  # only this run leaves at once: not a `main` called later in the same process
-        if (redacting := sys.modules.get("oncall_memory.redact.engine")) is not None:
-            redacting.stop_scanning_child()  # (a program leaves at once anyway; a test's process goes on)
+        _let_the_scanning_child_go()  # (a program leaves at once anyway; a test's process goes on)
     if command in QUICK_EXIT:
         _leave(code)
     sys.exit(code)
@@ -144,9 +143,15 @@ def _leave(code: int) -> None:
             stream.flush()
         except (OSError, ValueError):  # a reader that left, a stream closed: nothing more to say
             pass
-    if (redacting := sys.modules.get("oncall_memory.redact.engine")) is not None:
-        redacting.stop_scanning_child()  # reaped, not left to an init that may not reap it
+    _let_the_scanning_child_go()  # reaped, not left to an init that may not reap it
     os._exit(code)
+
+
+def _let_the_scanning_child_go() -> None:
+    """`engine.stop_scanning_child`, where the command loaded the engine (a command that redacts nothing
+    never imports it)."""
+    if (redacting := sys.modules.get("oncall_memory.redact.engine")) is not None:
+        redacting.stop_scanning_child()
 
 
 # Commands that redact what they are given as soon as they have read it (the alert, the backlog).

@@ -56,20 +56,27 @@ def load_in_background(*, scan_once: bool = False) -> threading.Thread:
 
     def load() -> None:
         try:
-            _loaded()
-            from .nearby import vendor_table
-
-            vendor_table()  # ready before the first scan asks
-            if scan_once:
-                from .engine import scan
-
-                scan("warming up: a password=<placeholder> beside a token\nsplit over two lines")
+            warm(scan_once=scan_once)
         except Exception:  # noqa: BLE001 - reported by the first scan, which loads again
             pass
 
     loading = threading.Thread(target=load, name="secret-catalogue", daemon=True)
     loading.start()
     return loading
+
+
+def warm(*, scan_once: bool = False) -> None:
+    """Load the catalogue, then the table of vendors' names, and with `scan_once` scan one line so that what
+    the first scan builds (the detectors' RE2 sets) is built too (`load_in_background`, and the scanning
+    child of `engine.scan_in_child`)."""
+    _loaded()
+    from .nearby import vendor_table
+
+    vendor_table()  # ready before the first scan asks
+    if scan_once:
+        from .engine import scan
+
+        scan("warming up: a password=<placeholder> beside a token\nsplit over two lines")
 
 
 def _loaded() -> Any:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import partial
 
 import re2
 
 from .base import Detector, Span, merge
-from .catalogue import CATALOGUE
+from .catalogue import CATALOGUE, warm
 from .child import Child, fork
 from .context import CONTEXT
 from .entropy import HIGH_ENTROPY
@@ -177,7 +178,8 @@ def scan_in_child() -> bool:
     caller loads on a thread instead, `catalogue.load_in_background`)."""
     global _child
     if _child is None:
-        _child = fork(_warm, _scan_here)
+        # In the child no child is set yet, so its warm-up scan is `_scan_here`.
+        _child = fork(partial(warm, scan_once=True), _scan_here)
     return _child is not None
 
 
@@ -195,14 +197,6 @@ def stop_scanning_child() -> None:
     if _child is not None:
         _child.close()
         _child = None
-
-
-def _warm() -> None:
-    """What a first scan builds, built ahead: the catalogue, the vendors' table, the detectors' RE2 sets."""
-    from .catalogue import _loaded
-
-    _loaded()
-    _scan_here("warming up: a password=<placeholder> beside a token\nsplit over two lines")
 
 
 def secret_spans(text: str) -> list[tuple[Span, str]]:
