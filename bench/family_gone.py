@@ -75,7 +75,7 @@ def report(name: str, cal: Calibration, right: np.ndarray, gone: np.ndarray) -> 
 def as_no_match(rows: np.ndarray) -> G.Firsts:
     """Family-gone first answers as a set's first answers: every one a no-match."""
     none = np.ones(len(rows), dtype=bool)
-    return G.Firsts(rows, ~none, none, ["low"] * len(rows))
+    return G.Firsts(rows, ~none, none, ["low"] * len(rows), ~none)
 
 
 def with_them_in_the_protocol(features: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> None:

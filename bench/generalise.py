@@ -167,6 +167,7 @@ class Firsts:
     right: np.ndarray
     no_match: np.ndarray
     before: list[str]  # the level the confidence before the protocol gave it
+    family: np.ndarray  # of the alert's problem family (lenient), or the same problem: what "low" denies
 
 
 def before_level(e: np.ndarray) -> str:
@@ -179,7 +180,7 @@ def before_level(e: np.ndarray) -> str:
 
 
 def firsts(s: SetFeatures, p: F.Params) -> Firsts:
-    xs, right, none, levels = [], [], [], []
+    xs, right, none, levels, family = [], [], [], [], []
     for q in s.queries:
         if not q.ids:
             continue
@@ -192,7 +193,9 @@ def firsts(s: SetFeatures, p: F.Params) -> Firsts:
         right.append(first in answers)
         none.append(not q.query.lenient)  # nothing close on record: not even the same problem family
         levels.append(before_level(q.evidence[i]))
-    return Firsts(np.array(xs).reshape(len(xs), len(FEATURES)), np.array(right), np.array(none), levels)
+        family.append(first in answers or first in q.query.lenient)
+    x = np.array(xs).reshape(len(xs), len(FEATURES))
+    return Firsts(x, np.array(right), np.array(none), levels, np.array(family))
 
 
 # What the shipped model reads. The same title and where it happened (service, env) were left out by the
@@ -202,20 +205,29 @@ CONFIDENCE = ("meaning", "standout", "words", "symptom", "above", "standing", "r
 USED = [FEATURES.index(f) for f in CONFIDENCE]
 
 
-def fit_calibration(train: Sequence[Firsts]) -> Calibration:
-    """The logistic model on the training sets' first answers, each set weighed alike, and its thresholds
-    by the rule: `low_below` the lowest probability marking at least 90% of the no-match alerts low (pooled
-    over the sets), choosing the one that marks fewest right answers low (the mean share over the sets); `high_from`
-    the lowest above it whose first answers are right at least 90% of the time."""
+def _logistic(train: Sequence[Firsts], labels: Sequence[np.ndarray]) -> tuple[float, ...]:
+    """(bias, one weight per FEATURES) of the logistic model on the training sets' first answers, each set
+    weighed alike; the features the model does not read at 0."""
     x = np.vstack([t.x for t in train])[:, USED]
-    y = np.concatenate([t.right for t in train])
+    y = np.concatenate(labels)
     sw = np.concatenate([np.full(len(t.right), len(y) / (len(train) * len(t.right))) for t in train])
     bias, fitted = fit_logistic(x.tolist(), y.tolist(), sample_weight=sw.tolist())
     weights = [0.0] * len(FEATURES)
     for i, w in zip(USED, fitted):
         weights[i] = w
-    cal = Calibration(bias, tuple(weights), 0.5, 0.9)
-    probs = [np.array([cal.probability(tuple(r)) for r in t.x]) for t in train]  # type: ignore[arg-type]
+    return (bias, *weights)
+
+
+def fit_calibration(train: Sequence[Firsts]) -> Calibration:
+    """Two logistic models on the training sets' first answers, each set weighed alike: the same problem, and
+    of the alert's problem family. Their thresholds by the rule: `low_below` the lowest family probability
+    marking at least 90% of the no-match alerts low (pooled over the sets), choosing the one that marks fewest
+    right answers low (the mean share over the sets); `high_from` the lowest same-problem probability whose
+    first answers, of those not read low, are right at least 90% of the time."""
+    y = np.concatenate([t.right for t in train])
+    bias, *weights = _logistic(train, [t.right for t in train])
+    cal = Calibration(bias, tuple(weights), 0.5, 0.9, family=_logistic(train, [t.family for t in train]))
+    probs = [np.array([cal.family_probability(tuple(r)) for r in t.x]) for t in train]  # type: ignore[arg-type]
 
     def no_match_low(c: float) -> float:  # pooled: one set has five no-match alerts, another thirty
         low = sum(int((p[t.no_match] < c).sum()) for p, t in zip(probs, train))
@@ -227,8 +239,14 @@ def fit_calibration(train: Sequence[Firsts]) -> Calibration:
     steps = [round(c, 2) for c in np.arange(0.02, 0.99, 0.01)]
     ok = [c for c in steps if no_match_low(c) >= 0.9]
     low = min(ok, key=lambda c: (right_low(c), c)) if ok else 0.5
-    allp = np.concatenate(probs)
-    high = next((c for c in steps if c > low and (allp >= c).sum() >= 5 and y[allp >= c].mean() >= 0.9), 0.99)
+    shown = np.concatenate(probs) >= low
+    same = np.concatenate([[cal.probability(tuple(r)) for r in t.x] for t in train])  # type: ignore[arg-type]
+
+    def sure(c: float) -> bool:
+        at = shown & (same >= c)
+        return bool(at.sum() >= 5 and y[at].mean() >= 0.9)
+
+    high = next((c for c in steps if sure(c)), 0.99)
     return replace(cal, low_below=low, high_from=high)
 
 
@@ -343,7 +361,12 @@ def main() -> None:
     print(f"\nFitted on every set (what ships): {everything.text()}")
     cal = fit_calibration([firsts(s, everything) for s in features])
     weights = ", ".join(f"{w:.2f}" for w in cal.weights)
-    print(f"confidence: Calibration({cal.bias:.2f}, ({weights}), {cal.low_below:.2f}, {cal.high_from:.2f})")
+    assert cal.family is not None
+    family = ", ".join(f"{w:.2f}" for w in cal.family)
+    print(
+        f"confidence: Calibration({cal.bias:.2f}, ({weights}), {cal.low_below:.2f}, {cal.high_from:.2f}, "
+        f"family=({family}))"
+    )
     print(f"  features: {', '.join(FEATURES)}")
     if args.variants:
         keep_rule(features)

@@ -244,8 +244,9 @@ class Settings(ReadsPeople):
     embed_retry_delays: list[float] = [5.0, 30.0, 120.0]
 
     candidates: int = Field(default=50, ge=1, le=1000)  # neighbours fetched before re-ranking
-    # How sure an answer is (confidence.py): below `low_below` a match is weak (nothing close on record),
-    # from `high_from` it is high. None: the embedding model's calibrated values.
+    # How sure an answer is (confidence.py): below `low_below` a match is weak (nothing close on record; on
+    # the probability that it is of the alert's problem family), from `high_from` it is high (on the
+    # probability that it is the same problem). None: the embedding model's calibrated values.
     confidence_low_below: float | None = Field(default=None, ge=0, le=1)
     confidence_high_from: float | None = Field(default=None, ge=0, le=1)
     # The embedded store searches exactly below this many incidents and builds its vector index (HNSW over

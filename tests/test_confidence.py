@@ -55,6 +55,28 @@ def test_the_levels_follow_the_probability():
     assert overall(["low", "medium", "low"]) == "medium" and overall([]) == "low"
 
 
+def test_low_reads_the_familys_model_and_high_the_same_problems():
+    """Another crash loop with another cause is not the alert's problem, but it is close: a shared symptom
+    says little of the very problem in a memory of sibling runbooks and much of the family, so "low" (nothing
+    close on record) is read from the family's model, "high" from the same problem's."""
+    cal = Calibration(
+        -3.0, (4.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0), low_below=0.4, high_from=0.8, family=(-3.0, 4.0, 2.0, 2.0, 3.0)
+    )
+    sibling, unrelated = evidence(0.4, words=0.1, symptom=1.0), evidence(0.4, words=0.1)
+    assert cal.probability(sibling) == cal.probability(unrelated) < 0.4  # neither is the same problem ...
+    assert cal.family_probability(sibling) >= 0.4 > cal.family_probability(unrelated)  # ... one is of its family
+    assert (cal.level(sibling), cal.level(unrelated)) == ("medium", "low")
+    strong = evidence(0.9, 0.2, 0.6)
+    assert cal.probability(strong) >= 0.8 and cal.level(strong) == "high"
+    assert Calibration.from_json(json.loads(json.dumps(cal.as_json()))) == cal
+    # A team's calibration.json from before the family's model: "low" reads the same-problem probability.
+    older = cal.as_json()
+    del older["family"]
+    before = Calibration.from_json(older)
+    assert before.family is None and before.level(sibling) == "low"
+    assert before.family_probability(sibling) == before.probability(sibling)
+
+
 def test_calibrations_are_per_model_and_the_settings_override_their_thresholds():
     assert calibration_for("all-MiniLM-L6-v2") == CALIBRATED["all-MiniLM-L6-v2"]
     assert calibration_for("text-embedding-3-small") == CALIBRATED["all-MiniLM-L6-v2"]  # uncalibrated: the default
@@ -91,6 +113,9 @@ def test_a_teams_verdicts_refit_the_model_and_say_how_it_reads_them():
     assert refit.calibration.probability(mine) > 0.7 > 0.3 > refit.calibration.probability(theirs)
     assert refit.brier_refit < 0.1 < 0.2 < refit.brier_shipped  # cross-validated: not the fit's own figure
     assert (refit.calibration.low_below, refit.calibration.high_from) == (shipped.low_below, shipped.high_from)
+    # The family's model is refitted on the same verdicts: another service's answer was said to be not related.
+    assert shipped.family_probability(mine) == shipped.family_probability(theirs)
+    assert refit.calibration.family_probability(mine) > 0.7 > 0.3 > refit.calibration.family_probability(theirs)
     assert Recalibration.loads(refit.dumps()) == refit
     assert "refitted on 40 verdicts (20 helped, 20 not related)" in refit.line()
 
