@@ -52,7 +52,9 @@ class Fix(BaseModel):
 class PastIncident(BaseModel):
     id: str
     title: str
-    confidence: Literal["high", "medium", "low"] = Field(description="how sure it is the same problem")
+    confidence: Literal["high", "medium", "low"] = Field(
+        description="high: the same problem; medium: close, at least of its problem family; low: not even that"
+    )
     similarity: float | None = Field(description="cosine similarity of meaning")
     score: float = Field(description="what the order is by")
     age: str | None
