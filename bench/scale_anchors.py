@@ -240,6 +240,7 @@ def main() -> None:
                 q.evidence[:, slot] = values(q)
     if beside:
         G.USED[:] = [FEATURES.index(x) for x in (*G.CONFIDENCE, "title")]
+        G.SAME_USED[:] = [FEATURES.index(x) for x in (*G.SAME_PROBLEM, "title")]
     G.use_styles(features)
     G.style_table(features, G.DEFAULT.loso(features))
 

@@ -78,10 +78,16 @@ def test_a_crash_looping_pod_alert_finds_the_same_service_crash_loop_first(fixtu
         },
     )
     alert = alertmanager_alert(raw, known=fixture_memory.known_values())
-    first = fixture_memory.similar(alert).neighbours[0]
+    found = fixture_memory.similar(alert).neighbours
+    first = found[0]
     assert first.id == "INC-1001"  # checkout crash loop in shop-prod
     assert "same service (checkout), from the container label" in first.reasons
     assert "both are crash loops" in first.reasons
+    # Another service's crash loop in another env is close (medium), not the same problem (high): issue 50.
+    others = [
+        n for n in found if n.service != "checkout" and n.env != "shop-prod" and "both are crash loops" in n.reasons
+    ]
+    assert others and all(n.confidence == "medium" for n in others), [(n.id, n.confidence) for n in others]
 
 
 def test_killed_for_going_over_its_memory_allowance_is_an_oom_kill(fixture_memory):
@@ -245,6 +251,51 @@ def test_answers_say_when_they_are_guesses_on_the_shipped_sets(tmp_path, request
     assert stood.no_match == 40 and stood.right_first >= 75
     assert stood.no_match_low_share >= 0.9, stood
     assert stood.right_first_low_share <= 0.15, stood
+
+
+def test_the_services_own_crash_loop_in_its_responders_words_comes_before_another_services(tmp_path, local_embedder):
+    """Issue 50: checkout's own past crash loop, written "restarting constantly", lost to another service's
+    CrashLoopBackOff in the same env: the vocabulary did not read it as a crash loop, so where it happened did
+    not count for it. Nor does another service's crash loop in another env read as the same problem."""
+    with Memory.open(Settings(data_dir=tmp_path / "data"), embedder=local_embedder) as memory:
+        memory.ingest(
+            [
+                make_incident(
+                    id="CHK-7",
+                    title="checkout pods restarting constantly after release",
+                    service="checkout",
+                    env="shop-prod",
+                    root_cause="a feature flag client could not reach its config endpoint and exited",
+                ),
+                make_incident(
+                    id="API-1",
+                    title="api pods CrashLoopBackOff right after deploy",
+                    service="api",
+                    env="shop-prod",
+                    root_cause="the build shipped without an env var it reads",
+                ),
+                make_incident(
+                    id="ORD-3",
+                    title="orders-api crash looping on startup in staging",
+                    service="orders-api",
+                    env="shop-staging",
+                    root_cause="migration had not run",
+                ),
+                make_incident(
+                    id="DISK-1",
+                    title="Node DiskPressure, pods evicted on shop-prod",
+                    service="checkout",
+                    env="shop-prod",
+                ),
+            ]
+        )
+        text = (
+            "KubePodCrashLooping - Pod is crash looping. - Pod shop/checkout-7d9f8b6c4-x2kq9 (checkout) is in "
+            'waiting state (reason: "CrashLoopBackOff") on cluster shop-prod.'
+        )
+        found = memory.similar(Alert(text=text, service="checkout", env="shop-prod"))
+    assert found.neighbours[0].id == "CHK-7"
+    assert next(n for n in found.neighbours if n.id == "ORD-3").confidence != "high"
 
 
 def test_a_kube_prometheus_crash_loop_finds_its_own_service_in_words_it_never_used(

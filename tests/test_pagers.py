@@ -249,6 +249,9 @@ def test_ceremony_is_stripped(text):
         ("exit code 137", "oom_kill"),
         ("Back-off restarting failed container", "crash_loop"),
         ("pods in CrashLoopBackOff", "crash_loop"),
+        ("checkout pods restarting constantly after release", "crash_loop"),  # how often, as people say it
+        ("Pod has restarted too many times", "crash_loop"),
+        ("containers exit with code 1 at boot", "crash_loop"),
         ("x509: certificate has expired or is not yet valid", "cert_expiry"),
         ("dial udp 10.96.0.10:53: i/o timeout", "dns"),
         ("lookup api.fraud.example: NXDOMAIN", "dns"),
@@ -272,6 +275,13 @@ def test_ceremony_is_stripped(text):
 )
 def test_the_vocabulary_tells_the_same_symptom_said_many_ways(text, symptom):
     assert symptom in symptoms(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["restart the pod", "a restart may take minutes", "the job exits with code 1", "restarted once at 03:00"]
+)
+def test_a_restart_or_an_exit_alone_is_no_crash_loop(text):
+    assert "crash_loop" not in symptoms(text)
 
 
 def test_words_that_only_look_alike_are_not_a_symptom():

@@ -44,11 +44,13 @@ SYMPTOMS = (
         r"\bback-?off restarting failed container\b",
         r"\bcrash(?:ing)?[\s-]?loop",
         r"\brestart(?:s|ing|ed)? (?:in a loop|over and over|repeatedly)\b",
+        # How often, said as people say it: "restarting constantly", "restarted too many times".
+        r"\brestart(?:s|ing|ed)? (?:too (?:many times|often|frequently)|frequently|constantly|continuously|non-?stop)\b",
         r"\bkeeps? (?:crashing|restarting)\b",
         # What responders write for the same thing, without the event reason's word.
         r"\b(?:exit|crash|die|dying|fail)(?:e?s|ed|ing)?\b[^.\n]{0,40}\b(?:in a loop|on loop|in loop|over and over|repeatedly)\b",
         r"\bcontainers? (?:keeps?|kept) (?:exiting|dying|crashing|restarting)\b",
-        r"\b(?:exit|crash|die)(?:s|ed|ing)? (?:right )?(?:on|at|after) (?:start(?:up)?|boot)\b",
+        r"\b(?:exit|crash|die)(?:s|ed|ing)?(?: with (?:exit )?code \d+)? (?:right )?(?:on|at|after) (?:start(?:up)?|boot)\b",
         r"\bwaiting state \(reason: \W?crashloopbackoff",
         r"\bkubepodcrashlooping\b",
         r"\brestarting \d+ times\b",
