@@ -2,6 +2,7 @@
 and a weak best match is said to be one: "nothing close is on record", its fixes never offered as "fixed by"."""
 
 import json
+from dataclasses import replace
 
 import pytest
 from conftest import FIXTURES
@@ -175,6 +176,31 @@ def test_a_teams_verdicts_refit_the_memorys_confidence_and_eval_says_so(tmp_path
     assert main(["eval"]) == 0
     said = f"team calibration: refitted on {refit.verdicts} verdicts (20 helped, {refit.verdicts - 20} not related)"
     assert said in capsys.readouterr().out
+
+
+def test_a_team_refit_from_before_the_familys_model_reads_low_from_the_shipped_one(tmp_path):
+    """A calibration.json refitted before "low" had a model of its own has no family's model; the shipped
+    `low_below` is on the shipped family's probability, so that is what reads "low" until the next refit."""
+    from oncall_memory.answer.calibration import TeamCalibration
+    from oncall_memory.answer.feedback import FeedbackStore
+
+    shipped = CALIBRATED["all-MiniLM-L6-v2"]
+    # This team's verdicts said its answers help less often than the shipped model thinks.
+    older = Recalibration(replace(shipped, family=None, bias=shipped.bias - 2.0), 40, 20, 0.2, 0.1)
+    body = json.loads(older.dumps())
+    assert "family" not in body["calibration"]
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"model": "all-MiniLM-L6-v2", "refit": body}))
+    store = FeedbackStore(tmp_path / "feedback.sqlite3")
+    try:
+        current = TeamCalibration(shipped, store, path, "all-MiniLM-L6-v2").current
+    finally:
+        store.close()
+    sibling = Evidence(0.45, 0.0, 0.2, 1.0, 0.0, -1.0, 1.0, 0.2, 0.3, 0.05)  # another service's crash loop
+    assert current.family == shipped.family and current.bias == shipped.bias - 2.0  # the team's "high"
+    # Read on the team's own same-problem probability at the shipped `low_below`, it would be low.
+    assert older.calibration.with_thresholds(shipped.low_below, None).level(sibling) == "low"
+    assert current.level(sibling) == shipped.level(sibling) == "medium"
 
 
 def test_verdicts_kept_before_the_standing_was_read_still_refit_it(tmp_path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ..settings import Settings
@@ -54,8 +55,13 @@ class TeamCalibration:
     def current(self) -> Calibration:
         if self.refit is None:
             return self.shipped
+        refit = self.refit.calibration
+        if refit.family is None:
+            # Refitted before "low" had a model of its own: the shipped `low_below` is on the shipped family's
+            # probability, so that model reads it until the next refit fits both.
+            refit = replace(refit, family=self.shipped.family)
         # The settings' thresholds, if any, were applied to the shipped one: they hold for the refit too.
-        return self.refit.calibration.with_thresholds(self.shipped.low_below, self.shipped.high_from)
+        return refit.with_thresholds(self.shipped.low_below, self.shipped.high_from)
 
     def _read(self) -> Recalibration | None:
         if self._path is None or not self._path.exists():
