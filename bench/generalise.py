@@ -9,9 +9,14 @@ sets, the post-mortems, the GitHub issues where their texts are here); a line sa
 how to build them. For each left-out set it prints, strict, lenient (the same problem family) and facts-
 aware (of those, the same service) MRR side by side: BM25, unranked dense and hybrid, the ranking as it
 was before the protocol, and the default procedure (the ranking's tunables fitted on the other sets) with a
-bootstrap 95% interval; then the meaning-only (paraphrase) subsets; then confidence, its logistic model
-fitted on the other sets: expected calibration error, right first answers marked low, no-match alerts marked
-low and high, wrong first answers marked high. Last, the model and weights fitted on every set: what ships.
+bootstrap 95% interval; then the meaning-only (paraphrase) subsets; then confidence, its two logistic models
+fitted on the other sets (the same problem's, which says "high", and the problem family's, which says "low"):
+expected calibration error, right first answers marked low, no-match alerts marked low and high, wrong first
+answers marked high. Last, the models and weights fitted on every set: what ships.
+
+    python -m bench.generalise --confidence meaning,words --same-problem meaning,words,service
+
+reads other evidence in the family's and the same problem's model.
 
 `--variants` runs the keep rule (docs/evaluation.md) on each variant of the procedure: a change is kept
 only if the left-out mean rises and no set's left-out score falls below the default's interval.
