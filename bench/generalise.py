@@ -237,7 +237,12 @@ def fit_calibration(train: Sequence[Firsts]) -> Calibration:
     y = np.concatenate([t.right for t in train])
     bias, *weights = _logistic(train, [t.right for t in train], SAME_USED)
     cal = Calibration(bias, tuple(weights), 0.5, 0.9, family=_logistic(train, [t.family for t in train], USED))
-    probs = [np.array([cal.family_probability(tuple(r)) for r in t.x]) for t in train]  # type: ignore[arg-type]
+    # A shared symptom is never low (`Calibration.nothing_close`): it reads as certain here.
+    symptom = FEATURES.index("symptom")
+    probs = [
+        np.where(t.x[:, symptom] > 0, 1.0, [cal.family_probability(tuple(r)) for r in t.x])  # type: ignore[arg-type]
+        for t in train
+    ]
 
     def no_match_low(c: float) -> float:  # pooled: one set has five no-match alerts, another thirty
         low = sum(int((p[t.no_match] < c).sum()) for p, t in zip(probs, train))

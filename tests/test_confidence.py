@@ -69,12 +69,16 @@ def test_low_reads_the_familys_model_and_high_the_same_problems():
     assert (cal.level(sibling), cal.level(unrelated)) == ("medium", "low")
     strong = evidence(0.9, 0.2, 0.6)
     assert cal.probability(strong) >= 0.8 and cal.level(strong) == "high"
+    # A canonical symptom both tell of is its family on record: never "nothing close", whatever the model says.
+    unsure = Calibration(-3.0, (4.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0), 0.4, 0.8, family=(-3.0, 4.0, 2.0, 2.0, 0.0))
+    assert unsure.family_probability(sibling) < 0.4 and unsure.level(sibling) == "medium"
+    assert unsure.nothing_close(unrelated) and not unsure.nothing_close(sibling)
     assert Calibration.from_json(json.loads(json.dumps(cal.as_json()))) == cal
     # A team's calibration.json from before the family's model: "low" reads the same-problem probability.
     older = cal.as_json()
     del older["family"]
     before = Calibration.from_json(older)
-    assert before.family is None and before.level(sibling) == "low"
+    assert before.family is None and before.level(unrelated) == "low"
     assert before.family_probability(sibling) == before.probability(sibling)
 
 
@@ -196,11 +200,11 @@ def test_a_team_refit_from_before_the_familys_model_reads_low_from_the_shipped_o
         current = TeamCalibration(shipped, store, path, "all-MiniLM-L6-v2").current
     finally:
         store.close()
-    sibling = Evidence(0.45, 0.0, 0.2, 1.0, 0.0, -1.0, 1.0, 0.2, 0.3, 0.05)  # another service's crash loop
+    close = Evidence(0.55, 0.05, 0.4, 0.0, 0.0, -1.0, 1.0, 0.3, 1.0, 0.2)  # another service's, many words shared
     assert current.family == shipped.family and current.bias == shipped.bias - 2.0  # the team's "high"
     # Read on the team's own same-problem probability at the shipped `low_below`, it would be low.
-    assert older.calibration.with_thresholds(shipped.low_below, None).level(sibling) == "low"
-    assert current.level(sibling) == shipped.level(sibling) == "medium"
+    assert older.calibration.with_thresholds(shipped.low_below, None).level(close) == "low"
+    assert current.level(close) == shipped.level(close) == "medium"
 
 
 def test_verdicts_kept_before_the_standing_was_read_still_refit_it(tmp_path):
