@@ -82,6 +82,29 @@ def test_low_reads_the_familys_model_and_high_the_same_problems():
     assert before.family_probability(sibling) == before.probability(sibling)
 
 
+def test_another_services_answer_is_never_high_beside_the_alerts_own_recurrence():
+    """Issue 50: a crash loop on checkout, whose own past crash loop is on record, answered "high" by another
+    service's crash loop. Beside the alert's own recurrence, another service's incident is not the same problem."""
+    from oncall_memory.answer.ranking import Candidate, recurrence_on_record
+    from oncall_memory.domain.alert import Alert
+
+    def candidate(key: str, service: str, symptoms: list[str]) -> Candidate:
+        return Candidate(key, {"service": service, "symptoms": symptoms}, 0.5, 0.5, None)
+
+    alert = Alert(text="Pod is crash looping", service="Checkout")
+    own, api = candidate("CHK-7", "checkout", ["crash_loop"]), candidate("API-1", "api", ["crash_loop"])
+    disk = candidate("DISK-1", "checkout", ["disk_pressure"])
+    assert recurrence_on_record([api, own], alert, ["crash_loop"])
+    assert not recurrence_on_record([api, disk], alert, ["crash_loop"])  # checkout's, but another problem
+    assert not recurrence_on_record([api, own], Alert(text="Pod is crash looping"), ["crash_loop"])  # no service
+    cal = Calibration(-3.0, (4.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0), low_below=0.4, high_from=0.8)
+    elsewhere = evidence(0.9, 0.2, 0.6, symptom=1.0, service=-1.0)
+    assert cal.level(elsewhere) == "high"
+    assert cal.level(elsewhere, own_on_record=True) == "medium"
+    assert cal.level(evidence(0.9, 0.2, 0.6, symptom=1.0, service=1.0), own_on_record=True) == "high"
+    assert cal.level(evidence(0.9, 0.2, 0.6, symptom=1.0), own_on_record=True) == "high"  # names no service
+
+
 def test_calibrations_are_per_model_and_the_settings_override_their_thresholds():
     assert calibration_for("all-MiniLM-L6-v2") == CALIBRATED["all-MiniLM-L6-v2"]
     assert calibration_for("text-embedding-3-small") == CALIBRATED["all-MiniLM-L6-v2"]  # uncalibrated: the default

@@ -19,7 +19,8 @@ of the alert's problem family (another crash loop, another runbook of the same r
 from a second model of the same evidence, fitted on that label (`family`): the evidence that an answer is of
 the family (a canonical symptom both tell of, above all) is not the evidence that it is the very problem.
 
-- high: a signature match, or a same-problem probability from `high_from`;
+- high: a signature match, or a same-problem probability from `high_from`, except another service's answer
+  when an incident of the alert's own service tells of the alert's symptom (its recurrence is on record);
 - low: a probability of the family under `low_below`, and no canonical symptom both tell of (that symptom on
   record is the family on record);
 - medium: the rest. A lookup whose meaning was not compared (the embedder down) is never high.
@@ -63,7 +64,7 @@ class Evidence(NamedTuple):
 
 
 FEATURES = Evidence._fields
-_SYMPTOM = FEATURES.index("symptom")  # by place: the benches pass plain tuples
+_SYMPTOM, _SERVICE = FEATURES.index("symptom"), FEATURES.index("service")  # by place: benches pass tuples
 
 
 def _sigmoid(z: float) -> float:
@@ -111,12 +112,16 @@ class Calibration:
         symptom both tell of is that family on record, whatever the model says."""
         return not e[_SYMPTOM] and self.family_probability(e) < self.low_below
 
-    def level(self, e: Evidence, *, pinned: bool = False, meaning: bool = True) -> Level:
+    def level(self, e: Evidence, *, pinned: bool = False, meaning: bool = True, own_on_record: bool = False) -> Level:
+        """`own_on_record`: an incident of the alert's own service that tells of the alert's symptom is among
+        the candidates (its recurrence); then another service's answer is not the same problem, however close."""
         if pinned:
             return "high"
         if self.nothing_close(e):
             return "low"
-        return "high" if self.probability(e) >= self.high_from and meaning else "medium"
+        if not meaning or (own_on_record and e[_SERVICE] < 0):
+            return "medium"
+        return "high" if self.probability(e) >= self.high_from else "medium"
 
     def reads(self, feature: str) -> bool:
         """Does this model give `feature` any weight."""

@@ -190,6 +190,16 @@ def shared_symptoms(payload: dict[str, Any], symptoms: Iterable[str]) -> list[st
     return [k for k in symptoms if k in told]
 
 
+def recurrence_on_record(candidates: Iterable[Candidate], facts: Facts, symptoms: Iterable[str]) -> bool:
+    """Does an incident of the alert's own service tell of a symptom the alert tells of: the alert's
+    recurrence is on record, and another service's incident of that symptom is not the same problem."""
+    mine = (facts.service or "").lower()
+    symptoms = tuple(symptoms)
+    return bool(mine and symptoms) and any(
+        str(c.payload.get(P.SERVICE) or "").lower() == mine and shared_symptoms(c.payload, symptoms) for c in candidates
+    )
+
+
 def is_signature_match(payload: dict[str, Any], signature_key: str | None) -> bool:
     return bool(signature_key) and payload.get(P.SIGNATURE_KEY) == signature_key
 

@@ -189,6 +189,7 @@ class Retriever:
         )
         full = self._store.retrieve([r.candidate.key for r in shown]) if rank else {}
         meanings = sorted((c.similarity for c in candidates if c.similarity is not None), reverse=True)
+        own_on_record = ranking.recurrence_on_record(candidates, query.alert, query.symptoms)
         neighbours = []
         scale = self._scale.current
         for r in shown:
@@ -211,6 +212,7 @@ class Retriever:
                         said,
                         pinned=r.pinned or ranking.is_signature_match(c.payload, key),
                         meaning=dense is not None,
+                        own_on_record=own_on_record,
                     ),
                 )
             )
