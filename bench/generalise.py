@@ -27,18 +27,24 @@ from __future__ import annotations
 import argparse
 import math
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from oncall_memory import Settings
-from oncall_memory.answer.confidence import FEATURES, Calibration, expected_calibration_error, fit_logistic
+from oncall_memory.answer.confidence import (
+    FEATURES,
+    Calibration,
+    calibration_for,
+    expected_calibration_error,
+    fit_logistic,
+)
 from oncall_memory.settings import RankingWeights
 
 from . import fit as F
-from .features import SetFeatures, extract
+from .features import QueryFeatures, SetFeatures, extract
 from .sets.load import STYLES, every_set
 
 MEASURES = ("strict", "lenient", "facts")
@@ -326,6 +332,41 @@ def style_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> Non
         )
 
 
+TOP = 5  # the answers a responder reads
+
+
+def high_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params], shipped: Calibration) -> None:
+    """How often "high" is right among the first TOP answers, not only the first: per set, wrong and right
+    answers read high, fitted with the set's style left out (ranking and calibration), and as shipped (the
+    product's own order and calibration). Right is the strict answer where the set has one (the same problem),
+    else its own measure. The alert's recurrence on record (`Calibration.level`'s `own_on_record`) is read from
+    every candidate's evidence: one of the alert's service that tells of its symptom."""
+    service, symptom = FEATURES.index("service"), FEATURES.index("symptom")
+    print(f'\n"High" among the first {TOP} answers: wrong / right answers read high')
+    print(f"  {'set':12}{'left out':>14}{'shipped':>14}")
+    left = {}
+    for style in {style_of(s.name) for s in sets}:
+        mine = [s for s in sets if style_of(s.name) == style]
+        left[style] = fit_calibration([firsts(o, fitted[mine[0].name]) for o in sets if style_of(o.name) != style])
+
+    def count(s: SetFeatures, cal: Calibration, order: Callable[[QueryFeatures], list[str]]) -> str:
+        wrong = right = 0
+        for q in s.queries:
+            answers = set(q.query.strict or getattr(q.query, s.same_problem))
+            own = any(e[service] > 0 and e[symptom] > 0 for e in q.evidence)
+            for i in order(q)[:TOP]:
+                at = q.ids.index(i)
+                pinned = bool(q.x[at, F.C["pinned"]])
+                if cal.level(tuple(q.evidence[at]), pinned=pinned, own_on_record=own) == "high":  # type: ignore[arg-type]
+                    right += i in answers
+                    wrong += i not in answers
+        return f"{wrong} / {right}"
+
+    for s in sets:
+        mine = count(s, left[style_of(s.name)], lambda q, s=s: F.order(q, fitted[s.name]))
+        print(f"  {s.name:12}{mine:>14}{count(s, shipped, lambda q: q.ids):>14}")
+
+
 def left_out(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> dict[str, np.ndarray]:
     return {s.name: F.rr_vector(s, F.primary(s), lambda q, s=s: F.order(q, fitted[s.name])) for s in sets}
 
@@ -378,6 +419,7 @@ def main() -> None:
     ranking_table(features, fitted)
     confidence_table(features, fitted)
     style_table(features, fitted)
+    high_table(features, fitted, calibration_for(features[0].model))
     everything = F.fit(features, start=START, grid=GRID).params
     print(f"\nFitted on every set (what ships): {everything.text()}")
     cal = fit_calibration([firsts(s, everything) for s in features])
