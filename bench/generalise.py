@@ -243,12 +243,7 @@ def fit_calibration(train: Sequence[Firsts]) -> Calibration:
     y = np.concatenate([t.right for t in train])
     bias, *weights = _logistic(train, [t.right for t in train], SAME_USED)
     cal = Calibration(bias, tuple(weights), 0.5, 0.9, family=_logistic(train, [t.family for t in train], USED))
-    # A shared symptom is never low (`Calibration.nothing_close`): it reads as certain here.
-    symptom = FEATURES.index("symptom")
-    probs = [
-        np.where(t.x[:, symptom] > 0, 1.0, [cal.family_probability(tuple(r)) for r in t.x])  # type: ignore[arg-type]
-        for t in train
-    ]
+    probs = [np.array([cal.family_reading(tuple(r)) for r in t.x]) for t in train]  # type: ignore[arg-type]
 
     def no_match_low(c: float) -> float:  # pooled: one set has five no-match alerts, another thirty
         low = sum(int((p[t.no_match] < c).sum()) for p, t in zip(probs, train))
@@ -298,6 +293,15 @@ def confidence_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -
         )
 
 
+def style_calibrations(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> dict[str, Calibration]:
+    """Per style, the calibration fitted on every other style's first answers."""
+    out = {}
+    for style in {style_of(s.name) for s in sets}:
+        mine = next(s for s in sets if style_of(s.name) == style)
+        out[style] = fit_calibration([firsts(o, fitted[mine.name]) for o in sets if style_of(o.name) != style])
+    return out
+
+
 def style_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> None:
     """Each style left out whole: MRR of the default against unranked hybrid (each set's primary measure,
     the sets of the style averaged alike), and its confidence: right first answers marked low, no-match
@@ -307,14 +311,14 @@ def style_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> Non
     print(
         f"  {'style':34}{'sets':>5}{'hybrid':>9}{'default':>9}{'gain':>8}{'right low':>14}{'no-match low':>15}{'high':>6}"
     )
-    for style in sorted({style_of(s.name) for s in sets}):
+    calibrations = style_calibrations(sets, fitted)
+    for style in sorted(calibrations):
         mine = [s for s in sets if style_of(s.name) == style]
         hybrid = np.mean([F.rr_vector(s, F.primary(s), lambda q: q.baselines["hybrid"]).mean() for s in mine])
         default = np.mean(
             [F.rr_vector(s, F.primary(s), lambda q, s=s: F.order(q, fitted[s.name])).mean() for s in mine]
         )
-        train = [firsts(o, fitted[mine[0].name]) for o in sets if style_of(o.name) != style]
-        cal = fit_calibration(train)
+        cal = calibrations[style]
         right = low = none = none_low = none_high = 0
         for s in mine:
             t = firsts(s, fitted[s.name])
@@ -344,10 +348,7 @@ def high_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params], shipped
     service, symptom = FEATURES.index("service"), FEATURES.index("symptom")
     print(f'\n"High" among the first {TOP} answers: wrong / right answers read high')
     print(f"  {'set':12}{'left out':>14}{'shipped':>14}")
-    left = {}
-    for style in {style_of(s.name) for s in sets}:
-        mine = [s for s in sets if style_of(s.name) == style]
-        left[style] = fit_calibration([firsts(o, fitted[mine[0].name]) for o in sets if style_of(o.name) != style])
+    left = style_calibrations(sets, fitted)
 
     def count(s: SetFeatures, cal: Calibration, order: Callable[[QueryFeatures], list[str]]) -> str:
         wrong = right = 0

@@ -107,10 +107,14 @@ class Calibration:
         bias, *weights = self.family
         return _sigmoid(bias + sum(w * x for w, x in zip(weights, e, strict=True)))
 
+    def family_reading(self, e: Evidence) -> float:
+        """The family's probability as "low" reads it: certain where a canonical symptom both tell of says
+        that family is on record, whatever the model says."""
+        return 1.0 if e[_SYMPTOM] else self.family_probability(e)
+
     def nothing_close(self, e: Evidence) -> bool:
-        """Is not even an incident of the alert's family on record, by this answer: "low". A canonical
-        symptom both tell of is that family on record, whatever the model says."""
-        return not e[_SYMPTOM] and self.family_probability(e) < self.low_below
+        """Is not even an incident of the alert's family on record, by this answer: "low"."""
+        return self.family_reading(e) < self.low_below
 
     def level(self, e: Evidence, *, pinned: bool = False, meaning: bool = True, own_on_record: bool = False) -> Level:
         """`own_on_record`: an incident of the alert's own service that tells of the alert's symptom is among
