@@ -14,6 +14,11 @@ One fitted curve over raw meaning cannot serve them all, so each memory measures
 
 An answer's standing is where its meaning lies between the two: 0 at the null, 1 at the neighbours.
 
+The probes' vectors are kept with the scale, to read how everyday the alert itself is (`Scale.everyday`): its
+best meaning among them. An alert as generic as "disk usage above 90%" comes near something in any memory,
+so a meaning says less of it than the same meaning says of a specific one. That is the alert's own null,
+beside the memory's; it depends on the model only, so a memory too small to be measured keeps it too.
+
 The same measurement counts how many incidents hold each word (over up to `WORD_SAMPLE` of them: every one in
 a memory that size or smaller, a fair draw in a larger one). Confidence weighs the alert's words an answer
 shares by their rarity here (`Scale.rare_share`): in a memory of one product's runbooks the alerts with
@@ -34,7 +39,7 @@ import logging
 import os
 import statistics
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property, lru_cache
@@ -58,6 +63,9 @@ WORD_SAMPLE = 5000  # incidents whose words are counted: a word's rarity among 5
 REMEASURE = 0.1  # measured again once the memory's size moved by this share since
 MIN_INCIDENTS = 20  # fewer say little about how their neighbours stand: they read as unmeasured
 MIN_SPAN = 0.05  # a memory whose neighbours stand no nearer than its null reads as if they did by this much
+# How everyday an alert reads where the probes' vectors are not at hand (a scale from before they were kept,
+# or none measured): all-MiniLM-L6-v2's median over the protocol's alerts, 0.45 (0.33-0.53 by set).
+EVERYDAY_UNKNOWN = 0.45
 
 # Everyday alerts on every kind of system, written for this bank (not taken from any evaluation set). Most
 # have nothing in any one team's memory; the median's half that might is what makes it robust.
@@ -137,6 +145,8 @@ class Scale:
     # their counts, in base64 (a JSON object of 50,000 words would be read by every process at each change).
     counted: int = 0
     words: str = ""
+    # The probes' vectors, each of unit length, as little-endian float16 in base64 (`pack_probes`).
+    probes: str = ""
 
     def __post_init__(self) -> None:
         # Read from a file every process shares: what a lookup would trip over later is refused here, where
@@ -146,6 +156,8 @@ class Scale:
         terms, counts = self._held_by
         if len(terms) and (np.any(terms[1:] <= terms[:-1]) or int(counts.max()) > self.counted):
             raise ValueError("the scale's word counts are out of order or above the incidents counted")
+        if not isinstance(self.probes, str) or len(self._probes) % len(PROBES):
+            raise ValueError("the scale's probe vectors are not one per probe")
 
     @cached_property
     def _held_by(self) -> tuple[np.ndarray, np.ndarray]:
@@ -155,6 +167,24 @@ class Scale:
         packed = np.frombuffer(raw, dtype="<u4")
         half = len(packed) // 2
         return packed[:half], packed[half:]
+
+    @cached_property
+    def _probes(self) -> np.ndarray:
+        raw = base64.b64decode(self.probes, validate=True)
+        if len(raw) % 2:
+            raise ValueError("the scale's probe vectors are not 16-bit numbers")
+        return np.frombuffer(raw, dtype="<f2").astype(np.float32)
+
+    def everyday(self, alert: Sequence[float] | None) -> float:
+        """How close the alert's vector comes to the nearest probe (cosine): how everyday the alert is.
+        `EVERYDAY_UNKNOWN` without the probes' vectors of this size (or without the alert's)."""
+        if alert is None or not len(self._probes):
+            return EVERYDAY_UNKNOWN
+        v = np.asarray(alert, dtype=np.float32)
+        norm = float(np.linalg.norm(v))
+        if not norm or len(self._probes) != len(PROBES) * len(v):
+            return EVERYDAY_UNKNOWN
+        return float(np.max(self._probes.reshape(len(PROBES), len(v)) @ (v / norm)))
 
     def rare_share(self, alert: Collection[int], held: Collection[int]) -> float:
         """The share of the alert's words (term ids) an incident holds (`held`), each weighed by its rarity in
@@ -177,6 +207,8 @@ class Scale:
 
     def due(self, incidents: int) -> bool:
         """Should a memory now holding `incidents` be measured again."""
+        if not self.probes:  # measured before the probes' vectors were kept
+            return True
         if self.incidents < MIN_INCIDENTS:  # read as unmeasured: measured again at every change
             return incidents != self.incidents
         if not self.counted:  # measured before its words were counted
@@ -217,6 +249,13 @@ def probe_vectors(embedder: Embedder) -> list[list[float]]:
     return embedder.embed([distill_alert(p) for p in PROBES])
 
 
+def pack_probes(probes: list[list[float]]) -> str:
+    """The probes' vectors as `Scale.probes` keeps them: unit length, float16 (a cosine to 0.001)."""
+    m = np.asarray(probes, dtype=np.float32)
+    m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+    return base64.b64encode(m.astype("<f2").tobytes()).decode("ascii")
+
+
 def measure(store: IncidentStore, probes: list[list[float]], model: str) -> Scale:
     """Look the embedded probes and a sample of the memory's own incidents up."""
     plan = QueryPlan(dense=True, sparse=False)
@@ -233,10 +272,11 @@ def measure(store: IncidentStore, probes: list[list[float]], model: str) -> Scal
         if score is not None:
             nearest.append(score)
     count = store.count()
+    packed = pack_probes(probes)
     if count < MIN_INCIDENTS or not best or not nearest:
-        return replace(UNMEASURED, incidents=count, model=model)
+        return replace(UNMEASURED, incidents=count, model=model, probes=packed)
     counted, words = count_words(store)
-    return Scale(statistics.median(best), statistics.median(nearest), count, model, counted, words)
+    return Scale(statistics.median(best), statistics.median(nearest), count, model, counted, words, packed)
 
 
 def count_words(store: IncidentStore) -> tuple[int, str]:
@@ -291,9 +331,10 @@ class MemoryScale:
 
     @property
     def unmeasured(self) -> bool:
-        """Never measured here, or measured before its words were counted (the next ingest measures it)."""
+        """Never measured here, or measured before its words were counted or its probes' vectors kept (the next
+        ingest measures it)."""
         measured = self.measured
-        return measured is None or not measured.counted
+        return measured is None or not measured.counted or not measured.probes
 
     def measure(
         self, store: IncidentStore, embedder: Embedder, lock: AbstractContextManager[Any], *, when_due: bool = False
