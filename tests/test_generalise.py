@@ -12,6 +12,7 @@ from bench import generalise as G
 from bench import sets as S
 from bench.sets import SetQuery
 from bench.sets.load import family, shipped
+from oncall_memory.answer.confidence import FEATURES
 
 
 def query(rows, ids, strict, key="q"):
@@ -85,10 +86,10 @@ def test_a_question_asked_with_its_family_gone_is_answered_by_the_first_outside_
     ids = ["OWN", "FAM", "OUT1", "OUT2"]
     q = query([{"sim": x} for x in sims], ids, ["FAM"])
     q = replace(
-        q, query=replace(q.query, own="OWN"), evidence=np.array([[x, 0.0, 0, 0, 0, 0, 0, 0, 0, 0] for x in sims])
+        q, query=replace(q.query, own="OWN"), evidence=np.array([[x] + [0.0] * (len(FEATURES) - 1) for x in sims])
     )
     rows = FG.family_gone(FE.SetFeatures("again", "lenient", [q], "m"), G.START)
-    assert rows.shape == (1, 10)
+    assert rows.shape == (1, len(FEATURES))
     assert rows[0, FG.MEANING] == 0.5 and rows[0, FG.STANDOUT] == pytest.approx(0.05)
     assert FG.auc([0.9, 0.8], [0.1, 0.8]) == 0.875  # a tie counts half
 
