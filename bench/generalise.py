@@ -215,14 +215,9 @@ def firsts(s: SetFeatures, p: F.Params) -> Firsts:
 # where it happened too (issue 50, 2026-12-05): each style left out, of the top five answers 147 -> 140 wrong
 # ones read high and 114 -> 120 right ones; the shipped fit reads 36 -> 9 of the pager set's other-service
 # siblings high. The same title stays in `Evidence` at weight 0 for both, for a team's own verdicts to move.
-# How everyday the alert is (`Scale.everyday`) is read by the family's model only (issue 50, 2026-12-05: alert
-# rules' right first answers low 15 -> 11 of 107, pager no-match alerts low 34 -> 35 of 40); in the same
-# problem's too, of every left-out set's top five answers 140 -> 132 wrong ones read high and 107 -> 105 right
-# ones (runbooks 76 / 67 -> 69 / 63, openshift 62 / 13 -> 61 / 11, post-mortems 2 / 13 -> 2 / 17): too small
-# and mixed a move to read a second feature into "high" for.
-CONFIDENCE = ("meaning", "standout", "words", "symptom", "above", "standing", "rare_words", "everyday")
+CONFIDENCE = ("meaning", "standout", "words", "symptom", "above", "standing", "rare_words")
 USED = [FEATURES.index(f) for f in CONFIDENCE]
-SAME_PROBLEM = (*CONFIDENCE[:-1], "service", "env")
+SAME_PROBLEM = (*CONFIDENCE, "service", "env")
 SAME_USED = [FEATURES.index(f) for f in SAME_PROBLEM]
 
 

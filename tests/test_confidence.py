@@ -22,7 +22,6 @@ from oncall_memory.answer.confidence import (
     recalibrate,
 )
 from oncall_memory.answer.render import NOTHING_CLOSE, note_text, terminal
-from oncall_memory.answer.scale import EVERYDAY_UNKNOWN, Scale
 from oncall_memory.cli import main
 from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
@@ -236,6 +235,7 @@ def test_verdicts_kept_before_the_standing_was_read_still_refit_it(tmp_path):
     # older evidence (before `above` too) cannot be, and is left out. Before, both were left out.
     from oncall_memory.answer.calibration import TeamCalibration
     from oncall_memory.answer.feedback import FeedbackStore
+    from oncall_memory.answer.scale import Scale
 
     shipped = CALIBRATED["all-MiniLM-L6-v2"]
     scale = Scale(null=0.40, neighbours=0.60)
@@ -254,20 +254,13 @@ def test_verdicts_kept_before_the_standing_was_read_still_refit_it(tmp_path):
         assert team.refit is not None and team.refit.verdicts == 36 and team.refit.helped == 18
         # Their standing is the scale's reading of their meaning: 1.5 for the helpful ones, 0.25 for the others;
         # their rare words, their plain share weighed alike, times the neighbours: 0.3 * 0.6.
-        standing, rare, everyday = (FEATURES.index(f) for f in ("standing", "rare_words", "everyday"))
+        standing, rare = FEATURES.index("standing"), FEATURES.index("rare_words")
         completed = team._complete([0.7, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.1])
         assert completed[standing] == pytest.approx(1.5) and completed[rare] == pytest.approx(0.18)
-        assert completed[everyday] == EVERYDAY_UNKNOWN and len(completed) == len(FEATURES)
         assert team._complete([0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.1])[standing] == 0.0  # meaning not compared
-        # Kept with the standing but before the rare words: only those (and how everyday) are completed.
+        # Kept with the standing but before the rare words: only those are completed.
         assert team._complete([0.7, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.1, 0.9]) == pytest.approx(
-            [0.7, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.1, 0.9, 0.3, EVERYDAY_UNKNOWN]
-        )
-        # Kept with the rare words but before how everyday the alert is: the typical reading, scale or none.
-        kept = [0.7, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.1, 0.9, 0.3]
-        assert team._complete(kept) == pytest.approx([*kept, EVERYDAY_UNKNOWN])
-        assert TeamCalibration(shipped, store, None, "all-MiniLM-L6-v2")._complete(kept) == pytest.approx(
-            [*kept, EVERYDAY_UNKNOWN]
+            [0.7, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.1, 0.9, 0.3]
         )
     finally:
         store.close()

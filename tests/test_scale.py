@@ -13,7 +13,6 @@ from conftest import FIXTURES, make_incident
 
 from oncall_memory.answer.confidence import CALIBRATED
 from oncall_memory.answer.scale import (
-    EVERYDAY_UNKNOWN,
     MIN_INCIDENTS,
     MIN_SPAN,
     PROBES,
@@ -22,7 +21,6 @@ from oncall_memory.answer.scale import (
     WORD_SAMPLE,
     MemoryScale,
     Scale,
-    pack_probes,
 )
 from oncall_memory.domain.alert import Alert
 from oncall_memory.domain.distill import distill_alert
@@ -58,35 +56,12 @@ def test_the_standing_is_where_meaning_lies_between_the_null_and_the_neighbours(
     assert flat.standing(0.6) == pytest.approx(0.1 / MIN_SPAN)
 
 
-# Unit probe vectors of two dimensions, as a measurement keeps them.
-PROBED = pack_probes([[1.0, 0.0]] * len(PROBES))
-
-
 def test_it_is_measured_again_once_the_memory_moved_by_a_tenth():
-    scale = Scale(0.4, 0.6, incidents=1000, counted=1000, probes=PROBED)
+    scale = Scale(0.4, 0.6, incidents=1000, counted=1000)
     assert not scale.due(1000) and not scale.due(1099) and not scale.due(901)
     assert scale.due(1100) and scale.due(900)
-    assert Scale(0.4, 0.6, incidents=3, probes=PROBED).due(4)  # a small memory: every incident counts
-    assert not Scale(0.4, 0.6, incidents=3, probes=PROBED).due(3)
-    assert Scale(0.4, 0.6, incidents=1000, probes=PROBED).due(1000)  # measured before its words were counted
-    assert Scale(0.4, 0.6, incidents=1000, counted=1000).due(1000)  # before its probes' vectors were kept
-
-
-def test_how_everyday_an_alert_is_is_its_best_cosine_among_the_probes():
-    probes = np.random.default_rng(7).normal(size=(len(PROBES), 8))
-    scale = Scale(0.4, 0.6, probes=pack_probes(probes.tolist()))
-    alert = probes[3] * 5 + probes[11] * 0.5  # nearest the fourth probe, at any length
-    cosines = unit(probes) @ (alert / np.linalg.norm(alert))
-    assert scale.everyday(alert.tolist()) == pytest.approx(cosines.max(), abs=2e-3)  # float16 kept
-    assert scale.everyday(probes[9].tolist()) == pytest.approx(1.0, abs=2e-3)
-    # Without the probes' vectors, or of another size, or without the alert's vector: the typical reading.
-    assert Scale(0.4, 0.6).everyday(alert.tolist()) == EVERYDAY_UNKNOWN
-    assert scale.everyday([1.0, 0.0]) == EVERYDAY_UNKNOWN and scale.everyday(None) == EVERYDAY_UNKNOWN
-    assert scale.everyday([0.0] * 8) == EVERYDAY_UNKNOWN
-    # Kept whole, and refused cut short (a file another process reads).
-    assert Scale(**json.loads(json.dumps(asdict(scale)))).everyday(alert.tolist()) == scale.everyday(alert.tolist())
-    with pytest.raises(ValueError):
-        Scale(0.4, 0.6, probes=pack_probes(probes[:-1].tolist()))
+    assert Scale(0.4, 0.6, incidents=3).due(4)  # a small memory: every incident counts
+    assert Scale(0.4, 0.6, incidents=1000).due(1000)  # measured before its words were counted
 
 
 def test_the_measurement_is_the_median_of_the_probes_best_and_of_the_incidents_nearest(tmp_path):
@@ -105,9 +80,6 @@ def test_the_measurement_is_the_median_of_the_probes_best_and_of_the_incidents_n
     np.fill_diagonal(pairs, -np.inf)
     assert len(texts) <= SAMPLE  # every incident is in the sample here
     assert scale.neighbours == pytest.approx(np.median(pairs.max(axis=1)), abs=1e-5)
-    # The probes' vectors are kept, to read how everyday an alert is.
-    alert = embedder.embed([distill_alert("checkout pods crash looping")])[0]
-    assert scale.everyday(alert) == pytest.approx((probes @ unit([alert])[0]).max(), abs=2e-3)
 
 
 def test_the_words_are_counted_and_an_answer_s_rare_words_weigh_most(tmp_path):
@@ -196,15 +168,6 @@ def test_an_ingest_measures_it_when_the_calibration_reads_it_and_only_when_due(t
         memory.ingest(incidents)
         memory.ingest(incidents)
         assert [len(c) for c in before.calls] == [len(PROBES)] and memory.scale.measured.counted == len(incidents)
-    # So is one measured before the probes' vectors were kept.
-    kept = json.loads(path.read_text())
-    path.write_text(json.dumps({k: v for k, v in kept.items() if k != "probes"}))
-    unprobed = FakeEmbedder(model=READ)
-    with open_memory(tmp_path, unprobed) as memory:
-        assert memory.scale.unmeasured
-        memory.ingest(incidents)
-        memory.ingest(incidents)
-        assert [len(c) for c in unprobed.calls] == [len(PROBES)] and memory.scale.measured.probes
     # The fake embedder's calibration gives it no weight: nothing is spent measuring it.
     plain = FakeEmbedder()
     with open_memory(tmp_path / "plain", plain) as memory:
@@ -235,10 +198,6 @@ def test_each_answer_carries_its_standing_on_this_memorys_scale(tmp_path):
         after = memory.similar(alert, limit=5).neighbours
     assert all(n.evidence.standing == pytest.approx(scale.standing(n.similarity), abs=1e-3) for n in after)
     assert after[0].evidence.standing > after[-1].evidence.standing
-    # How everyday the alert is: read once for the lookup, the same on every answer; unmeasured, the typical.
-    assert {n.evidence.everyday for n in before} == {EVERYDAY_UNKNOWN}
-    everyday = {n.evidence.everyday for n in after}
-    assert len(everyday) == 1 and everyday != {EVERYDAY_UNKNOWN}
 
 
 def test_a_memory_too_small_to_say_reads_as_unmeasured(tmp_path):
@@ -249,5 +208,3 @@ def test_a_memory_too_small_to_say_reads_as_unmeasured(tmp_path):
         scale = memory.measure_scale()
     assert (scale.null, scale.neighbours) == (UNMEASURED.null, UNMEASURED.neighbours)
     assert scale.incidents == MIN_INCIDENTS - 1 and scale.due(MIN_INCIDENTS)
-    # How everyday an alert is depends on the model alone: read here too.
-    assert scale.everyday(FakeEmbedder().embed(["disk usage above 90%"])[0]) != EVERYDAY_UNKNOWN

@@ -19,7 +19,7 @@ from ..store.datadir import write_atomic
 from .confidence import FEATURES, Calibration, Evidence, Recalibration, calibration_for, recalibrate
 from .feedback import FeedbackStore
 from .ranking import Neighbour
-from .scale import EVERYDAY_UNKNOWN, ScaleSource
+from .scale import ScaleSource
 
 log = logging.getLogger(__name__)
 
@@ -79,21 +79,18 @@ class TeamCalibration:
         """Evidence as the model reads it now. Kept before the standing was read, it is completed from its
         meaning on this memory's scale, as a lookup reads it (0 when meaning was not compared); kept before
         the rare words were read, from its plain share of the alert's words, as a memory whose words were not
-        counted reads them (the words kept with a verdict are not); kept before how everyday the alert is was
-        read, as a lookup without the probes' vectors reads it (the alert's vector is not kept). Older
-        evidence, without the background either, cannot be, and is left out of the refit."""
+        counted reads them (the words kept with a verdict are not). Older evidence, without the background
+        either, cannot be, and is left out of the refit."""
         fields = len(Evidence._fields)
         if len(evidence) == fields:
             return evidence
-        if len(evidence) == FEATURES.index("everyday"):
-            return [*evidence, EVERYDAY_UNKNOWN]
-        if len(evidence) < FEATURES.index("standing") or self._scale is None:
+        if len(evidence) not in (fields - 1, fields - 2) or self._scale is None:
             return None
         scale = self._scale.current
-        if len(evidence) == FEATURES.index("standing"):
+        if len(evidence) == fields - 2:
             meaning = evidence[0]
             evidence = [*evidence, scale.standing(meaning) if meaning else 0.0]
-        return [*evidence, evidence[FEATURES.index("words")] * scale.neighbours, EVERYDAY_UNKNOWN]
+        return [*evidence, evidence[FEATURES.index("words")] * scale.neighbours]
 
     def offered(self, alert_key: str, shown: Sequence[Neighbour], suggested: str) -> None:
         """Keep what `suggested` was offered on for this alert, when it is among `shown`."""

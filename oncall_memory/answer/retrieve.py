@@ -29,7 +29,7 @@ from . import confidence, ranking
 from .confidence import DEFAULT, Calibration, Evidence, Level
 from .feedback import Tally
 from .ranking import Neighbour
-from .scale import EVERYDAY_UNKNOWN, UNMEASURED, Scale, ScaleSource
+from .scale import UNMEASURED, Scale, ScaleSource
 from .wording import Wording
 
 log = logging.getLogger(__name__)
@@ -192,10 +192,9 @@ class Retriever:
         own_on_record = ranking.recurrence_on_record(candidates, query.alert, query.symptoms)
         neighbours = []
         scale = self._scale.current
-        everyday = scale.everyday(dense)
         for r in shown:
             c = r.candidate
-            said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings, scale, query_terms, everyday)
+            said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings, scale, query_terms)
             calibration = self._calibration.current
             sure = calibration.probability(said)
             neighbours.append(
@@ -253,13 +252,11 @@ def evidence(
     meanings: list[float],
     scale: Scale = UNMEASURED,
     alert_words: frozenset[int] = frozenset(),
-    everyday: float = EVERYDAY_UNKNOWN,
 ) -> Evidence:
     """What says this candidate is the same problem (see `confidence.Evidence`). `meanings`: every
     candidate's similarity, best first, to read how far this one stands above the rest and above the
     lookup's background (their median); `scale`: the memory's own, to read where it stands on it and how
-    rare the alert's words (`alert_words`, term ids) it holds are here; `everyday`: how everyday the alert
-    is (`scale.Scale.everyday`), read once per lookup."""
+    rare the alert's words (`alert_words`, term ids) it holds are here."""
     kinds = {b.kind for b in boosts}
     similarity = c.similarity or 0.0
     # The best of the others: the runner-up for the best candidate, the best for every other one.
@@ -288,7 +285,6 @@ def evidence(
         standing=scale.standing(similarity) if c.similarity is not None else 0.0,
         # Its words as the search read them (a hit's are its payload's `terms`; None when it has none).
         rare_words=scale.rare_share(alert_words, c.terms or ()) * scale.neighbours,
-        everyday=everyday,
     )
 
 

@@ -14,11 +14,6 @@ One fitted curve over raw meaning cannot serve them all, so each memory measures
 
 An answer's standing is where its meaning lies between the two: 0 at the null, 1 at the neighbours.
 
-The probes' vectors are kept with the scale, to read how everyday the alert itself is (`Scale.everyday`): its
-best meaning among them. An alert as generic as "disk usage above 90%" comes near something in any memory,
-so a meaning says less of it than the same meaning says of a specific one. That is the alert's own null,
-beside the memory's; it depends on the model only, so a memory too small to be measured keeps it too.
-
 The same measurement counts how many incidents hold each word (over up to `WORD_SAMPLE` of them: every one in
 a memory that size or smaller, a fair draw in a larger one). Confidence weighs the alert's words an answer
 shares by their rarity here (`Scale.rare_share`): in a memory of one product's runbooks the alerts with
@@ -39,7 +34,7 @@ import logging
 import os
 import statistics
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property, lru_cache
@@ -63,21 +58,22 @@ WORD_SAMPLE = 5000  # incidents whose words are counted: a word's rarity among 5
 REMEASURE = 0.1  # measured again once the memory's size moved by this share since
 MIN_INCIDENTS = 20  # fewer say little about how their neighbours stand: they read as unmeasured
 MIN_SPAN = 0.05  # a memory whose neighbours stand no nearer than its null reads as if they did by this much
-# How everyday an alert reads where the probes' vectors are not at hand (a scale from before they were kept,
-# or none measured): all-MiniLM-L6-v2's median over the protocol's alerts, 0.45 (0.33-0.53 by set).
-EVERYDAY_UNKNOWN = 0.45
 
 # Everyday alerts on every kind of system, written for this bank (not taken from any evaluation set). Most
-# have nothing in any one team's memory; the median's half that might is what makes it robust.
+# have nothing in any one team's memory; the median's half that might is what makes it robust. Seven were
+# near-copies of the protocol's alerts (cosine 0.80-0.90, all-MiniLM-L6-v2: "clock skew on several nodes: NTP
+# not synchronised" and the like), found on 2026-12-05 when an alert's nearest probe was tried as evidence, and
+# were rewritten: the first seven of fourteen new ones written that stood below 0.7 to every alert of the eight
+# sets and to every other probe. tests/test_local_model.py keeps the shipped sets' alerts below 0.8.
 PROBES: tuple[str, ...] = (
     "Disk usage above 90% on the database volume",
     "TLS certificate for the public API expires in 7 days",
     "DNS resolution failures for internal service names",
-    "Kafka consumer group lag is growing on the orders topic",
+    "Nightly backup job did not complete",
     "Node NotReady: kubelet stopped posting status",
     "Pod OOMKilled: container exceeded its memory limit",
     "HTTP 5xx error rate above 5% on the gateway",
-    "p99 latency above 2 seconds on the checkout endpoint",
+    "SFTP partner uploads rejected: host key changed",
     "Postgres replication lag above 60 seconds",
     "Redis memory usage near maxmemory, evictions rising",
     "Elasticsearch cluster health is red, unassigned shards",
@@ -91,7 +87,7 @@ PROBES: tuple[str, ...] = (
     "Jenkins build agents offline, CI queue growing",
     "Deployment rollout stuck, new replica set has zero available pods",
     "Rate limiting by upstream provider, HTTP 429 responses",
-    "Clock skew detected between nodes, NTP unsynchronised",
+    "Mail server outbound queue growing, messages deferred",
     "Filesystem is read-only after an I/O error",
     "Connection pool exhausted: cannot acquire a database connection",
     "Login failures spike: authentication service returning errors",
@@ -108,7 +104,7 @@ PROBES: tuple[str, ...] = (
     "Certificate authority bundle outdated, TLS handshake errors",
     "Feature flag service unreachable, clients using defaults",
     "Object storage latency high, uploads timing out",
-    "Autoscaler cannot add nodes: quota exceeded in the cloud account",
+    "LDAP directory sync failing, new users cannot log in",
     "Container image pull fails: registry returns unauthorized",
     "Database deadlocks increasing on the inventory table",
     "Log ingestion pipeline dropping events",
@@ -117,15 +113,15 @@ PROBES: tuple[str, ...] = (
     "Data warehouse nightly load failed on schema mismatch",
     "GPU node driver crash, training jobs failing",
     "CDN serving stale content after purge",
-    "Service mesh sidecar injection failing for new pods",
+    "Video transcoding queue backlog growing",
     "Secrets rotation job failed, credentials near expiry",
     "Kernel soft lockup reported on a hypervisor host",
-    "Ingress controller reload failing, config invalid",
+    "VPN tunnel to the branch office is down",
     "Hard disk SMART errors on a storage server",
     "Power supply failure in a rack",
     "Thread pool saturation, requests queueing in the API",
     "Out of inodes on the log volume",
-    "Websocket connections dropping every few minutes",
+    "Message broker disk alarm, publishers blocked",
     "Third party geolocation API returning errors",
     "Batch queue workers stuck, jobs not progressing",
     "Database migration locked the users table",
@@ -145,8 +141,6 @@ class Scale:
     # their counts, in base64 (a JSON object of 50,000 words would be read by every process at each change).
     counted: int = 0
     words: str = ""
-    # The probes' vectors, each of unit length, as little-endian float16 in base64 (`pack_probes`).
-    probes: str = ""
 
     def __post_init__(self) -> None:
         # Read from a file every process shares: what a lookup would trip over later is refused here, where
@@ -156,8 +150,6 @@ class Scale:
         terms, counts = self._held_by
         if len(terms) and (np.any(terms[1:] <= terms[:-1]) or int(counts.max()) > self.counted):
             raise ValueError("the scale's word counts are out of order or above the incidents counted")
-        if not isinstance(self.probes, str) or len(self._probes) % len(PROBES):
-            raise ValueError("the scale's probe vectors are not one per probe")
 
     @cached_property
     def _held_by(self) -> tuple[np.ndarray, np.ndarray]:
@@ -167,24 +159,6 @@ class Scale:
         packed = np.frombuffer(raw, dtype="<u4")
         half = len(packed) // 2
         return packed[:half], packed[half:]
-
-    @cached_property
-    def _probes(self) -> np.ndarray:
-        raw = base64.b64decode(self.probes, validate=True)
-        if len(raw) % 2:
-            raise ValueError("the scale's probe vectors are not 16-bit numbers")
-        return np.frombuffer(raw, dtype="<f2").astype(np.float32)
-
-    def everyday(self, alert: Sequence[float] | None) -> float:
-        """How close the alert's vector comes to the nearest probe (cosine): how everyday the alert is.
-        `EVERYDAY_UNKNOWN` without the probes' vectors of this size (or without the alert's)."""
-        if alert is None or not len(self._probes):
-            return EVERYDAY_UNKNOWN
-        v = np.asarray(alert, dtype=np.float32)
-        norm = float(np.linalg.norm(v))
-        if not norm or len(self._probes) != len(PROBES) * len(v):
-            return EVERYDAY_UNKNOWN
-        return float(np.max(self._probes.reshape(len(PROBES), len(v)) @ (v / norm)))
 
     def rare_share(self, alert: Collection[int], held: Collection[int]) -> float:
         """The share of the alert's words (term ids) an incident holds (`held`), each weighed by its rarity in
@@ -207,8 +181,6 @@ class Scale:
 
     def due(self, incidents: int) -> bool:
         """Should a memory now holding `incidents` be measured again."""
-        if not self.probes:  # measured before the probes' vectors were kept
-            return True
         if self.incidents < MIN_INCIDENTS:  # read as unmeasured: measured again at every change
             return incidents != self.incidents
         if not self.counted:  # measured before its words were counted
@@ -241,19 +213,12 @@ class ScaleSource(Protocol):
 
 
 # all-MiniLM-L6-v2's figures on the shipped incidents (64): what a memory reads against until it is measured.
-UNMEASURED = Scale(null=0.42, neighbours=0.57)
+UNMEASURED = Scale(null=0.41, neighbours=0.57)
 
 
 def probe_vectors(embedder: Embedder) -> list[list[float]]:
     """The probes embedded as alerts are (one embedding call)."""
     return embedder.embed([distill_alert(p) for p in PROBES])
-
-
-def pack_probes(probes: list[list[float]]) -> str:
-    """The probes' vectors as `Scale.probes` keeps them: unit length, float16 (a cosine to 0.001)."""
-    m = np.asarray(probes, dtype=np.float32)
-    m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
-    return base64.b64encode(m.astype("<f2").tobytes()).decode("ascii")
 
 
 def measure(store: IncidentStore, probes: list[list[float]], model: str) -> Scale:
@@ -272,11 +237,10 @@ def measure(store: IncidentStore, probes: list[list[float]], model: str) -> Scal
         if score is not None:
             nearest.append(score)
     count = store.count()
-    packed = pack_probes(probes)
     if count < MIN_INCIDENTS or not best or not nearest:
-        return replace(UNMEASURED, incidents=count, model=model, probes=packed)
+        return replace(UNMEASURED, incidents=count, model=model)
     counted, words = count_words(store)
-    return Scale(statistics.median(best), statistics.median(nearest), count, model, counted, words, packed)
+    return Scale(statistics.median(best), statistics.median(nearest), count, model, counted, words)
 
 
 def count_words(store: IncidentStore) -> tuple[int, str]:
@@ -331,10 +295,9 @@ class MemoryScale:
 
     @property
     def unmeasured(self) -> bool:
-        """Never measured here, or measured before its words were counted or its probes' vectors kept (the next
-        ingest measures it)."""
+        """Never measured here, or measured before its words were counted (the next ingest measures it)."""
         measured = self.measured
-        return measured is None or not measured.counted or not measured.probes
+        return measured is None or not measured.counted
 
     def measure(
         self, store: IncidentStore, embedder: Embedder, lock: AbstractContextManager[Any], *, when_due: bool = False
