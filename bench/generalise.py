@@ -355,10 +355,11 @@ def high_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params], shipped
         for q in s.queries:
             answers = set(q.query.strict or getattr(q.query, s.same_problem))
             own = any(e[service] > 0 and e[symptom] > 0 for e in q.evidence)
-            for i in order(q)[:TOP]:
+            for place, i in enumerate(order(q)[:TOP]):
                 at = q.ids.index(i)
                 pinned = bool(q.x[at, F.C["pinned"]])
-                if cal.level(tuple(q.evidence[at]), pinned=pinned, own_on_record=own) == "high":  # type: ignore[arg-type]
+                said = tuple(q.evidence[at])
+                if cal.level(said, pinned=pinned, own_on_record=own, ranked_below=place > 0) == "high":  # type: ignore[arg-type]
                     right += i in answers
                     wrong += i not in answers
         return f"{wrong} / {right}"

@@ -5,7 +5,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, make_incident
 from fastapi.testclient import TestClient
 
 from oncall_memory.answer.confidence import (
@@ -103,6 +103,37 @@ def test_another_services_answer_is_never_high_beside_the_alerts_own_recurrence(
     assert cal.level(elsewhere, own_on_record=True) == "medium"
     assert cal.level(evidence(0.9, 0.2, 0.6, symptom=1.0, service=1.0), own_on_record=True) == "high"
     assert cal.level(evidence(0.9, 0.2, 0.6, symptom=1.0), own_on_record=True) == "high"  # names no service
+
+
+def test_below_another_answer_only_a_recurrence_of_the_alerts_own_service_reads_high():
+    """Issue 50: with the alert-rule style left out, "high" among the first five was wrong more often than
+    right (runbooks 76 wrong / 68 right): sibling pages of one product, each close, each below the first. Two
+    problems cannot both be the alert's; several past incidents can be the same problem as recurrences of its
+    own service."""
+    cal = Calibration(-3.0, (4.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0), low_below=0.4, high_from=0.8)
+    close = evidence(0.9, 0.0, 0.6)
+    assert cal.probability(close) >= 0.8
+    assert cal.level(close) == "high" and cal.level(close, ranked_below=True) == "medium"
+    assert cal.level(evidence(0.9, 0.0, 0.6, service=1.0), ranked_below=True) == "high"  # a recurrence
+    assert cal.level(evidence(0.9, 0.0, 0.6, service=-1.0), ranked_below=True) == "medium"
+    assert cal.level(evidence(0.3, words=0.1), ranked_below=True, pinned=True) == "high"  # the same signature
+    assert cal.level(evidence(0.3, words=0.1), ranked_below=True) == "low"
+
+
+def test_a_lookup_reads_high_on_the_first_answer_and_on_the_alerts_own_recurrences_below_it(tmp_path):
+    text = "orders export job stalls, queue depth grows without bound"
+    incidents = [
+        make_incident(id="OWN-1", title=text, service="exporter"),
+        make_incident(id="OWN-2", title=text, service="exporter"),
+        make_incident(id="ELSE-1", title=text, service="billing"),
+    ]
+    with Memory.open(Settings(data_dir=tmp_path / "data", embedder="fake"), embedder=FakeEmbedder()) as memory:
+        memory.ingest(incidents)
+        mine = memory.similar(Alert(text=text, service="exporter"), limit=3).neighbours
+        anyone = memory.similar(Alert(text=text), limit=3).neighbours
+    assert [n.id for n in mine][2] == "ELSE-1"
+    assert [n.confidence for n in mine] == ["high", "high", "medium"]
+    assert [n.confidence for n in anyone] == ["high", "medium", "medium"]
 
 
 def test_calibrations_are_per_model_and_the_settings_override_their_thresholds():

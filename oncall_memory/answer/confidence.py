@@ -116,14 +116,26 @@ class Calibration:
         """Is not even an incident of the alert's family on record, by this answer: "low"."""
         return self.family_reading(e) < self.low_below
 
-    def level(self, e: Evidence, *, pinned: bool = False, meaning: bool = True, own_on_record: bool = False) -> Level:
+    def level(
+        self,
+        e: Evidence,
+        *,
+        pinned: bool = False,
+        meaning: bool = True,
+        own_on_record: bool = False,
+        ranked_below: bool = False,
+    ) -> Level:
         """`own_on_record`: an incident of the alert's own service that tells of the alert's symptom is among
-        the candidates (its recurrence); then another service's answer is not the same problem, however close."""
+        the candidates (its recurrence); then another service's answer is not the same problem, however close.
+        `ranked_below`: another answer is ranked above this one. Two problems cannot both be the alert's, and
+        in a memory of sibling pages (one product's runbooks) the one below is most often the sibling; several
+        past incidents can be the same problem only as recurrences, so below another answer only one of the
+        alert's own service reads high."""
         if pinned:
             return "high"
         if self.nothing_close(e):
             return "low"
-        if not meaning or (own_on_record and e[_SERVICE] < 0):
+        if not meaning or (own_on_record and e[_SERVICE] < 0) or (ranked_below and e[_SERVICE] <= 0):
             return "medium"
         return "high" if self.probability(e) >= self.high_from else "medium"
 

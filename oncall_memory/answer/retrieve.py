@@ -192,7 +192,7 @@ class Retriever:
         own_on_record = ranking.recurrence_on_record(candidates, query.alert, query.symptoms)
         neighbours = []
         scale = self._scale.current
-        for r in shown:
+        for place, r in enumerate(shown):
             c = r.candidate
             said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings, scale, query_terms)
             calibration = self._calibration.current
@@ -213,6 +213,7 @@ class Retriever:
                         pinned=r.pinned or ranking.is_signature_match(c.payload, key),
                         meaning=dense is not None,
                         own_on_record=own_on_record,
+                        ranked_below=place > 0,
                     ),
                 )
             )
