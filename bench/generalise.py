@@ -344,7 +344,8 @@ def high_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params], shipped
     answers read high, fitted with the set's style left out (ranking and calibration), and as shipped (the
     product's own order and calibration). Right is the strict answer where the set has one (the same problem),
     else its own measure. The alert's recurrence on record (`Calibration.level`'s `own_on_record`) is read from
-    every candidate's evidence: one of the alert's service that tells of its symptom."""
+    every candidate's evidence: one of the alert's service that tells of its symptom; an answer below the first
+    is `ranked_below`, as the product reads it."""
     service, symptom = FEATURES.index("service"), FEATURES.index("symptom")
     print(f'\n"High" among the first {TOP} answers: wrong / right answers read high')
     print(f"  {'set':12}{'left out':>14}{'shipped':>14}")
