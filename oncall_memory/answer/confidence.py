@@ -212,8 +212,9 @@ class Calibration:
 # product ships hold the shipped sets' bar (tests/test_local_model.py): at 0.61 sentence-transformers marks 35
 # of their 40 no-match alerts low; at 0.62 both mark 36 of 40, with 8 of 82 right first answers low (7 with
 # one model at 0.55). Refitted on 2026-12-05 after seven probes that nearly copied the protocol's alerts were
-# rewritten (`scale.PROBES`): the memories' nulls moved by about 0.01, and no per-style figure moved. The same title stays at 0 in both models, and where it happened in the family's: the
-# protocol did not keep them (docs/evaluation.md); a team's verdicts may move them.
+# rewritten (`scale.PROBES`): the sample memory's null moved 0.421 -> 0.411, and no per-style figure moved.
+# The same title stays at 0 in both models, and where it happened in the family's: the protocol did not keep
+# them (docs/evaluation.md); a team's verdicts may move them.
 CALIBRATED = {
     "all-MiniLM-L6-v2": Calibration(
         -1.49,
