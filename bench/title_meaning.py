@@ -1,0 +1,88 @@
+"""The title as a second meaning (issue 50): a lead screened offline, not built (docs/evaluation.md).
+
+    python -m bench.title_meaning          # after python -m bench.generalise, whose cached features it reads
+
+An entry's stored vector is its four signal lines; on a runbook page most of that text is the procedure,
+while the alert's words are in the title. Each entry's title is embedded alone here (as an alert is), and an
+answer's meaning read as the better of its stored vector's cosine and its title's. Printed:
+
+  - meaning alone (dense MRR, the set's own measure; an again or post-mortem question without its own entry):
+    the stored vector, the better of the two, and their mean;
+  - the ranking: every candidate the default lookup read re-scored with the better of the two, every tunable
+    fitted again with each style left out (`bench.generalise`), the left-out MRR per set and the per-style
+    table. The candidates are the lookup's own: a title alone brings no new one in here.
+
+Confidence reads the stored vector's meaning throughout: the evidence was not read again (the table's
+confidence columns are not the lead's).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from bench import generalise as G
+from bench.features import C, alert_of, extract
+from bench.sets.load import every_set
+from oncall_memory.domain.distill import distill, distill_alert
+from oncall_memory.memory import Memory
+from oncall_memory.settings import Settings
+
+
+def unit(vectors: object) -> np.ndarray:
+    v = np.asarray(vectors, dtype=np.float32)
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+def mrr(scores: np.ndarray, ids: list[str], right: list[set[str]], own: list[str | None]) -> float:
+    ranks = []
+    for row, wanted, mine in zip(scores, right, own):
+        order = [ids[k] for k in np.argsort(-row, kind="stable") if ids[k] != mine]
+        ranks.append(1 / (next(r for r, i in enumerate(order) if i in wanted) + 1))
+    return float(np.mean(ranks))
+
+
+def main() -> None:
+    sets, missing = every_set()
+    for line in missing:
+        print(line)
+    settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="title-meaning-")), embedder="local")
+    features = [extract(s, settings) for s in sets]
+    G.use_styles(features)
+    before = G.left_out(features, G.DEFAULT.loso(features))
+    print("meaning alone (dense MRR): the stored vector / the better of it and the title's / their mean")
+    with Memory.open(settings) as memory:
+        embedder = memory.embedder
+        for s, f in zip(sets, features):
+            ids = [i.id for i in s.incidents]
+            stored = unit(embedder.embed([distill(i) for i in s.incidents]))
+            titles = dict(zip(ids, unit(embedder.embed([distill_alert(i.title) for i in s.incidents]))))
+            asked = [q for q in s.queries if q.strict or q.lenient]
+            alerts = unit(embedder.embed([distill_alert(alert_of(q, memory)[0].text) for q in s.queries]))
+            by_title = alerts @ np.array([titles[i] for i in ids]).T
+            whole = alerts @ stored.T
+            keep = [k for k, q in enumerate(s.queries) if q.strict or q.lenient]
+            right = [set(q.strict or q.lenient) for q in asked]
+            own = [q.own for q in asked]
+            row = [whole[keep], np.maximum(whole, by_title)[keep], ((whole + by_title) / 2)[keep]]
+            print(f"  {s.name:12s} " + " / ".join(f"{mrr(x, ids, right, own):.3f}" for x in row))
+            # The ranking's candidates re-scored: their meaning the better of the two.
+            for q, a in zip(f.queries, alerts):
+                if q.ids:
+                    t = np.array([float(titles[i] @ a) for i in q.ids])
+                    q.x = q.x.copy()
+                    q.x[:, C["sim"]] = np.maximum(q.x[:, C["sim"]], t)
+    fitted = G.DEFAULT.loso(features)
+    after = G.left_out(features, fitted)
+    print("\nthe ranking, each style left out (MRR): stored -> the better of the two")
+    for name in before:
+        print(f"  {name:12s} {before[name].mean():.3f} -> {after[name].mean():.3f}")
+    mean = [np.mean([v.mean() for v in x.values()]) for x in (before, after)]
+    print(f"  {'mean':12s} {mean[0]:.3f} -> {mean[1]:.3f}")
+    G.style_table(features, fitted)
+
+
+if __name__ == "__main__":
+    main()
