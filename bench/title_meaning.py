@@ -12,12 +12,16 @@ answer's meaning read as the better of its stored vector's cosine and its title'
     fitted again with each style left out (`bench.generalise`), the left-out MRR per set and the per-style
     table. The candidates are the lookup's own: a title alone brings no new one in here.
 
-Confidence reads the stored vector's meaning throughout: the evidence was not read again (the table's
-confidence columns are not the lead's).
+With `--evidence`, confidence reads the better of the two as well: each candidate's meaning, how far it
+stands above the others and above the lookup's background, and its standing, against a null measured the
+same way (the probes' best of the two in that memory; its neighbours as measured); the calibration is fitted
+again with each style left out. Without it, confidence reads the stored vector's meaning, and the table's
+confidence columns are not the lead's.
 """
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from pathlib import Path
 
@@ -26,6 +30,8 @@ import numpy as np
 from bench import generalise as G
 from bench.features import C, alert_of, extract
 from bench.sets.load import every_set
+from oncall_memory.answer.confidence import FEATURES
+from oncall_memory.answer.scale import MIN_SPAN, PROBES
 from oncall_memory.domain.distill import distill, distill_alert
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
@@ -44,7 +50,33 @@ def mrr(scores: np.ndarray, ids: list[str], right: list[set[str]], own: list[str
     return float(np.mean(ranks))
 
 
+MEANING, STANDOUT, ABOVE, STANDING = (FEATURES.index(f) for f in ("meaning", "standout", "above", "standing"))
+
+
+def read_again(evidence: np.ndarray, meanings: np.ndarray, null: float, neighbours: float) -> np.ndarray:
+    """The candidates' evidence with their meaning the better of the two, as `retrieve.evidence` reads it."""
+    e = np.array(evidence, dtype=float)
+    best = np.sort(meanings)[::-1]
+    runner = best[1] if len(best) > 1 else best[0]
+    e[:, MEANING] = meanings
+    e[:, STANDOUT] = np.where(meanings >= best[0], meanings - runner, meanings - best[0])
+    e[:, ABOVE] = meanings - best[len(best) // 2]
+    e[:, STANDING] = (meanings - null) / max(neighbours - null, MIN_SPAN)
+    return e
+
+
+def scale_of(features: list[np.ndarray]) -> tuple[float, float]:
+    """The memory's (null, neighbours), read back from its evidence: the standing is linear in meaning."""
+    rows = np.vstack(features)
+    slope, at_zero = np.polyfit(rows[:, MEANING], rows[:, STANDING], 1)
+    null = -at_zero / slope
+    return float(null), float(null + 1 / slope)
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--evidence", action="store_true", help="confidence reads the better of the two too")
+    args = parser.parse_args()
     sets, missing = every_set()
     for line in missing:
         print(line)
@@ -55,6 +87,7 @@ def main() -> None:
     print("meaning alone (dense MRR): the stored vector / the better of it and the title's / their mean")
     with Memory.open(settings) as memory:
         embedder = memory.embedder
+        probes = unit(embedder.embed([distill_alert(p) for p in PROBES]))
         for s, f in zip(sets, features):
             ids = [i.id for i in s.incidents]
             stored = unit(embedder.embed([distill(i) for i in s.incidents]))
@@ -69,11 +102,18 @@ def main() -> None:
             row = [whole[keep], np.maximum(whole, by_title)[keep], ((whole + by_title) / 2)[keep]]
             print(f"  {s.name:12s} " + " / ".join(f"{mrr(x, ids, right, own):.3f}" for x in row))
             # The ranking's candidates re-scored: their meaning the better of the two.
+            null, neighbours = scale_of([q.evidence for q in f.queries if q.ids])
+            both = np.maximum(probes @ stored.T, probes @ np.array([titles[i] for i in ids]).T)
+            null_again = float(np.median(both.max(axis=1)))
             for q, a in zip(f.queries, alerts):
                 if q.ids:
                     t = np.array([float(titles[i] @ a) for i in q.ids])
                     q.x = q.x.copy()
                     q.x[:, C["sim"]] = np.maximum(q.x[:, C["sim"]], t)
+                    if args.evidence:
+                        q.evidence = read_again(q.evidence, q.x[:, C["sim"]], null_again, neighbours)
+            if args.evidence:
+                print(f"  {'':12s} null {null:.3f} -> {null_again:.3f}, neighbours {neighbours:.3f}")
     fitted = G.DEFAULT.loso(features)
     after = G.left_out(features, fitted)
     print("\nthe ranking, each style left out (MRR): stored -> the better of the two")
