@@ -53,7 +53,8 @@ class PastIncident(BaseModel):
     id: str
     title: str
     confidence: Literal["high", "medium", "low"] = Field(
-        description="high: the same problem; medium: close, at least of its problem family; low: not even that"
+        description="high: the same problem (below the first match, only a recurrence on the alert's own service); "
+        "medium: close, at least of its problem family; low: not even that"
     )
     similarity: float | None = Field(description="cosine similarity of meaning")
     score: float = Field(description="what the order is by")
