@@ -18,6 +18,7 @@ Sectioning is worth building into the store only if it helps on both sets that h
 from __future__ import annotations
 
 import argparse
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -47,11 +48,15 @@ def sections(text: str, embedder: LocalEmbedder, words: int, stride: int) -> lis
     ]
 
 
-def mrr(scores: np.ndarray, ids: list[str], right: list[list[str]]) -> float:
+def mrr(
+    scores: np.ndarray, ids: list[str], right: Sequence[Collection[str]], own: Sequence[str | None] | None = None
+) -> float:
+    """The right entries' MRR, each alert's `own` entry (a leave-one-out question's) left out of its order."""
     ranks = []
-    for row, wanted in zip(scores, right):
-        order = np.argsort(-row, kind="stable")
-        ranks.append(next(r for r, k in enumerate(order) if ids[k] in wanted) + 1)
+    for n, (row, wanted) in enumerate(zip(scores, right)):
+        mine = own[n] if own else None
+        order = [ids[k] for k in np.argsort(-row, kind="stable") if ids[k] != mine]
+        ranks.append(next(r for r, i in enumerate(order) if i in wanted) + 1)
     return float(np.mean([1 / r for r in ranks]))
 
 

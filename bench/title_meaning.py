@@ -29,26 +29,13 @@ import numpy as np
 
 from bench import generalise as G
 from bench.features import C, alert_of, extract
+from bench.sections import mrr, unit
 from bench.sets.load import every_set
 from oncall_memory.answer.confidence import FEATURES
 from oncall_memory.answer.scale import MIN_SPAN, PROBES
 from oncall_memory.domain.distill import distill, distill_alert
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-
-
-def unit(vectors: object) -> np.ndarray:
-    v = np.asarray(vectors, dtype=np.float32)
-    return v / np.linalg.norm(v, axis=-1, keepdims=True)
-
-
-def mrr(scores: np.ndarray, ids: list[str], right: list[set[str]], own: list[str | None]) -> float:
-    ranks = []
-    for row, wanted, mine in zip(scores, right, own):
-        order = [ids[k] for k in np.argsort(-row, kind="stable") if ids[k] != mine]
-        ranks.append(1 / (next(r for r, i in enumerate(order) if i in wanted) + 1))
-    return float(np.mean(ranks))
-
 
 MEANING, STANDOUT, ABOVE, STANDING = (FEATURES.index(f) for f in ("meaning", "standout", "above", "standing"))
 
@@ -91,19 +78,19 @@ def main() -> None:
         for s, f in zip(sets, features):
             ids = [i.id for i in s.incidents]
             stored = unit(embedder.embed([distill(i) for i in s.incidents]))
-            titles = dict(zip(ids, unit(embedder.embed([distill_alert(i.title) for i in s.incidents]))))
-            asked = [q for q in s.queries if q.strict or q.lenient]
+            title_vectors = unit(embedder.embed([distill_alert(i.title) for i in s.incidents]))
+            titles = dict(zip(ids, title_vectors))
             alerts = unit(embedder.embed([distill_alert(alert_of(q, memory)[0].text) for q in s.queries]))
-            by_title = alerts @ np.array([titles[i] for i in ids]).T
+            by_title = alerts @ title_vectors.T
             whole = alerts @ stored.T
             keep = [k for k, q in enumerate(s.queries) if q.strict or q.lenient]
-            right = [set(q.strict or q.lenient) for q in asked]
-            own = [q.own for q in asked]
+            right = [set(s.queries[k].strict or s.queries[k].lenient) for k in keep]
+            own = [s.queries[k].own for k in keep]
             row = [whole[keep], np.maximum(whole, by_title)[keep], ((whole + by_title) / 2)[keep]]
             print(f"  {s.name:12s} " + " / ".join(f"{mrr(x, ids, right, own):.3f}" for x in row))
             # The ranking's candidates re-scored: their meaning the better of the two.
             null, neighbours = scale_of([q.evidence for q in f.queries if q.ids])
-            both = np.maximum(probes @ stored.T, probes @ np.array([titles[i] for i in ids]).T)
+            both = np.maximum(probes @ stored.T, probes @ title_vectors.T)
             null_again = float(np.median(both.max(axis=1)))
             for q, a in zip(f.queries, alerts):
                 if q.ids:
