@@ -192,10 +192,10 @@ class Retriever:
         own_on_record = ranking.recurrence_on_record(candidates, query.alert, query.symptoms)
         neighbours = []
         scale = self._scale.current
+        calibration = self._calibration.current  # once per lookup: a team's is rebuilt at each read
         for place, r in enumerate(shown):
             c = r.candidate
             said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings, scale, query_terms)
-            calibration = self._calibration.current
             sure = calibration.probability(said)
             neighbours.append(
                 # The boosts were computed from the ranking fields, which hold everything they read.
