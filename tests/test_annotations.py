@@ -292,3 +292,96 @@ def test_opsgenies_details_prose_is_read_beside_its_message():
     data["alert"]["details"] = {"service": "checkout", "impact": "checkout pods restart in a crash loop", "id": "7"}
     job = opsgenie_job(OpsgenieWebhook.model_validate(data))
     assert "checkout pods restart in a crash loop" in job.items[0].alert.text
+
+
+# -- Alertmanager's own text list of alerts, as its PagerDuty and Opsgenie receivers send it -----------------
+
+
+def text_alert_list(alerts: list[dict]) -> str:
+    """Alertmanager's `__text_alert_list` template (template/default.tmpl), rendered: each alert's sorted
+    labels and annotations as ` - name = value` lines, then `Source: <generatorURL>`."""
+    out = []
+    for a in alerts:
+        out.append("Labels:\n" + "".join(f" - {k} = {v}\n" for k, v in sorted(a["labels"].items())))
+        out.append("Annotations:\n" + "".join(f" - {k} = {v}\n" for k, v in sorted(a["annotations"].items())))
+        out.append(f"Source: {a['generatorURL']}\n")
+    return "".join(out)
+
+
+CRASH_LOOP = {
+    "labels": {"alertname": "KubePodCrashLooping", "namespace": "checkout", "severity": "warning"},
+    "annotations": {
+        "description": "Pod checkout/checkout-7d9c6b8f5-x2kq9 (checkout) is in waiting state (reason: CrashLoopBackOff).",
+        "runbook_url": "https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping",
+        "summary": "Pod is crash looping.",
+    },
+    "generatorURL": "http://prometheus-k8s.monitoring:9090/graph?g0.expr=max_over_time%28kube_pod_container_status_"
+    "waiting_reason%7Breason%3D%22CrashLoopBackOff%22%7D%5B5m%5D%29+%3E%3D+1&g0.tab=1",
+}
+
+
+def test_the_alert_list_alertmanager_sends_pagerduty_is_read_back_as_its_webhook_carries_it():
+    from oncall_memory.integrations.pagerduty.details import details_texts
+
+    # Alertmanager's PagerDuty receiver's default details: `firing` is the text list of the firing alerts.
+    other = {**CRASH_LOOP, "labels": {**CRASH_LOOP["labels"], "pod": "checkout-2"}}
+    details = {"firing": text_alert_list([CRASH_LOOP, other]), "num_firing": "2", "num_resolved": "0", "resolved": ""}
+    said, metrics = details_texts({"body": {"details": details}}, skip=["KubePodCrashLooping"])
+    assert said == ["Pod is crash looping.", CRASH_LOOP["annotations"]["description"]]  # the headline first, no link
+    assert metrics == ["kube_pod_container_status_waiting_reason"]
+    # Read as text, every line of the list is ceremony: nothing of the annotations would reach the lookup.
+    from oncall_memory.domain.distill import distill_alert
+
+    assert distill_alert(details["firing"]) == ""
+
+
+def test_opsgenies_description_from_alertmanager_is_read_as_its_alerts_annotations():
+    description = "Pod is crash looping.\nAlerts Firing:\n" + text_alert_list(
+        [CRASH_LOOP]
+    )  # opsgenie.default.description
+    data = json.loads((FIXTURES / "webhooks" / "opsgenie-create.json").read_text())
+    data["alert"].update(
+        message="[FIRING:1] KubePodCrashLooping (checkout warning)", description=description, details={}
+    )
+    job = opsgenie_job(OpsgenieWebhook.model_validate(data))
+    alert = job.items[0].alert
+    assert "CrashLoopBackOff" in alert.text and "Pod is crash looping." in alert.text
+    assert "Labels:" not in alert.text and "runbooks.prometheus-operator.dev" not in alert.text
+    assert alert.metrics == ["kube_pod_container_status_waiting_reason"]
+
+
+def test_a_list_that_is_not_alertmanagers_is_read_as_text():
+    from oncall_memory.domain.alert_list import listed_texts, read_alert_list
+
+    assert read_alert_list("Disk full on db-1: labels were fine, annotations too.") == []
+    assert listed_texts({"note": "The disk on db-1 is full again"}) == (["The disk on db-1 is full again"], [])
+
+
+def test_a_strangers_alert_list_is_read_in_linear_time():
+    from oncall_memory.domain.alert_list import MAX_ALERTS, read_alert_list
+
+    many = text_alert_list([CRASH_LOOP] * 5_000)
+    tall = "Labels:\n - a = b\nAnnotations:\n - description = x\n" + "more words\n" * 200_000
+    started = time.perf_counter()
+    assert len(read_alert_list(many)) == MAX_ALERTS
+    assert len(read_alert_list(tall)[0].annotations["description"]) > 2_000_000
+    assert time.perf_counter() - started < 10  # well under a second here; a quadratic read takes minutes
+
+
+def test_a_triggered_incident_from_alertmanager_is_looked_up_by_its_alerts_annotations(client, httpserver):
+    """Alertmanager's PagerDuty receiver with its default details: the annotations are only in `firing`."""
+    details = {"firing": text_alert_list([CRASH_LOOP]), "num_firing": "1", "num_resolved": "0", "resolved": ""}
+    pd = FakePagerDuty(
+        incidents=[pd_incident(0, id="PGR0VU3", title="[FIRING:1] KubePodCrashLooping (checkout warning)")],
+        alerts={"PGR0VU3": [{"id": "A1", "created_at": "2026-11-29T03:10:00Z", "body": {"details": details}}]},
+    ).install(httpserver)
+    event = json.loads((FIXTURES / "webhooks" / "pagerduty-incident-triggered.json").read_text())
+    event["event"]["data"]["title"] = "[FIRING:1] KubePodCrashLooping (checkout warning)"
+    event["event"]["data"]["id"] = "PGR0VU3"
+    sent = client.post("/webhooks/pagerduty", content=json.dumps(event), headers={"Content-Type": "application/json"})
+    assert sent.status_code == 202
+    assert client.app.state.dispatcher.join(30)
+    assert any("/alerts" in path for _, _, path in pd.requests)
+    (posted,) = slack_texts(httpserver)
+    assert "Pod is crash looping." in posted and "waiting state" in posted
+    assert "Labels:" not in posted

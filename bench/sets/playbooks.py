@@ -17,7 +17,9 @@ The rule, fixed before any lookup was run:
     HTML and link targets dropped; the section's own alert name removed wherever it appears (as in
     `runbooks.py`). Sections of the page that name no alert are incidents too (memory only).
   - A query is each alert rule rendered as Alertmanager sends it (its `message`, its runbook link, labels
-    `alertname`, `severity` and those the message names, filled with `runbooks.SAMPLE`).
+    `alertname`, `severity` and those the message names, filled with `runbooks.SAMPLE`; its `generatorURL`
+    the link to the rule's expression, as `runbooks.generator_url` makes it, a jsonnet expression's `%s` as
+    `cluster, namespace`: added 2026-12-06, a bare `/graph` before).
   - strict: the section headed by the alert's name; none: the page has no section for it (then nothing
     close is on record: lenient and facts are the strict ones). paraphrase: as in `runbooks.py`.
 """
@@ -34,7 +36,18 @@ import yaml
 from oncall_memory.domain.incident import Incident
 
 from . import SetQuery, write_set
-from .runbooks import MIRRORS, Rule, Tree, _plain, is_paraphrase, render, sample_labels, tree, without_name
+from .runbooks import (
+    MIRRORS,
+    Rule,
+    Tree,
+    _plain,
+    generator_url,
+    is_paraphrase,
+    render,
+    sample_labels,
+    tree,
+    without_name,
+)
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 _FENCE = re.compile(r"```.*?```", re.S)
@@ -81,6 +94,7 @@ _JSONNET_RULE = re.compile(r"alert:\s*'(?P<name>\w+)'")
 _JSONNET_GROUP = re.compile(r"name:\s*'(?P<group>[\w.-]+)'\s*,\s*\n\s*rules:")
 _MESSAGE = re.compile(r"message:\s*(?:\|\|\|\n(?P<block>.*?)\n\s*\|\|\||'(?P<single>(?:[^'\\]|\\.)*)')", re.S)
 _SEVERITY = re.compile(r"severity:\s*'(\w+)'")
+_EXPR = re.compile(r"expr:\s*(?:\|\|\|\n(?P<block>.*?)\n\s*\|\|\||'(?P<single>(?:[^'\\]|\\.)*)')", re.S)
 
 
 def _jsonnet_text(message: str) -> str:
@@ -88,6 +102,13 @@ def _jsonnet_text(message: str) -> str:
     cluster/namespace labels, any other %(x)s left out, `%%` as `%`."""
     text = message.replace("%(alert_aggregation_variables)s", "{{ $labels.cluster }}/{{ $labels.namespace }}")
     text = re.sub(r"%\([^)]*\)s", "", text)
+    return " ".join(text.replace("%%", "%").split())
+
+
+def _jsonnet_expr(expr: str) -> str:
+    """An expression as jsonnet would format it with the mixin's config: each `%s` (the aggregation labels,
+    a job's name) as `cluster, namespace`, any %(x)s left out."""
+    text = re.sub(r"%\([^)]*\)s", "", expr.replace("%s", "cluster, namespace"))
     return " ".join(text.replace("%%", "%").split())
 
 
@@ -107,7 +128,9 @@ def cortex_rules(t: Tree) -> list[Rule]:
             group = next((g for at, g in reversed(groups) if at < m.start()), "cortex")
             severity = _SEVERITY.search(body)
             text = _jsonnet_text(message.group("block") or message.group("single") or "")
-            out.append(Rule(m.group("name"), group, severity.group(1) if severity else "warning", text, "", ""))
+            expr = _EXPR.search(body)
+            query = _jsonnet_expr(expr.group("block") or expr.group("single") or "") if expr else ""
+            out.append(Rule(m.group("name"), group, severity.group(1) if severity else "warning", text, "", query))
     return out
 
 
@@ -133,7 +156,7 @@ def payload(rule: Rule, runbook: str) -> dict:
         "annotations": {k: v for k, v in annotations.items() if v},
         "startsAt": "2026-11-01T03:12:00Z",
         "endsAt": "0001-01-01T00:00:00Z",
-        "generatorURL": "http://prometheus.monitoring:9090/graph",
+        "generatorURL": generator_url("http://prometheus.monitoring:9090", rule.expr),
         "fingerprint": hashlib.sha256(f"{rule.name}{rule.summary}".encode()).hexdigest()[:16],
     }
     return {

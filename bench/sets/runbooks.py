@@ -16,7 +16,8 @@ The rule, fixed before any lookup was run:
   - A query is each kube-prometheus alert rule, rendered as Alertmanager sends it (webhook v4): labels
     `alertname`, `severity`, the labels its description names and the `job` its expression selects, filled
     with one fixed set of sample values (a namespace `payments`, a pod `ledger-7c9f8d6b54-x2kq9`, a cluster
-    `prod-eu1`, ...); `{{ $value }}` as a sample number.
+    `prod-eu1`, ...); `{{ $value }}` as a sample number; its `generatorURL` the link Prometheus makes to the
+    rule's expression (`/graph?g0.expr=...&g0.tab=1`; added 2026-12-06, a bare `/graph` before).
   - strict: the memory's runbook for that alert name; none: no runbook of that alert. lenient: the
     memory's runbooks for every alert of the same rule group (`kubernetes-apps`, `node-exporter`, ...), also
     for an alert without its own (something close is on record); none: nothing close is. facts: the lenient
@@ -33,6 +34,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote_plus
 
 import yaml
 
@@ -247,6 +249,16 @@ def render(template: str, labels: dict[str, str]) -> str:
     return " ".join(_ANY.sub("", text).split())
 
 
+def generator_url(prometheus: str, expr: str) -> str:
+    """The link to the rule's expression a Prometheus ruler sends as an alert's `generatorURL`: its external
+    URL and `/graph?g0.expr=<expr>&g0.tab=1`, the expression escaped as Go's `url.QueryEscape` does
+    (Prometheus' `strutil.TableLinkForExpression`)."""
+    if not expr:
+        return f"{prometheus}/graph"
+    # Prometheus links the expression as it prints it back, on one line; a rule file's block keeps its breaks.
+    return f"{prometheus}/graph?g0.expr={quote_plus(' '.join(expr.split()))}&g0.tab=1"
+
+
 def alertmanager_payload(rule: Rule) -> dict:
     labels = sample_labels(rule)
     annotations = {"summary": render(rule.summary, labels), "description": render(rule.description, labels)}
@@ -256,7 +268,7 @@ def alertmanager_payload(rule: Rule) -> dict:
         "annotations": {k: v for k, v in annotations.items() if v},
         "startsAt": "2026-11-01T03:12:00Z",
         "endsAt": "0001-01-01T00:00:00Z",
-        "generatorURL": "http://prometheus-k8s.monitoring:9090/graph",
+        "generatorURL": generator_url("http://prometheus-k8s.monitoring:9090", rule.expr),
         "fingerprint": hashlib.sha256(f"{rule.name}{rule.description}".encode()).hexdigest()[:16],
     }
     return {

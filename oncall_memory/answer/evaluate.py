@@ -70,7 +70,7 @@ class PagerQuery(Redacted):
         known = memory.known_values()
         jobs, _ = hook.jobs(self.payload, memory.settings, known)
         alert = hook.read(jobs[0], memory.settings, known).items[0].alert  # a large group is claimed unread
-        return alert if with_facts else Alert(text=alert.text)
+        return alert if with_facts else Alert(text=alert.text, metrics=alert.metrics)
 
 
 def _webhooks() -> list[Any]:

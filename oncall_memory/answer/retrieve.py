@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 from ..domain.alert import Alert, Filters
 from ..domain.distill import distill_alert
-from ..domain.lexical import Rarity, Sparse, sparse_vector
+from ..domain.lexical import Rarity, Sparse, sparse_vector, term_index
+from ..domain.lexical import terms as lexical_terms
 from ..domain.signature import canonical_signature
 from ..domain.vocabulary import symptoms, terms
 from ..embedders import Embedder
@@ -60,6 +61,7 @@ class Query:
     mode: Mode
     degraded: str | None
     signature_key: str | None
+    metric_terms: frozenset[int] = frozenset()  # the rule's metrics the alert's own text does not name
 
 
 def check_limit(limit: int) -> None:
@@ -83,8 +85,14 @@ def make_query(alert: Alert, embedder: Embedder, mode: Mode) -> Query:
             mode = "lexical"
     signature_key = canonical_signature(alert.signature or alert.text, [alert.env])
     told = symptoms(f"{alert.text}\n{text}")  # the raw text too: a rule's name before it became words
+    # The metrics its rule watches are searched as its words: a runbook or post-mortem that names the metric
+    # is found by it (`promql`).
     sparse = sparse_vector(text, terms(told))
-    return Query(alert, told, Wording.of(text), sparse, dense, mode, degraded, signature_key)
+    metrics = lexical_terms(" ".join(alert.metrics))
+    metric_terms = frozenset(term_index(m) for m in metrics) - frozenset(sparse.indices)
+    if metrics:
+        sparse = sparse_vector(text, [*terms(told), *metrics])
+    return Query(alert, told, Wording.of(text), sparse, dense, mode, degraded, signature_key, metric_terms)
 
 
 class CalibrationSource(Protocol):
@@ -163,13 +171,16 @@ class Retriever:
 
         top_lexical = max((h.score for h in hits), default=1.0) or 1.0
         query_terms = frozenset(query.sparse.indices)
+        # Confidence reads the words the alert says itself: an entry that does not name the rule's metric is
+        # no less likely for it (runbooks seldom do), and one that does is found by the search.
+        own_words = query_terms - query.metric_terms
         weights = self._weights
         rarity = Rarity(query_terms, (h.terms for h in hits)) if plan.rescore and weights.words == "rarity" else None
         candidates, overlaps = [], {}
         for h in hits:
             similarity = cosines.get(h.point_id)
             # The plain share of the alert's words this hit holds: confidence reads it, ranking may weigh it.
-            overlap = len(query_terms & h.terms) / len(query_terms) if query_terms else 0.0
+            overlap = len(own_words & h.terms) / len(own_words) if own_words else 0.0
             word_part = rarity.share(h.terms) if rarity else searched.get(h.point_id, 0.0) if searched else overlap
             relevance = self._relevance(h, plan, mode, similarity, word_part, top_lexical)
             candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity, h.terms or None))
@@ -195,7 +206,7 @@ class Retriever:
         calibration = self._calibration.current  # once per lookup: a team's is rebuilt at each read
         for place, r in enumerate(shown):
             c = r.candidate
-            said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings, scale, query_terms)
+            said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings, scale, own_words)
             sure = calibration.probability(said)
             neighbours.append(
                 # The boosts were computed from the ranking fields, which hold everything they read.

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int | None:
 
 
 # The fields of an alert file (`alert.Alert`'s, kept equal by a test: this module stays free of the models).
-ALERT_FIELDS = ("text", "service", "env", "flavor", "component_tags", "signature")
+ALERT_FIELDS = ("text", "service", "env", "flavor", "component_tags", "signature", "metrics")
 ALERT_EXAMPLE = 'give a JSON object, e.g. {"text": "pods crashing on start", "service": "checkout"}'
 
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..store import payload as P
 from ..store.conditions import Condition, Match, Range
 from .facts import Facts, UtcDatetime
+from .promql import MAX_METRICS
 
 
 class Alert(Facts):
@@ -17,6 +18,9 @@ class Alert(Facts):
     text: str = Field(json_schema_extra={"minLength": 1, "pattern": r"\S"})  # not blank (said by `_not_blank`)
     signature: str | None = None  # the pager's own grouping key, if it has one
     fact_sources: dict[str, str] = {}  # where a fact was found ("container label"), for the reasons
+    # The metrics the alert's rule watches (`promql.watched_metrics` reads them from a ruler's generatorURL),
+    # searched as its words beside the text.
+    metrics: list[str] = Field(default=[], max_length=MAX_METRICS)
 
     @classmethod
     def again(cls, incident: dict[str, Any]) -> Alert:

@@ -16,6 +16,7 @@ from ..jobs import Item, Job
 from .alert import Alert
 from .annotations import repeats, texts
 from .label_facts import facts_from_labels, is_exporter
+from .promql import watched_metrics
 
 
 class RuleAlert(BaseModel):
@@ -28,6 +29,7 @@ class RuleAlert(BaseModel):
     annotations: dict[str, str] = {}
     startsAt: str
     fingerprint: str
+    generatorURL: str | None = None  # a Prometheus-style ruler's link to the rule's expression
 
 
 def rule_alert(
@@ -39,7 +41,8 @@ def rule_alert(
 ) -> Alert | None:
     """The alert to look up: its rule's name and every text its annotations carry, the headline first
     (`annotations.texts`: `summary`, `message`, `title`, any key a team invents; links left out), facts from
-    its labels. None when it has no text at all. (Measured and dropped: removing the label values a description
+    its labels, and the metrics its rule watches from the ruler's link to the expression (`promql`). None when
+    it has no text at all. (Measured and dropped: removing the label values a description
     repeats, which lowered MRR on the pager set; and writing the rule's name as words, six ways, each meeting
     fewer of the per-style goals: docs/evaluation.md, "A rule's name written as its words".)
     `written`: the annotations' texts, when the caller has read them already (`texts(a.annotations)`)."""
@@ -55,7 +58,10 @@ def _alert(
     if name and repeats(written, name):
         written = texts(a.annotations, skip=[name])
     text = " - ".join(p for p in (name, *written) if p)
-    return Alert(text=text, **facts_from_labels(a.labels, mapping, known)) if text else None
+    if not text:
+        return None
+    metrics = watched_metrics(a.generatorURL)
+    return Alert(text=text, metrics=metrics, **facts_from_labels(a.labels, mapping, known))
 
 
 def has_text(a: RuleAlert) -> bool:

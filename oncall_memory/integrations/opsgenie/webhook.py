@@ -12,8 +12,10 @@ from pydantic import BaseModel, Field
 
 from ...credentials import basic_password, bearer, same_secret
 from ...domain.alert import Alert
+from ...domain.alert_list import read_alert_list
 from ...domain.annotations import texts
 from ...domain.label_facts import facts_from_labels, monitor_tags
+from ...domain.promql import watched_metrics
 from ...jobs import Job
 from ...settings import Settings
 from ...webhook import Webhook
@@ -61,7 +63,13 @@ def opsgenie_alert(
     if sources:
         facts["fact_sources"] = sources
     said = [p for p in (a.message, a.description) if p]
-    return Alert(text=" - ".join([*said, *texts(a.details, skip=said)]), **facts)
+    metrics: list[str] = []
+    # Alertmanager's Opsgenie receiver lists the firing alerts in the description (their labels, annotations
+    # and rule's link): read back, the first one's annotations are the text and its link names the metrics.
+    if a.description and (listed := read_alert_list(a.description)):
+        said = [p for p in (a.message, *texts(listed[0].annotations, skip=[a.message])) if p]
+        metrics = watched_metrics(listed[0].source)
+    return Alert(text=" - ".join([*said, *texts(a.details, skip=said)]), metrics=metrics, **facts)
 
 
 def opsgenie_job(

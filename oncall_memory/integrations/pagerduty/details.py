@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from ...domain.alert import Alert
-from ...domain.annotations import texts
+from ...domain.alert_list import listed_texts
 from ...errors import OncallMemoryError
 from ...jobs import Item, Job
 from ...settings import Settings
@@ -32,12 +32,14 @@ def custom_details(alert: dict[str, Any] | None) -> Any:
     return details
 
 
-def details_texts(alert: dict[str, Any] | None, skip: list[str]) -> list[str]:
-    """The texts among an alert's custom details (`annotations.texts`; a string is one text)."""
+def details_texts(alert: dict[str, Any] | None, skip: list[str]) -> tuple[list[str], list[str]]:
+    """The texts among an alert's custom details (`annotations.texts`; a string is one text), and the metrics
+    its rule watches: Alertmanager's receiver lists the firing alerts in `firing`, each with its
+    annotations and its rule's link, read back as its webhook carries them (`alert_list`)."""
     details = custom_details(alert)
     if isinstance(details, str):
         details = {"details": details}
-    return texts(details, skip=skip) if details else []
+    return listed_texts(details, skip=skip) if isinstance(details, dict) and details else ([], [])
 
 
 class CustomDetails:
@@ -73,11 +75,13 @@ class CustomDetails:
         except OncallMemoryError as exc:
             log.warning("%s: custom details not read (%s); looked up by its title", job.key, exc)
             return job
-        extra = details_texts(first, skip=[item.alert.text])
-        if not extra:
+        extra, metrics = details_texts(first, skip=[item.alert.text])
+        if not extra and not metrics:
             return job
         # Built afresh, so the details are redacted where they enter (the title was when the webhook came).
-        alert = Alert.model_validate({**item.alert.model_dump(), "text": " - ".join([item.alert.text, *extra])})
+        alert = Alert.model_validate(
+            {**item.alert.model_dump(), "text": " - ".join([item.alert.text, *extra]), "metrics": metrics}
+        )
         detail = " — ".join(extra) if item.detail is None else item.detail
         richer = Item.model_validate({**item.model_dump(), "alert": alert.model_dump(), "detail": detail})
         return job.model_copy(update={"items": [richer]})
