@@ -24,19 +24,24 @@ def generator_url(expr: str, prometheus: str = "http://prometheus-k8s.monitoring
     return f"{prometheus}/graph?g0.expr={quote_plus(expr)}&g0.tab=1"
 
 
-def delivered(rule: dict, link: str | None) -> list[str]:
-    """The metrics of the alert Alertmanager's webhook delivers for `rule`, with `link` as its generatorURL."""
+def read(name: str, annotations: dict[str, str], link: str | None) -> Alert:
+    """The alert Alertmanager's webhook delivers for rule `name`, with `link` as its generatorURL, as read."""
     alert = {
         "status": "firing",
-        "labels": {"alertname": rule["alert"]},
-        "annotations": {"summary": "something broke"},
+        "labels": {"alertname": name},
+        "annotations": annotations,
         "startsAt": "2026-12-01T03:10:00Z",
         "fingerprint": "0f3c",
         **({"generatorURL": link} if link is not None else {}),
     }
-    hook = AlertmanagerWebhook.model_validate({"version": "4", "groupKey": rule["alert"], "alerts": [alert]})
+    hook = AlertmanagerWebhook.model_validate({"version": "4", "groupKey": name, "alerts": [alert]})
     (job,), _ = alertmanager_jobs(hook, Settings().service.label_facts)
-    return job.items[0].alert.metrics
+    return job.items[0].alert
+
+
+def delivered(rule: dict, link: str | None) -> list[str]:
+    """The metrics of the alert delivered for `rule` with `link` as its generatorURL."""
+    return read(rule["alert"], {"summary": "something broke"}, link).metrics
 
 
 def rules() -> dict[str, dict]:
@@ -138,28 +143,16 @@ def test_the_runbook_that_names_the_rules_metric_comes_first_and_confidence_read
     memory = Memory(store, FakeEmbedder(), Settings(data_dir=":memory:"))
     memory.ingest(runbook)
     rule = {"alert": "TempoCompactionsFailing", "expr": "sum(increase(tempodb_compaction_errors_total{}[1h])) > 2"}
-    alert = {
-        "status": "firing",
-        "labels": {"alertname": rule["alert"]},
-        "annotations": {"message": "Compactions in trouble: blocks are left behind."},
-        "startsAt": "2026-12-01T03:10:00Z",
-        "fingerprint": "7d1e",
-    }
+    message = "Compactions in trouble: blocks are left behind."
 
     def first(link: str | None) -> tuple[str, float]:
-        hook = AlertmanagerWebhook.model_validate(
-            {"version": "4", "groupKey": "g", "alerts": [{**alert, **({"generatorURL": link} if link else {})}]}
-        )
-        (job,), _ = alertmanager_jobs(hook, Settings().service.label_facts)
-        lookup = memory.similar(job.items[0].alert)
+        lookup = memory.similar(read(rule["alert"], {"message": message}, link))
         return lookup.neighbours[0].id, lookup.neighbours[0].evidence.words
 
     without, with_link = first(None), first(generator_url(rule["expr"]))
     assert without[0] == "outstanding"  # by its words alone, the other section by a little
     assert with_link[0] == "failing"
     # The alert's own words are what confidence reads: the metric does not dilute their share.
-    assert memory.similar(Alert(text=alert["annotations"]["message"], metrics=["x_y_z"])).neighbours[
-        0
-    ].evidence.words == pytest.approx(
-        memory.similar(Alert(text=alert["annotations"]["message"])).neighbours[0].evidence.words
+    assert memory.similar(Alert(text=message, metrics=["x_y_z"])).neighbours[0].evidence.words == pytest.approx(
+        memory.similar(Alert(text=message)).neighbours[0].evidence.words
     )
