@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The third-party programs the suite tests against, from Debian's packages (their own downloads are not
 # reachable from these machines): Chromium for the browser test (tests/test_browser.py), promtool
-# (package prometheus) for the alerting rules' unit tests (tests/test_metrics.py), and Alertmanager with
+# (package prometheus, with Prometheus itself) for the alerting rules' unit tests (tests/test_metrics.py) and a
+# rule's link to its expression (tests/test_hookup.py), and Alertmanager with
 # amtool (package prometheus-alertmanager) for the documented receiver (tests/test_hookup.py). Installs only what is
 # missing; where it cannot (not root, no apt-get, no mirror) it says so, and those tests are skipped with
 # the same reason. Never fails the test command.

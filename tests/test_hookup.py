@@ -1,6 +1,7 @@
 """The copy-paste receivers of docs/integrations.md work with the real pager: Debian's Alertmanager checks the
 shipped receiver (`amtool check-config`) and sends a firing alert through it to a running service, whose
-answer reaches Slack."""
+answer reaches Slack; and Debian's Prometheus, firing a rule through it, links the alert to its rule's
+expression as the metrics reader expects (`promql`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pydantic import SecretStr
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.ingest.schedule import free_port
+from oncall_memory.integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
@@ -126,3 +128,92 @@ def test_a_real_alertmanager_posts_through_the_documented_receiver_and_the_answe
     request, _ = httpserver.log[0]
     message = json.dumps(request.get_json())
     assert "KubePodCrashLooping" in message and "INC-1001" in message
+
+
+PROMETHEUS = shutil.which("prometheus")
+
+
+def started(argv: list[str], ready: str) -> subprocess.Popen:
+    """A server process, once its readiness URL answers 200 (within a minute)."""
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(ready, timeout=2).status_code == 200:
+                return process
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"{argv[0]} did not start: {process.communicate()[1][-2000:]}")
+        time.sleep(0.2)
+
+
+def stopped(process: subprocess.Popen) -> str:
+    process.terminate()
+    try:
+        return process.communicate(timeout=20)[1]
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.communicate()[1]
+
+
+@pytest.mark.skipif(
+    PROMETHEUS is None, reason="no Prometheus here: `apt-get install prometheus` (tests/install-tools.sh)"
+)
+def test_a_real_prometheus_rules_link_names_the_metric_it_watches(tmp_path, httpserver):
+    """Prometheus evaluates a rule on its own metric and sends the alert to Alertmanager, which posts its
+    webhook: the `generatorURL` in it is Prometheus' own, and the alert read from it names the metric."""
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    am_port, prom_port = free_port(), free_port()
+    (tmp_path / "alertmanager.yml").write_text(
+        "route: {receiver: hook, group_wait: 1s, group_interval: 1s}\n"
+        f"receivers: [{{name: hook, webhook_configs: [{{url: '{httpserver.url_for('/hook')}'}}]}}]\n"
+    )
+    (tmp_path / "rules.yml").write_text(
+        "groups:\n- name: selfcheck\n  rules:\n  - alert: PrometheusIsBuilt\n"
+        '    expr: count by (job) (prometheus_build_info{job="prometheus"}) > 0\n'
+        "    annotations: {summary: Prometheus reports its build.}\n"
+    )
+    (tmp_path / "prometheus.yml").write_text(
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        f"rule_files: ['{tmp_path / 'rules.yml'}']\n"
+        f"alerting: {{alertmanagers: [{{static_configs: [{{targets: ['127.0.0.1:{am_port}']}}]}}]}}\n"
+        f"scrape_configs: [{{job_name: prometheus, static_configs: [{{targets: ['127.0.0.1:{prom_port}']}}]}}]\n"
+    )
+    am = started(
+        [
+            str(ALERTMANAGER),
+            f"--config.file={tmp_path / 'alertmanager.yml'}",
+            f"--storage.path={tmp_path / 'am'}",
+            f"--web.listen-address=127.0.0.1:{am_port}",
+            "--cluster.listen-address=",
+        ],
+        f"http://127.0.0.1:{am_port}/-/ready",
+    )
+    try:
+        prometheus = started(
+            [
+                str(PROMETHEUS),
+                f"--config.file={tmp_path / 'prometheus.yml'}",
+                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{prom_port}",
+            ],
+            f"http://127.0.0.1:{prom_port}/-/ready",
+        )
+        try:
+            deadline = time.monotonic() + 90
+            while not httpserver.log and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            said = stopped(prometheus)
+    finally:
+        stopped(am)
+    assert httpserver.log, f"no webhook from Alertmanager; Prometheus said {said[-2000:]}"
+    body = httpserver.log[0][0].get_json()
+    link = body["alerts"][0]["generatorURL"]
+    assert "/graph?g0.expr=" in link  # Prometheus' link to the rule's expression
+    hook = AlertmanagerWebhook.model_validate(body)
+    (job,), _ = alertmanager_jobs(hook, Settings().service.label_facts)
+    assert job.items[0].alert.metrics == ["prometheus_build_info"]
+    assert "Prometheus reports its build." in job.items[0].alert.text
