@@ -377,3 +377,19 @@ def test_mcp_on_stdio_relays_to_a_running_service_that_holds_the_memory(tmp_path
     assert {"similar_incidents", "get_incident", "record_feedback"} <= names
     assert len(got["incidents"]) == 2 and "ipsec" in got["incidents"][0]["title"].lower()
     assert "lmit is not an argument" in refused
+
+
+def test_an_agent_can_give_the_alerts_generator_url_and_its_metrics_are_searched(memory):
+    from urllib.parse import quote_plus
+
+    expr = "sum(rate(container_cpu_cfs_throttled_periods_total[5m])) / sum(rate(container_cpu_cfs_periods_total[5m])) > 0.25"
+    link = f"http://prometheus-k8s.monitoring:9090/graph?g0.expr={quote_plus(expr)}&g0.tab=1"
+    text = "Processes experience elevated waiting"
+    got = ask(build_server(memory), lambda c: answer(c, "similar_incidents", {"text": text, "generator_url": link}))
+    expected = memory.similar(
+        Alert(text=text, metrics=["container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total"])
+    )
+    assert [n["id"] for n in got["incidents"]] == [n.id for n in expected.neighbours]
+    assert "INC-1060" in [n["id"] for n in got["incidents"]]  # the incident that names the metric
+    plain = ask(build_server(memory), lambda c: answer(c, "similar_incidents", {"text": text}))
+    assert "INC-1060" not in [n["id"] for n in plain["incidents"]]

@@ -23,6 +23,7 @@ from ..answer.ranking import Neighbour
 from ..answer.render import NOTHING_CLOSE
 from ..answer.retrieve import Lookup
 from ..domain.alert import Alert, Filters
+from ..domain.promql import MAX_EXPR, watched_metrics
 from ..errors import InvalidInput, OncallMemoryError
 from ..live import LiveIncidents
 from ..memory import Memory
@@ -161,10 +162,19 @@ def build_server(memory: Memory, *, live: LiveIncidents | None = None) -> MCPSer
         only_env: Annotated[str | None, Field(max_length=MAX_ID, description="Only this env's incidents.")] = None,
         status: Annotated[str | None, Field(max_length=MAX_ID, description="Only incidents with this status.")] = None,
         since: Annotated[date | None, Field(description="Only incidents opened on or after this date.")] = None,
+        generator_url: Annotated[
+            str | None,
+            Field(
+                max_length=4 * MAX_EXPR,
+                description="The alert's generatorURL, a Prometheus-style ruler's link to its rule's expression: "
+                "the metrics it names are searched as the alert's words.",
+            ),
+        ] = None,
     ) -> Answer:
         """Past incidents most like this alert, best first, each with the fixes that worked and did not, why it
         ranked here and how sure the match is. Call this first when an alert fires."""
-        alert = _alert(text, service=service, env=env, flavor=flavor, component_tags=tags or [])
+        metrics = watched_metrics(generator_url)
+        alert = _alert(text, service=service, env=env, flavor=flavor, component_tags=tags or [], metrics=metrics)
         filters = _filters(service=only_service, env=only_env, status=status, since=since)
         return _answer(_ask(lambda: memory.similar(alert, filters=filters, limit=limit)))
 
