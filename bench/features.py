@@ -29,6 +29,7 @@ from oncall_memory.answer import ranking as R
 from oncall_memory.answer.bm25 import BM25
 from oncall_memory.answer.confidence import FEATURES
 from oncall_memory.answer.evaluate import LabelledQuery, PagerQuery
+from oncall_memory.answer.retrieve import metric_words
 from oncall_memory.domain.alert import Alert
 from oncall_memory.domain.distill import distill_alert
 from oncall_memory.domain.lexical import Rarity, idf, sparse_vector
@@ -74,6 +75,7 @@ class QueryFeatures:
     baselines: dict[str, list[str]]  # BM25, dense, hybrid: their first DEPTH ids
     levels: list[str]  # each candidate's confidence, as the product gave it
     evidence: np.ndarray  # each candidate's `confidence.Evidence`, as the product read it
+    named: frozenset[str] = frozenset()  # the candidates that name a metric the alert's rule watches
 
     @cached_property
     def id_order(self) -> np.ndarray:
@@ -189,6 +191,8 @@ def extract(s: EvalSet, settings: Settings | None = None, *, cache: bool = True)
                 rows.append(row)
                 evidence.append(tuple(nb.evidence) if nb.evidence else (0.0,) * len(FEATURES))
             ids = [nb.id for nb in kept]
+            metrics = metric_words(alert.metrics)
+            named = frozenset(i for i in ids if any(words <= held[i] for _, words in metrics))
             # How far each stands above the best of the others by meaning, among the kept candidates only.
             sims = [nb.similarity or 0.0 for nb in kept]
             for i, e in enumerate(evidence):
@@ -207,7 +211,7 @@ def extract(s: EvalSet, settings: Settings | None = None, *, cache: bool = True)
             }
             out.append(
                 QueryFeatures(
-                    q, ids, np.array(rows).reshape(len(rows), len(COLS)), baselines, levels, np.array(evidence)
+                    q, ids, np.array(rows).reshape(len(rows), len(COLS)), baselines, levels, np.array(evidence), named
                 )
             )
     features = SetFeatures(s.name, s.same_problem, out, model)

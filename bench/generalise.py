@@ -179,6 +179,14 @@ class Firsts:
     no_match: np.ndarray
     before: list[str]  # the level the confidence before the protocol gave it
     family: np.ndarray  # of the alert's problem family (lenient), or the same problem: what "low" denies
+    named: np.ndarray | None = None  # names a metric the alert's rule watches: never "low" (`Calibration.level`)
+
+    def names(self) -> np.ndarray:
+        return np.zeros(len(self.right), bool) if self.named is None else self.named
+
+    def levels(self, cal: Calibration) -> np.ndarray:
+        """Each first answer's level under `cal`, as the product reads it."""
+        return np.array([cal.level(tuple(r), names_metric=bool(n)) for r, n in zip(self.x, self.names())])  # type: ignore[arg-type]
 
 
 def before_level(e: np.ndarray) -> str:
@@ -191,7 +199,7 @@ def before_level(e: np.ndarray) -> str:
 
 
 def firsts(s: SetFeatures, p: F.Params) -> Firsts:
-    xs, right, none, levels, family = [], [], [], [], []
+    xs, right, none, levels, family, named = [], [], [], [], [], []
     for q in s.queries:
         if not q.ids:
             continue
@@ -205,8 +213,9 @@ def firsts(s: SetFeatures, p: F.Params) -> Firsts:
         none.append(not q.query.lenient)  # nothing close on record: not even the same problem family
         levels.append(before_level(q.evidence[i]))
         family.append(first in answers or first in q.query.lenient)
+        named.append(first in q.named)
     x = np.array(xs).reshape(len(xs), len(FEATURES))
-    return Firsts(x, np.array(right), np.array(none), levels, np.array(family))
+    return Firsts(x, np.array(right), np.array(none), levels, np.array(family), np.array(named, dtype=bool))
 
 
 # What the shipped models read. The family's ("low"): the same title and where it happened (service, env)
@@ -243,7 +252,11 @@ def fit_calibration(train: Sequence[Firsts]) -> Calibration:
     y = np.concatenate([t.right for t in train])
     bias, *weights = _logistic(train, [t.right for t in train], SAME_USED)
     cal = Calibration(bias, tuple(weights), 0.5, 0.9, family=_logistic(train, [t.family for t in train], USED))
-    probs = [np.array([cal.family_reading(tuple(r)) for r in t.x]) for t in train]  # type: ignore[arg-type]
+    # An answer that names the alert's rule's metric is never low: as sure as certain, for the thresholds.
+    probs = [
+        np.where(t.names(), 1.0, [cal.family_reading(tuple(r)) for r in t.x])  # type: ignore[arg-type]
+        for t in train
+    ]
 
     def no_match_low(c: float) -> float:  # pooled: one set has five no-match alerts, another thirty
         low = sum(int((p[t.no_match] < c).sum()) for p, t in zip(probs, train))
@@ -277,9 +290,8 @@ def confidence_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -
         cal = fit_calibration(train)
         t = firsts(s, fitted[s.name])
         p = np.array([cal.probability(tuple(r)) for r in t.x])  # type: ignore[arg-type]
-        levels = [cal.level(tuple(r)) for r in t.x]  # type: ignore[arg-type]
-        low = np.array([lv == "low" for lv in levels])
-        high = np.array([lv == "high" for lv in levels])
+        levels = t.levels(cal)
+        low, high = levels == "low", levels == "high"
         before = np.array([lv == "low" for lv in t.before])
 
         def share(mask: np.ndarray, of: np.ndarray) -> str:
@@ -322,7 +334,7 @@ def style_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> Non
         right = low = none = none_low = none_high = 0
         for s in mine:
             t = firsts(s, fitted[s.name])
-            levels = np.array([cal.level(tuple(r)) for r in t.x])  # type: ignore[arg-type]
+            levels = t.levels(cal)
             right += int(t.right.sum())
             low += int((levels[t.right] == "low").sum())
             none += int(t.no_match.sum())
@@ -368,6 +380,38 @@ def high_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params], shipped
     for s in sets:
         mine = count(s, left[style_of(s.name)], lambda q, s=s: F.order(q, fitted[s.name]))
         print(f"  {s.name:12}{mine:>14}{count(s, shipped, lambda q: q.ids):>14}")
+
+
+def nothing_close_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params], shipped: Calibration) -> None:
+    """What the product says of a no-match alert is its lookup's confidence, the surest of the first TOP
+    answers (`confidence.overall`), not the first answer's alone: per set, the no-match alerts whose every one
+    of the first TOP answers reads low ("nothing close is on record"), fitted with the style left out and as
+    shipped. An answer below the first can lift it: one that names the rule's metric, or a pinned one."""
+    print(f"\nNo-match alerts whose lookup reads nothing close (all of the first {TOP} answers low)")
+    print(f"  {'set':12}{'left out':>14}{'shipped':>14}")
+    left = style_calibrations(sets, fitted)
+
+    def count(s: SetFeatures, cal: Calibration, order: Callable[[QueryFeatures], list[str]]) -> str:
+        low = none = 0
+        for q in s.queries:
+            if q.query.lenient or not q.ids:
+                continue
+            none += 1
+            low += all(
+                cal.level(
+                    tuple(q.evidence[q.ids.index(i)]),
+                    pinned=bool(q.x[q.ids.index(i), F.C["pinned"]]),
+                    names_metric=i in q.named,
+                )  # type: ignore[arg-type]
+                == "low"
+                for i in order(q)[:TOP]
+            )
+        return f"{low} / {none}"
+
+    for s in sets:
+        if any(not q.query.lenient and q.ids for q in s.queries):
+            mine = count(s, left[style_of(s.name)], lambda q, s=s: F.order(q, fitted[s.name]))
+            print(f"  {s.name:12}{mine:>14}{count(s, shipped, lambda q: q.ids):>14}")
 
 
 def left_out(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> dict[str, np.ndarray]:
@@ -423,6 +467,7 @@ def main() -> None:
     confidence_table(features, fitted)
     style_table(features, fitted)
     high_table(features, fitted, calibration_for(features[0].model))
+    nothing_close_table(features, fitted, calibration_for(features[0].model))
     everything = F.fit(features, start=START, grid=GRID).params
     print(f"\nFitted on every set (what ships): {everything.text()}")
     cal = fit_calibration([firsts(s, everything) for s in features])

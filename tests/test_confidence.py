@@ -120,6 +120,16 @@ def test_below_another_answer_only_a_recurrence_of_the_alerts_own_service_reads_
     assert cal.level(evidence(0.3, words=0.1), ranked_below=True) == "low"
 
 
+def test_an_answer_that_names_the_rules_metric_is_never_nothing_close():
+    """Issue 50: a runbook section that names the metric the alert's rule watches is about that signal: the
+    alert's family is on record, as with a canonical symptom both tell of. It lifts "low" to "medium" only."""
+    cal = Calibration(-3.0, (4.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0), low_below=0.4, high_from=0.8)
+    weak, strong = evidence(0.3, words=0.1), evidence(0.9, 0.2, 0.6)
+    assert cal.level(weak) == "low" and cal.level(weak, names_metric=True) == "medium"
+    assert cal.level(strong, names_metric=True) == "high" == cal.level(strong)
+    assert cal.level(evidence(0.6, words=0.4), names_metric=True) == "medium"
+
+
 def test_a_lookup_reads_high_on_the_first_answer_and_on_the_alerts_own_recurrences_below_it(tmp_path):
     text = "orders export job stalls, queue depth grows without bound"
     incidents = [

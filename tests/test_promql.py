@@ -156,3 +156,31 @@ def test_the_runbook_that_names_the_rules_metric_comes_first_and_confidence_read
     assert memory.similar(Alert(text=message, metrics=["x_y_z"])).neighbours[0].evidence.words == pytest.approx(
         memory.similar(Alert(text=message)).neighbours[0].evidence.words
     )
+
+
+def test_a_section_that_names_the_rules_metric_is_not_read_as_nothing_close(store):
+    """With a calibration that reads every answer "low", the one section that names the metric the firing
+    rule watches reads "medium": its family is on record. A section that names another metric does not."""
+    from conftest import make_incident
+
+    from oncall_memory.embedders.fake import FakeEmbedder
+    from oncall_memory.memory import Memory
+
+    memory = Memory(store, FakeEmbedder(), Settings(data_dir=":memory:", confidence_low_below=1.0))
+    memory.ingest(
+        [
+            make_incident(
+                id="named", title="Polls of the blocklist fail", root_cause="See tempodb_blocklist_poll_errors_total."
+            ),
+            make_incident(
+                id="other", title="Polls of the blocklist are slow", root_cause="See tempodb_blocklist_length."
+            ),
+        ]
+    )
+    link = generator_url("sum(increase(tempodb_blocklist_poll_errors_total[1h])) > 2")
+    lookup = memory.similar(read("TempoPollsFailing", {"message": "Blocklist polls are failing."}, link))
+    assert {n.id: n.confidence for n in lookup.neighbours} == {"named": "medium", "other": "low"}
+    named = next(n for n in lookup.neighbours if n.id == "named")
+    assert "names the metric the alert's rule watches: tempodb_blocklist_poll_errors_total" in named.reasons
+    plain = memory.similar(read("TempoPollsFailing", {"message": "Blocklist polls are failing."}, None))
+    assert {n.confidence for n in plain.neighbours} == {"low"}

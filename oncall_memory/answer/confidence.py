@@ -124,8 +124,11 @@ class Calibration:
         meaning: bool = True,
         own_on_record: bool = False,
         ranked_below: bool = False,
+        names_metric: bool = False,
     ) -> Level:
-        """`own_on_record`: an incident of the alert's own service that tells of the alert's symptom is among
+        """`names_metric`: the answer names a metric the alert's rule watches (`promql`); like a canonical
+        symptom both tell of, that is the alert's family on record, so never "low" ("nothing close").
+        `own_on_record`: an incident of the alert's own service that tells of the alert's symptom is among
         the candidates (its recurrence); then another service's answer is not the same problem, however close.
         `ranked_below`: another answer is ranked above this one. Two problems cannot both be the alert's, and
         in a memory of sibling pages (one product's runbooks) the one below is most often the sibling; several
@@ -134,7 +137,7 @@ class Calibration:
         if pinned:
             return "high"
         if self.nothing_close(e):
-            return "low"
+            return "medium" if names_metric else "low"
         if not meaning or (own_on_record and e[_SERVICE] < 0) or (ranked_below and e[_SERVICE] <= 0):
             return "medium"
         return "high" if self.probability(e) >= self.high_from else "medium"

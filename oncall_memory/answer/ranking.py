@@ -41,6 +41,7 @@ SIGNATURE, TITLE, MEANING, RARE, WORDS, SYMPTOM, FLAVOR, ENV, SERVICE, TAGS, FIX
     "age",
 )
 HELPED, NOT_RELATED = "helped", "not_related"
+METRIC = "metric"  # it names a metric the alert's rule watches: explains, weighs nothing (`retrieve`)
 FIX_KINDS = frozenset({FIXED, NO_EFFECT, WORSE, CHANGED})
 
 
@@ -88,6 +89,7 @@ _WORDS = {
     HELPED: lambda n: f"helped {_times(n)} on similar alerts",
     NOT_RELATED: lambda n: f"marked not related {_times(n)} for similar alerts",
     AGE: lambda days: human_age(days),
+    METRIC: lambda names: "names the metric the alert's rule watches: " + ", ".join(names),
 }
 
 

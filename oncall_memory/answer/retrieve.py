@@ -62,6 +62,11 @@ class Query:
     degraded: str | None
     signature_key: str | None
     metric_terms: frozenset[int] = frozenset()  # the rule's metrics the alert's own text does not name
+    metric_words: tuple[tuple[str, frozenset[int]], ...] = ()  # each metric the rule watches, and its word ids
+
+    def metrics_named(self, held: frozenset[int] | None) -> list[str]:
+        """The metrics the alert's rule watches that an incident holding the words `held` names."""
+        return [name for name, words in self.metric_words if held is not None and words <= held]
 
 
 def check_limit(limit: int) -> None:
@@ -92,7 +97,14 @@ def make_query(alert: Alert, embedder: Embedder, mode: Mode) -> Query:
     metric_terms = frozenset(term_index(m) for m in metrics) - frozenset(sparse.indices)
     if metrics:
         sparse = sparse_vector(text, [*terms(told), *metrics])
-    return Query(alert, told, Wording.of(text), sparse, dense, mode, degraded, signature_key, metric_terms)
+    words = metric_words(alert.metrics)
+    return Query(alert, told, Wording.of(text), sparse, dense, mode, degraded, signature_key, metric_terms, words)
+
+
+def metric_words(metrics: list[str]) -> tuple[tuple[str, frozenset[int]], ...]:
+    """Each metric, and the word ids an incident's text holds when it names it (a recording rule's name,
+    split at its colons, is several)."""
+    return tuple((m, ids) for m in metrics if (ids := frozenset(term_index(t) for t in lexical_terms(m))))
 
 
 class CalibrationSource(Protocol):
@@ -207,12 +219,14 @@ class Retriever:
         for place, r in enumerate(shown):
             c = r.candidate
             said = evidence(c, r.boosts, query.alert, overlaps[c.key], meanings, scale, own_words)
+            named = query.metrics_named(c.terms)
+            boosts = [*r.boosts, ranking.Boost(ranking.METRIC, 0.0, named)] if named else r.boosts
             sure = calibration.probability(said)
             neighbours.append(
                 # The boosts were computed from the ranking fields, which hold everything they read.
                 ranking.neighbour(
                     full.get(c.key, c.payload),
-                    boosts=r.boosts,
+                    boosts=boosts,
                     score=r.score,
                     relevance=c.relevance,
                     similarity=c.similarity,
@@ -225,6 +239,7 @@ class Retriever:
                         meaning=dense is not None,
                         own_on_record=own_on_record,
                         ranked_below=place > 0,
+                        names_metric=bool(named),
                     ),
                 )
             )
