@@ -184,3 +184,9 @@ def test_a_section_that_names_the_rules_metric_is_not_read_as_nothing_close(stor
     assert "names the metric the alert's rule watches: tempodb_blocklist_poll_errors_total" in named.reasons
     plain = memory.similar(read("TempoPollsFailing", {"message": "Blocklist polls are failing."}, None))
     assert {n.confidence for n in plain.neighbours} == {"low"}
+
+
+def test_only_names_spelt_like_metrics_count_as_an_alerts_metrics():
+    """An answer that names one is never "nothing close": a caller's generic word must not count as one."""
+    alert = Alert(text="disk full", metrics=["node_filesystem_avail_bytes", "error", "up", "a b_c", "job:rate5m"])
+    assert alert.metrics == ["node_filesystem_avail_bytes", "job:rate5m"]

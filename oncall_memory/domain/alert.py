@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..store import payload as P
 from ..store.conditions import Condition, Match, Range
 from .facts import Facts, UtcDatetime
-from .promql import MAX_METRICS
+from .promql import MAX_METRICS, is_metric_name
 
 
 class Alert(Facts):
@@ -32,6 +32,13 @@ class Alert(Facts):
             flavor=incident.get(P.FLAVOR),
             component_tags=incident.get(P.TAGS) or [],
         )
+
+    @field_validator("metrics")
+    @classmethod
+    def _metric_names(cls, names: list[str]) -> list[str]:
+        # Only what is spelt like a metric (`promql.is_metric_name`): an answer that names one is never "low",
+        # so a caller's generic word ("error") must not count as one.
+        return [n for n in names if is_metric_name(n)]
 
     @field_validator("text")
     @classmethod

@@ -35,6 +35,12 @@ _CALLED = re.compile(r"\s*\(")
 _KEYWORDS = frozenset({"group_left", "group_right", "line_format", "label_format", "__error__"})
 
 
+def is_metric_name(name: str) -> bool:
+    """Spelt like a metric's name: letters, digits, `_` and `:`, not starting with a digit, with a `_` or `:`
+    inside it (a bare word, `up`, is any text's)."""
+    return bool(_NAME.fullmatch(name)) and ("_" in name.strip("_") or ":" in name)
+
+
 def metric_names(expr: str) -> list[str]:
     """The metrics `expr` (PromQL) selects, in the order it names them, each once."""
     text = _STRING.sub(" ", expr[:MAX_EXPR])
@@ -45,7 +51,7 @@ def metric_names(expr: str) -> list[str]:
         name = m.group()
         if _CALLED.match(text, m.end()) or name in _KEYWORDS:
             continue  # a function (`rate(`, `histogram_quantile(`), an aggregation, a keyword
-        if ("_" in name.strip("_") or ":" in name) and name not in found:
+        if is_metric_name(name) and name not in found:
             found.append(name)
             if len(found) >= MAX_METRICS:
                 break
