@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import time
 from datetime import datetime, timezone
+from urllib.parse import quote_plus
 
 import httpx
 import pytest
@@ -217,3 +218,53 @@ def test_a_real_prometheus_rules_link_names_the_metric_it_watches(tmp_path, http
     (job,), _ = alertmanager_jobs(hook, Settings().service.label_facts)
     assert job.items[0].alert.metrics == ["prometheus_build_info"]
     assert "Prometheus reports its build." in job.items[0].alert.text
+
+
+def test_a_real_alertmanagers_pagerduty_details_are_read_back_into_the_alerts_annotations(tmp_path, httpserver):
+    """Alertmanager's PagerDuty receiver, with its default details, renders the firing alerts as its text list
+    (`firing`); posted to a stand-in for PagerDuty's Events API, those details are read back as the custom
+    details refiner reads an incident's first alert."""
+    from oncall_memory.integrations.pagerduty.details import details_texts
+
+    httpserver.expect_request("/v2/enqueue", method="POST").respond_with_json({"status": "success"}, status=202)
+    port = free_port()
+    (tmp_path / "alertmanager.yml").write_text(
+        "route: {receiver: pd, group_wait: 1s}\n"
+        f"receivers: [{{name: pd, pagerduty_configs: [{{routing_key: r0, url: '{httpserver.url_for('/v2/enqueue')}'}}]}}]\n"
+    )
+    am = started(
+        [
+            str(ALERTMANAGER),
+            f"--config.file={tmp_path / 'alertmanager.yml'}",
+            f"--storage.path={tmp_path / 'am'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--cluster.listen-address=",
+        ],
+        f"http://127.0.0.1:{port}/-/ready",
+    )
+    expr = 'max_over_time(kube_pod_container_status_waiting_reason{reason="CrashLoopBackOff"}[5m]) >= 1'
+    alert = {
+        "labels": {"alertname": "KubePodCrashLooping", "namespace": "shop", "severity": "warning"},
+        "annotations": {
+            "summary": "Pod is crash looping.",
+            "description": "Pod shop/checkout-7d9f8b6c4-x2kq9 is in waiting state (reason: CrashLoopBackOff).",
+            "runbook_url": "https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping",
+        },
+        "generatorURL": "http://prometheus-k8s.monitoring:9090/graph?g0.expr=" + quote_plus(expr) + "&g0.tab=1",
+        "startsAt": datetime.now(timezone.utc).isoformat(),
+    }
+    try:
+        assert httpx.post(f"http://127.0.0.1:{port}/api/v2/alerts", json=[alert], timeout=10).status_code == 200
+        deadline = time.monotonic() + 60
+        while not httpserver.log and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        said = stopped(am)
+    assert httpserver.log, f"no event from Alertmanager: {said[-2000:]}"
+    event = httpserver.log[0][0].get_json()
+    details = event["payload"]["custom_details"]
+    assert "Labels:" in details["firing"]  # Alertmanager's own text list
+    texts, metrics = details_texts({"body": {"details": details}}, skip=["KubePodCrashLooping"])
+    assert texts[:2] == ["Pod is crash looping.", alert["annotations"]["description"]]
+    assert not any("runbooks.prometheus-operator.dev" in t or "Labels:" in t for t in texts)
+    assert metrics == ["kube_pod_container_status_waiting_reason"]
