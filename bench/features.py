@@ -29,7 +29,7 @@ from oncall_memory.answer import ranking as R
 from oncall_memory.answer.bm25 import BM25
 from oncall_memory.answer.confidence import FEATURES
 from oncall_memory.answer.evaluate import LabelledQuery, PagerQuery
-from oncall_memory.answer.retrieve import metric_words
+from oncall_memory.answer.retrieve import metric_words, metrics_named
 from oncall_memory.domain.alert import Alert
 from oncall_memory.domain.distill import distill_alert
 from oncall_memory.domain.lexical import Rarity, idf, sparse_vector
@@ -192,7 +192,7 @@ def extract(s: EvalSet, settings: Settings | None = None, *, cache: bool = True)
                 evidence.append(tuple(nb.evidence) if nb.evidence else (0.0,) * len(FEATURES))
             ids = [nb.id for nb in kept]
             metrics = metric_words(alert.metrics)
-            named = frozenset(i for i in ids if any(words <= held[i] for _, words in metrics))
+            named = frozenset(i for i in ids if metrics_named(metrics, held[i]))
             # How far each stands above the best of the others by meaning, among the kept candidates only.
             sims = [nb.similarity or 0.0 for nb in kept]
             for i, e in enumerate(evidence):

@@ -66,7 +66,7 @@ class Query:
 
     def metrics_named(self, held: frozenset[int] | None) -> list[str]:
         """The metrics the alert's rule watches that an incident holding the words `held` names."""
-        return [name for name, words in self.metric_words if held is not None and words <= held]
+        return metrics_named(self.metric_words, held)
 
 
 def check_limit(limit: int) -> None:
@@ -105,6 +105,11 @@ def metric_words(metrics: list[str]) -> tuple[tuple[str, frozenset[int]], ...]:
     """Each metric, and the word ids an incident's text holds when it names it (a recording rule's name,
     split at its colons, is several)."""
     return tuple((m, ids) for m in metrics if (ids := frozenset(term_index(t) for t in lexical_terms(m))))
+
+
+def metrics_named(metrics: tuple[tuple[str, frozenset[int]], ...], held: frozenset[int] | None) -> list[str]:
+    """Those of `metrics` (`metric_words`) an incident holding the words `held` names."""
+    return [name for name, words in metrics if held is not None and words <= held]
 
 
 class CalibrationSource(Protocol):

@@ -87,18 +87,25 @@ def read_alert_list(text: str) -> list[ListedAlert]:
     ]
 
 
+def first_alert(text: str, skip: Iterable[str] = ()) -> tuple[list[str], list[str]] | None:
+    """The first alert of a text list (a group's alerts are one rule's): its annotations' texts, headline first
+    (`annotations.texts`), and the metrics of its rule (`promql`), from its `Source:` link; None when `text`
+    is not a list."""
+    found = read_alert_list(text)
+    return (texts(found[0].annotations, skip=skip), watched_metrics(found[0].source)) if found else None
+
+
 def listed_texts(details: Mapping[str, Any], skip: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """The texts of a pager's details (`annotations.texts`) with an alert list among them read back: the first
-    listed alert's annotations first (a group's alerts are one rule's), then the other details' texts; and
-    the metrics of its rule (`promql`), from its `Source:` link."""
+    listed alert's annotations first, then the other details' texts; and its rule's metrics (`first_alert`)."""
     listed, rest = None, {}
     for key, value in details.items():
-        found = read_alert_list(value) if isinstance(value, str) and listed is None else []
-        if found:
-            listed = found[0]
-        else:
+        read = first_alert(value, skip) if isinstance(value, str) and listed is None else None
+        if read is None:
             rest[key] = value
+        else:
+            listed = read
     if listed is None:
         return texts(details, skip=skip), []
-    said = texts(listed.annotations, skip=skip)
-    return said + texts(rest, skip=[*skip, *said]), watched_metrics(listed.source)
+    said, metrics = listed
+    return said + texts(rest, skip=[*skip, *said]), metrics

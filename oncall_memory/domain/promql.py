@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 # Bounds on what a stranger's link can make us read: a real rule's expression is a few hundred characters.
 MAX_EXPR = 4_000
 MAX_METRICS = 12
+MAX_LINK = 4 * MAX_EXPR  # an expression escaped in a link: a longer link is not read at all
 
 _COMMENT = re.compile(r"#[^\n]*")  # to the end of the line, as in PromQL
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
@@ -61,7 +62,7 @@ def metric_names(expr: str) -> list[str]:
 def watched_metrics(generator_url: str | None) -> list[str]:
     """The metrics named by the expression in a ruler's `generatorURL` (each `g<n>.expr` of its query);
     none when the link carries no expression (Grafana's links, a ruler that sends none)."""
-    if not generator_url or len(generator_url) > 4 * MAX_EXPR:
+    if not generator_url or len(generator_url) > MAX_LINK:
         return []
     return list(_watched(generator_url))
 

@@ -23,7 +23,7 @@ from ..answer.ranking import Neighbour
 from ..answer.render import NOTHING_CLOSE
 from ..answer.retrieve import Lookup
 from ..domain.alert import Alert, Filters
-from ..domain.promql import MAX_EXPR, watched_metrics
+from ..domain.promql import MAX_LINK, watched_metrics
 from ..errors import InvalidInput, OncallMemoryError
 from ..live import LiveIncidents
 from ..memory import Memory
@@ -165,7 +165,7 @@ def build_server(memory: Memory, *, live: LiveIncidents | None = None) -> MCPSer
         generator_url: Annotated[
             str | None,
             Field(
-                max_length=4 * MAX_EXPR,
+                max_length=MAX_LINK,
                 description="The alert's generatorURL, a Prometheus-style ruler's link to its rule's expression: "
                 "the metrics it names are searched as the alert's words.",
             ),

@@ -12,10 +12,9 @@ from pydantic import BaseModel, Field
 
 from ...credentials import basic_password, bearer, same_secret
 from ...domain.alert import Alert
-from ...domain.alert_list import read_alert_list
+from ...domain.alert_list import first_alert
 from ...domain.annotations import texts
 from ...domain.label_facts import facts_from_labels, monitor_tags
-from ...domain.promql import watched_metrics
 from ...jobs import Job
 from ...settings import Settings
 from ...webhook import Webhook
@@ -66,9 +65,9 @@ def opsgenie_alert(
     metrics: list[str] = []
     # Alertmanager's Opsgenie receiver lists the firing alerts in the description (their labels, annotations
     # and rule's link): read back, the first one's annotations are the text and its link names the metrics.
-    if a.description and (listed := read_alert_list(a.description)):
-        said = [p for p in (a.message, *texts(listed[0].annotations, skip=[a.message])) if p]
-        metrics = watched_metrics(listed[0].source)
+    if a.description and (listed := first_alert(a.description, skip=[a.message])) is not None:
+        written, metrics = listed
+        said = [p for p in (a.message, *written) if p]
     return Alert(text=" - ".join([*said, *texts(a.details, skip=said)]), metrics=metrics, **facts)
 
 
