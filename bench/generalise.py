@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -360,8 +360,6 @@ def high_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params], shipped
     is `ranked_below`, as the product reads it."""
     service, symptom = FEATURES.index("service"), FEATURES.index("symptom")
     print(f'\n"High" among the first {TOP} answers: wrong / right answers read high')
-    print(f"  {'set':12}{'left out':>14}{'shipped':>14}")
-    left = style_calibrations(sets, fitted)
 
     def count(s: SetFeatures, cal: Calibration, order: Callable[[QueryFeatures], list[str]]) -> str:
         wrong = right = 0
@@ -377,9 +375,28 @@ def high_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params], shipped
                     wrong += i not in answers
         return f"{wrong} / {right}"
 
+    left_out_and_shipped(sets, fitted, shipped, count)
+
+
+Count = Callable[[SetFeatures, Calibration, Callable[[QueryFeatures], list[str]]], str]
+
+
+def left_out_and_shipped(
+    sets: Sequence[SetFeatures],
+    fitted: dict[str, F.Params],
+    shipped: Calibration,
+    count: Count,
+    *,
+    only: Collection[str] | None = None,
+) -> None:
+    """A row per set (of those named in `only`, if given) of `count`: fitted with the set's style left out (its ranking's
+    order, its style's calibration), and as shipped (the product's own order and calibration)."""
+    print(f"  {'set':12}{'left out':>14}{'shipped':>14}")
+    left = style_calibrations(sets, fitted)
     for s in sets:
-        mine = count(s, left[style_of(s.name)], lambda q, s=s: F.order(q, fitted[s.name]))
-        print(f"  {s.name:12}{mine:>14}{count(s, shipped, lambda q: q.ids):>14}")
+        if only is None or s.name in only:
+            mine = count(s, left[style_of(s.name)], lambda q, s=s: F.order(q, fitted[s.name]))
+            print(f"  {s.name:12}{mine:>14}{count(s, shipped, lambda q: q.ids):>14}")
 
 
 def nothing_close_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params], shipped: Calibration) -> None:
@@ -388,8 +405,6 @@ def nothing_close_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]
     of the first TOP answers reads low ("nothing close is on record"), fitted with the style left out and as
     shipped. An answer below the first can lift it: one that names the rule's metric, or a pinned one."""
     print(f"\nNo-match alerts whose lookup reads nothing close (all of the first {TOP} answers low)")
-    print(f"  {'set':12}{'left out':>14}{'shipped':>14}")
-    left = style_calibrations(sets, fitted)
 
     def count(s: SetFeatures, cal: Calibration, order: Callable[[QueryFeatures], list[str]]) -> str:
         low = none = 0
@@ -408,10 +423,8 @@ def nothing_close_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]
             )
         return f"{low} / {none}"
 
-    for s in sets:
-        if any(not q.query.lenient and q.ids for q in s.queries):
-            mine = count(s, left[style_of(s.name)], lambda q, s=s: F.order(q, fitted[s.name]))
-            print(f"  {s.name:12}{mine:>14}{count(s, shipped, lambda q: q.ids):>14}")
+    with_no_match = {s.name for s in sets if any(not q.query.lenient and q.ids for q in s.queries)}
+    left_out_and_shipped(sets, fitted, shipped, count, only=with_no_match)
 
 
 def left_out(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> dict[str, np.ndarray]:
