@@ -267,23 +267,30 @@ def test_a_grafana_alert_without_annotations_is_read_by_the_posts_title_and_mess
     assert "CheckoutPodsRestarting" in text and "grafana.example.com" not in text.split("Source:")[0]
 
 
+def triggered(client, httpserver, incident: str, title: str, details: dict) -> str:
+    """The Slack message posted for a triggered PagerDuty incident whose first alert carries `details`, once
+    the service has asked PagerDuty for them."""
+    pd = FakePagerDuty(
+        incidents=[pd_incident(0, id=incident, title=title)],
+        alerts={incident: [{"id": "A1", "created_at": "2026-11-29T03:10:00Z", "body": {"details": details}}]},
+    ).install(httpserver)
+    event = json.loads((FIXTURES / "webhooks" / "pagerduty-incident-triggered.json").read_text())
+    event["event"]["data"].update(title=title, id=incident)
+    sent = client.post("/webhooks/pagerduty", content=json.dumps(event), headers={"Content-Type": "application/json"})
+    assert sent.status_code == 202
+    assert client.app.state.dispatcher.join(30)
+    assert any("/alerts" in path for _, _, path in pd.requests)  # the details were asked for
+    (posted,) = slack_texts(httpserver)
+    return posted
+
+
 def test_a_triggered_incidents_custom_details_are_read_before_its_lookup(client, httpserver):
     details = {
         "firing": "Labels:\n - alertname = KubePodCrashLooping\nAnnotations:\n - summary = checkout pods crash looping",
         "num_firing": "1",
         "description": "Pod checkout/checkout-7d9c6b8f5-x2kq9 keeps restarting, CrashLoopBackOff after deploy",
     }
-    pd = FakePagerDuty(
-        incidents=[pd_incident(0, id="PGR0VU2", title="[FIRING:1] KubePodCrashLooping")],
-        alerts={"PGR0VU2": [{"id": "A1", "created_at": "2026-11-29T03:10:00Z", "body": {"details": details}}]},
-    ).install(httpserver)
-    event = json.loads((FIXTURES / "webhooks" / "pagerduty-incident-triggered.json").read_text())
-    event["event"]["data"]["title"] = "[FIRING:1] KubePodCrashLooping"
-    sent = client.post("/webhooks/pagerduty", content=json.dumps(event), headers={"Content-Type": "application/json"})
-    assert sent.status_code == 202
-    assert client.app.state.dispatcher.join(30)
-    assert any("/alerts" in path for _, _, path in pd.requests)  # the details were asked for
-    (posted,) = slack_texts(httpserver)
+    posted = triggered(client, httpserver, "PGR0VU2", "[FIRING:1] KubePodCrashLooping", details)
     assert "CrashLoopBackOff after deploy" in posted
 
 
@@ -371,17 +378,6 @@ def test_a_strangers_alert_list_is_read_in_linear_time():
 def test_a_triggered_incident_from_alertmanager_is_looked_up_by_its_alerts_annotations(client, httpserver):
     """Alertmanager's PagerDuty receiver with its default details: the annotations are only in `firing`."""
     details = {"firing": text_alert_list([CRASH_LOOP]), "num_firing": "1", "num_resolved": "0", "resolved": ""}
-    pd = FakePagerDuty(
-        incidents=[pd_incident(0, id="PGR0VU3", title="[FIRING:1] KubePodCrashLooping (checkout warning)")],
-        alerts={"PGR0VU3": [{"id": "A1", "created_at": "2026-11-29T03:10:00Z", "body": {"details": details}}]},
-    ).install(httpserver)
-    event = json.loads((FIXTURES / "webhooks" / "pagerduty-incident-triggered.json").read_text())
-    event["event"]["data"]["title"] = "[FIRING:1] KubePodCrashLooping (checkout warning)"
-    event["event"]["data"]["id"] = "PGR0VU3"
-    sent = client.post("/webhooks/pagerduty", content=json.dumps(event), headers={"Content-Type": "application/json"})
-    assert sent.status_code == 202
-    assert client.app.state.dispatcher.join(30)
-    assert any("/alerts" in path for _, _, path in pd.requests)
-    (posted,) = slack_texts(httpserver)
+    posted = triggered(client, httpserver, "PGR0VU3", "[FIRING:1] KubePodCrashLooping (checkout warning)", details)
     assert "Pod is crash looping." in posted and "waiting state" in posted
     assert "Labels:" not in posted
