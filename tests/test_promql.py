@@ -93,6 +93,9 @@ def test_a_link_without_an_expression_or_no_link_gives_no_metrics():
     assert watched_metrics("https://grafana.example.com/alerting/grafana/aeb1c2/view?orgId=1") == []
     assert watched_metrics("http://prometheus/graph?g0.expr=%ZZ&g0.tab=1") == []  # malformed: what can be read
     assert watched_metrics("not a link at all") == []
+    # A sender's odd value is no link, and the alert is read as before the link was read at all.
+    for odd in (5, {"url": "x"}, ["http://p/graph?g0.expr=a_b"]):
+        assert read("KubeJobFailed", {"summary": "Job failed."}, odd).metrics == []  # type: ignore[arg-type]
 
 
 def test_functions_keywords_labels_strings_numbers_and_durations_are_not_metrics():

@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from ..jobs import Item, Job
 from .alert import Alert
@@ -30,6 +30,12 @@ class RuleAlert(BaseModel):
     startsAt: str
     fingerprint: str
     generatorURL: str | None = None  # a Prometheus-style ruler's link to the rule's expression
+
+    @field_validator("generatorURL", mode="before")
+    @classmethod
+    def _a_link_or_none(cls, value: Any) -> str | None:
+        # Read for its metrics only: a sender's odd value (a number, an object) is no link, not a bad alert.
+        return value if isinstance(value, str) else None
 
 
 def rule_alert(
