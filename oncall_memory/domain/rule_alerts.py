@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict
 
 from ..jobs import Item, Job
 from .alert import Alert
@@ -29,13 +29,10 @@ class RuleAlert(BaseModel):
     annotations: dict[str, str] = {}
     startsAt: str
     fingerprint: str
-    generatorURL: str | None = None  # a Prometheus-style ruler's link to the rule's expression
-
-    @field_validator("generatorURL", mode="before")
-    @classmethod
-    def _a_link_or_none(cls, value: Any) -> str | None:
-        # Read for its metrics only: a sender's odd value (a number, an object) is no link, not a bad alert.
-        return value if isinstance(value, str) else None
+    # A Prometheus-style ruler's link to the rule's expression, read for its metrics only: a sender's odd value
+    # (a number, an object) is no link, not a bad alert, as before the link was read at all (the API's schema
+    # says any value).
+    generatorURL: Any = None
 
 
 def rule_alert(
@@ -66,7 +63,7 @@ def _alert(
     text = " - ".join(p for p in (name, *written) if p)
     if not text:
         return None
-    metrics = watched_metrics(a.generatorURL)
+    metrics = watched_metrics(a.generatorURL if isinstance(a.generatorURL, str) else None)
     return Alert(text=text, metrics=metrics, **facts_from_labels(a.labels, mapping, known))
 
 
