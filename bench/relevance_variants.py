@@ -4,6 +4,7 @@
     python -m bench.relevance_variants density-share
     python -m bench.relevance_variants normalised --how minmax|dbsf
     python -m bench.relevance_variants rrf
+    python -m bench.relevance_variants metric --weight 0.06|symptom [--decided-out]
 
 On a memory of one runbook page (the message-rules style) no fact moves a candidate: relevance alone
 ranks, `(1 - share) x meaning + share x words`. Each scheme below is judged as `bench.generalise` judges
@@ -18,7 +19,11 @@ the default, on its cached features (run it first): fitted with each style left 
     0..1, or `dbsf` (Qdrant's distribution-based score fusion: mean +- 3 standard deviations to 0..1, the
     words too);
   - rrf: reciprocal-rank fusion of the candidates' meaning and word ranks (k = 60, scaled to 0..1) added
-    to relevance, its weight fitted beside the other tunables.
+    to relevance, its weight fitted beside the other tunables;
+  - metric: a candidate that names a metric the alert's rule watches (`ranking.METRIC`, weight 0 as shipped)
+    given a fixed weight, or the shared symptom's fitted weight (`symptom`): only message rules' answers name
+    their alert's metrics, so no fit with that style left out can set it. `--decided-out` leaves the answers a
+    rule reads as never low out of the "low" threshold's pool (the threshold cannot move them).
 """
 
 from __future__ import annotations
@@ -32,10 +37,11 @@ from pathlib import Path
 import numpy as np
 
 from oncall_memory import Settings
+from oncall_memory.answer.confidence import Calibration
 
 from . import fit as F
 from . import generalise as G
-from .features import SetFeatures, extract
+from .features import QueryFeatures, SetFeatures, extract
 from .scale_anchors import shipped_scale
 from .sets.load import every_set
 
@@ -81,6 +87,45 @@ def rrf_scores(x: np.ndarray, p: F.Params) -> np.ndarray:
     by_words[np.argsort(-words, kind="stable")] = np.arange(1, len(x) + 1)
     fused = 1 / (60 + by_meaning) + np.where(words > 0, 1 / (60 + by_words), 0.0)
     return s + EXTRA["value"] * fused / (2 / 61)
+
+
+def metric_order(weight: str) -> Callable[[object, F.Params], list[str]]:
+    """`F.order` with the candidates that name the alert's rule's metric lifted by `weight`."""
+
+    def order(q: object, p: F.Params) -> list[str]:
+        assert isinstance(q, QueryFeatures)
+        if not q.ids:
+            return []
+        w = p.weight("symptom") if weight == "symptom" else float(weight)
+        s = F.scores(q.x, p) + w * np.array([i in q.named for i in q.ids], float)
+        unpinned = q.x[:, C["pinned"]] <= 0 if p.pin else np.ones(len(q.ids), bool)
+        return [q.ids[i] for i in np.lexsort((q.id_order, -s, unpinned))]
+
+    return order
+
+
+def decided_out(fit: Callable[[Sequence[G.Firsts]], Calibration]) -> Callable[[Sequence[G.Firsts]], Calibration]:
+    """`fit` with the "low" threshold read only on the answers the family's model decides: the models are fitted
+    on every first answer, the threshold on those no rule reads as never low."""
+
+    def fitted(train: Sequence[G.Firsts]) -> Calibration:
+        whole = fit(train)
+        kept = []
+        for t in train:
+            k = ~t.names()
+            kept.append(
+                replace(t, x=t.x[k], right=t.right[k], no_match=t.no_match[k], family=t.family[k], named=t.names()[k],
+                        before=[b for b, n in zip(t.before, t.names()) if not n])
+            )  # fmt: skip
+        models = iter([(whole.bias, *whole.weights), whole.family])
+        plain = G._logistic
+        G._logistic = lambda *a, **k: next(models)  # type: ignore[assignment]
+        try:
+            return replace(whole, low_below=fit(kept).low_below)
+        finally:
+            G._logistic = plain  # type: ignore[assignment]
+
+    return fitted
 
 
 def fit_with_extra(
@@ -131,7 +176,9 @@ def style_table(features: list[SetFeatures], fitted: dict[str, tuple[F.Params, f
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("scheme", choices=("ceiling", "density-share", "normalised", "rrf"))
+    ap.add_argument("scheme", choices=("ceiling", "density-share", "normalised", "rrf", "metric"))
+    ap.add_argument("--weight", default="symptom", help="metric: a number, or `symptom` (its fitted weight)")
+    ap.add_argument("--decided-out", action="store_true", help="metric: the threshold read without ruled answers")
     ap.add_argument("--how", choices=("minmax", "dbsf"), default="minmax", help="normalised: how")
     args = ap.parse_args()
     sets, _ = every_set()
@@ -147,6 +194,13 @@ def main() -> None:
             ranked = np.mean([F.rr_vector(s, F.primary(s), lambda q: F.order(q, p)).mean() for s in mine])
             print(f"{style:34} fitted on itself {ranked:.3f}, hybrid {hybrid:.3f}, gain {ranked - hybrid:+.3f}")
             print(f"{'':34} {p.text()}")
+        return
+    if args.scheme == "metric":
+        F.order = metric_order(args.weight)  # type: ignore[assignment]
+        if args.decided_out:
+            G.fit_calibration = decided_out(G.fit_calibration)  # type: ignore[assignment]
+        fitted = G.DEFAULT.loso(features)
+        style_table(features, {name: (p, 0.0) for name, p in fitted.items()})
         return
     if args.scheme == "normalised":
         F.scores = normalised_scores(args.how)  # type: ignore[assignment]

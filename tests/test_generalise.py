@@ -112,3 +112,35 @@ def test_the_protocol_runs_on_the_shipped_sets_and_says_what_is_missing(tmp_path
         "Fitted on every set",
     ):
         assert row in out
+
+
+def test_a_draw_keeps_each_first_answer_with_its_labels_and_the_figures_count_as_the_style_table_does():
+    from bench import spread as SP
+    from oncall_memory.answer.confidence import Calibration
+
+    n = len(FEATURES)
+    # Meaning alone decides: the family reads meaning x 10 - 5 through a sigmoid; low below 0.5.
+    meaning = FEATURES.index("meaning")
+    cal = Calibration(
+        -5.0, tuple(10.0 if i == meaning else 0.0 for i in range(n)), 0.5, 0.99,
+        family=(-5.0, *(10.0 if i == meaning else 0.0 for i in range(n))),
+    )  # fmt: skip
+    x = np.zeros((4, n))
+    x[:, meaning] = [0.9, 0.2, 0.9, 0.2]  # right and sure, right and far, no-match and sure, no-match and far
+    t = G.Firsts(
+        x,
+        right=np.array([True, True, False, False]),
+        no_match=np.array([False, False, True, True]),
+        before=["a", "b", "c", "d"],
+        family=np.array([True, True, False, False]),
+        named=np.array([False, True, False, False]),  # the far right answer names the rule's metric: never low
+    )
+    assert SP.figures(cal, [t]) == (0.0, 0.5, 0)
+    d = SP.drawn(t, np.random.default_rng(3))
+    for row, right, none, before, named in zip(d.x, d.right, d.no_match, d.before, d.named):
+        i = "abcd".index(before)
+        assert (row == x[i]).all() and right == t.right[i] and none == t.no_match[i] and named == t.named[i]
+    only_right = replace(t, right=t.right[:2], no_match=t.no_match[:2], x=x[:2], before=t.before[:2],
+                         family=t.family[:2], named=t.named[:2])  # fmt: skip
+    got = SP.figures(cal, [only_right])
+    assert got[0] == 0.0 and np.isnan(got[1]) and np.isnan(got[2])  # no no-match alerts: nothing to count
