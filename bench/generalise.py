@@ -184,6 +184,18 @@ class Firsts:
     def names(self) -> np.ndarray:
         return np.zeros(len(self.right), bool) if self.named is None else self.named
 
+    def take(self, at: np.ndarray) -> Firsts:
+        """These first answers at `at` (indices, or a mask), each with its own labels and evidence."""
+        rows = np.arange(len(self.right))[at]
+        return Firsts(
+            self.x[rows],
+            self.right[rows],
+            self.no_match[rows],
+            [self.before[i] for i in rows],
+            self.family[rows],
+            self.names()[rows],
+        )
+
     def levels(self, cal: Calibration) -> np.ndarray:
         """Each first answer's level under `cal`, as the product reads it."""
         return np.array([cal.level(tuple(r), names_metric=bool(n)) for r, n in zip(self.x, self.names())])  # type: ignore[arg-type]

@@ -110,13 +110,7 @@ def decided_out(fit: Callable[[Sequence[G.Firsts]], Calibration]) -> Callable[[S
 
     def fitted(train: Sequence[G.Firsts]) -> Calibration:
         whole = fit(train)
-        kept = []
-        for t in train:
-            k = ~t.names()
-            kept.append(
-                replace(t, x=t.x[k], right=t.right[k], no_match=t.no_match[k], family=t.family[k], named=t.names()[k],
-                        before=[b for b, n in zip(t.before, t.names()) if not n])
-            )  # fmt: skip
+        kept = [t.take(~t.names()) for t in train]
         models = iter([(whole.bias, *whole.weights), whole.family])
         plain = G._logistic
         G._logistic = lambda *a, **k: next(models)  # type: ignore[assignment]

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import tempfile
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -36,16 +35,7 @@ from .sets.load import every_set
 
 def drawn(t: G.Firsts, rng: np.random.Generator) -> G.Firsts:
     """The same first answers drawn again with replacement (as many as there are)."""
-    at = rng.integers(0, len(t.right), len(t.right))
-    return replace(
-        t,
-        x=t.x[at],
-        right=t.right[at],
-        no_match=t.no_match[at],
-        before=[t.before[i] for i in at],
-        family=t.family[at],
-        named=t.names()[at],
-    )
+    return t.take(rng.integers(0, len(t.right), len(t.right)))
 
 
 def figures(cal: G.Calibration, judged: Sequence[G.Firsts]) -> tuple[float, float, float]:
