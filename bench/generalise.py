@@ -2,7 +2,7 @@
 scored on the style left out, for each style in turn (a style is who wrote the alerts and who wrote the
 memory: `sets.load.STYLES`; its sets share a writer, so one of them is no news to a fit on another).
 
-    python -m bench.generalise [--embedder local|fake] [--variants] [--no-cache]
+    python -m bench.generalise [--embedder local|fake] [--variants] [--no-cache] [--spread N]
 
 Sets (`bench/sets`): the two shipped ones, and every third-party one built on this machine (the runbook
 sets, the post-mortems, the GitHub issues where their texts are here); a line says which are missing and
@@ -12,7 +12,9 @@ was before the protocol, and the default procedure (the ranking's tunables fitte
 bootstrap 95% interval; then the meaning-only (paraphrase) subsets; then confidence, its two logistic models
 fitted on the other sets (the same problem's, which says "high", and the problem family's, which says "low"):
 expected calibration error, right first answers marked low, no-match alerts marked low and high, wrong first
-answers marked high. Last, the models and weights fitted on every set: what ships.
+answers marked high; then each style's confidence figures over N bootstrap draws of the answers the
+calibration is fitted and judged on (`bench.spread`; `--spread 0` leaves it out). Last, the models and
+weights fitted on every set: what ships.
 
     python -m bench.generalise --confidence meaning,words --same-problem meaning,words,service
 
@@ -463,6 +465,7 @@ def main() -> None:
     ap.add_argument("--embedder", default="local", choices=("local", "fake"))
     ap.add_argument("--variants", action="store_true", help="run the keep rule on each variant")
     ap.add_argument("--no-cache", action="store_true", help="read every set through the memory again")
+    ap.add_argument("--spread", type=int, default=200, metavar="N", help="draws for the style table's spread (0: none)")
     ap.add_argument(
         "--confidence",
         default=",".join(CONFIDENCE),
@@ -491,6 +494,10 @@ def main() -> None:
     ranking_table(features, fitted)
     confidence_table(features, fitted)
     style_table(features, fitted)
+    if args.spread:
+        from .spread import spread_table  # it reads this module's fits
+
+        spread_table(features, fitted, args.spread)
     high_table(features, fitted, calibration_for(features[0].model))
     nothing_close_table(features, fitted, calibration_for(features[0].model))
     everything = F.fit(features, start=START, grid=GRID).params

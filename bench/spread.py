@@ -28,8 +28,9 @@ import numpy as np
 
 from oncall_memory import Settings
 
+from . import fit as F
 from . import generalise as G
-from .features import extract
+from .features import SetFeatures, extract
 from .sets.load import every_set
 
 
@@ -74,6 +75,30 @@ def spread_line(label: str, rows: np.ndarray) -> str:
     return f"    {label:22}{cell(right_low, True)}{cell(none_low, True)}{cell(none_high, False)}   {goals}"
 
 
+def spread_table(features: Sequence[SetFeatures], fitted: dict[str, F.Params], draws: int, seed: int = 7) -> None:
+    """Per style left out: its confidence figures as fitted, over `draws` refits on the training answers drawn
+    again, and over those with its own answers drawn again too."""
+    rng = np.random.default_rng(seed)
+    print(f"\nEach style left out, over {draws} draws: median (5th-95th percentile); last, the share of draws")
+    print("meeting each goal (right low <= 20%, no-match low >= 90%, no-match high 0)")
+    print(f"  {'style':26}{'right low':>20}{'no-match low':>20}{'no-match high':>20}   goals met")
+    for style in sorted({G.style_of(s.name) for s in features}):
+        mine = [s for s in features if G.style_of(s.name) == style]
+        at = fitted[mine[0].name]  # every set of a style is fitted the same, with the style left out
+        train = [G.firsts(o, at) for o in features if G.style_of(o.name) != style]
+        judged = [G.firsts(s, fitted[s.name]) for s in mine]
+        once = figures(G.fit_calibration(train), judged)
+        fit_only, both = [], []
+        for _ in range(draws):
+            cal = G.fit_calibration([drawn(t, rng) for t in train])
+            fit_only.append(figures(cal, judged))
+            both.append(figures(cal, [drawn(t, rng) for t in judged]))
+        print(f"  {style}")
+        print(spread_line("as fitted", np.array([once], dtype=float)))
+        print(spread_line("the fit drawn again", np.array(fit_only, dtype=float)))
+        print(spread_line("and the judging too", np.array(both, dtype=float)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--draws", type=int, default=200)
@@ -84,25 +109,7 @@ def main() -> None:
     features = [extract(s, settings) for s in sets]
     G.use_styles(features)
     fitted = G.DEFAULT.loso(features)
-    rng = np.random.default_rng(args.seed)
-    print(f"Each style left out, over {args.draws} draws: median (5th-95th percentile); last, the share of draws")
-    print("meeting each goal (right low <= 20%, no-match low >= 90%, no-match high 0)")
-    print(f"  {'style':26}{'right low':>20}{'no-match low':>20}{'no-match high':>20}   goals met")
-    for style in sorted({G.style_of(s.name) for s in features}):
-        mine = [s for s in features if G.style_of(s.name) == style]
-        at = fitted[mine[0].name]  # every set of a style is fitted the same, with the style left out
-        train = [G.firsts(o, at) for o in features if G.style_of(o.name) != style]
-        judged = [G.firsts(s, fitted[s.name]) for s in mine]
-        once = figures(G.fit_calibration(train), judged)
-        fit_only, both = [], []
-        for _ in range(args.draws):
-            cal = G.fit_calibration([drawn(t, rng) for t in train])
-            fit_only.append(figures(cal, judged))
-            both.append(figures(cal, [drawn(t, rng) for t in judged]))
-        print(f"  {style}")
-        print(spread_line("as fitted", np.array([once], dtype=float)))
-        print(spread_line("the fit drawn again", np.array(fit_only, dtype=float)))
-        print(spread_line("and the judging too", np.array(both, dtype=float)))
+    spread_table(features, fitted, args.draws, args.seed)
 
 
 if __name__ == "__main__":

@@ -98,7 +98,7 @@ def test_a_question_asked_with_its_family_gone_is_answered_by_the_first_outside_
 def test_the_protocol_runs_on_the_shipped_sets_and_says_what_is_missing(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(S, "CACHE", tmp_path / "sets")
     monkeypatch.setattr(FE, "CACHE", tmp_path / "sets")
-    monkeypatch.setattr("sys.argv", ["generalise", "--embedder", "fake"])
+    monkeypatch.setattr("sys.argv", ["generalise", "--embedder", "fake", "--spread", "20"])
     G.main()
     out = capsys.readouterr().out
     assert "3 sets, embedder fake-bow: pager, written, again" in out
@@ -108,6 +108,7 @@ def test_the_protocol_runs_on_the_shipped_sets_and_says_what_is_missing(tmp_path
         "strict (48)",
         "lenient (64)",
         "Confidence of each set left out",
+        "draws: median (5th-95th percentile)",
         '"High" among the first 5',
         "Fitted on every set",
     ):
