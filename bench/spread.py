@@ -14,7 +14,8 @@ dozen of them. So, per style, the same figures over bootstrap draws, two ways:
 
 It prints the median and the 5th-95th percentiles of each figure, and the share of draws that meet each
 goal. The ranking is fitted once, with the style left out, as `bench.generalise` fits it: only the
-calibration is drawn again. Reads the feature cache `bench.generalise` writes (run it first).
+calibration is drawn again. Reads the feature cache `bench.generalise` writes (run it first);
+`bench.generalise` prints this table too, after its style table.
 """
 
 from __future__ import annotations
