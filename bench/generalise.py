@@ -32,6 +32,7 @@ import tempfile
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -328,6 +329,27 @@ def style_calibrations(sets: Sequence[SetFeatures], fitted: dict[str, F.Params])
     return out
 
 
+class LevelCounts(NamedTuple):
+    right: int  # right first answers
+    right_low: int  # ... read low
+    no_match: int  # no-match alerts
+    no_match_low: int  # ... whose first answer reads low
+    no_match_high: int  # ... or high
+
+
+def read_levels(cal: Calibration, judged: Sequence[Firsts]) -> LevelCounts:
+    """What the style table counts of first answers under `cal`, summed over `judged` (a style's sets)."""
+    right = low = none = none_low = none_high = 0
+    for t in judged:
+        levels = t.levels(cal)
+        right += int(t.right.sum())
+        low += int((levels[t.right] == "low").sum())
+        none += int(t.no_match.sum())
+        none_low += int((levels[t.no_match] == "low").sum())
+        none_high += int((levels[t.no_match] == "high").sum())
+    return LevelCounts(right, low, none, none_low, none_high)
+
+
 def style_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> None:
     """Each style left out whole: MRR of the default against unranked hybrid (each set's primary measure,
     the sets of the style averaged alike), and its confidence: right first answers marked low, no-match
@@ -344,16 +366,9 @@ def style_table(sets: Sequence[SetFeatures], fitted: dict[str, F.Params]) -> Non
         default = np.mean(
             [F.rr_vector(s, F.primary(s), lambda q, s=s: F.order(q, fitted[s.name])).mean() for s in mine]
         )
-        cal = calibrations[style]
-        right = low = none = none_low = none_high = 0
-        for s in mine:
-            t = firsts(s, fitted[s.name])
-            levels = t.levels(cal)
-            right += int(t.right.sum())
-            low += int((levels[t.right] == "low").sum())
-            none += int(t.no_match.sum())
-            none_low += int((levels[t.no_match] == "low").sum())
-            none_high += int((levels[t.no_match] == "high").sum())
+        right, low, none, none_low, none_high = read_levels(
+            calibrations[style], [firsts(s, fitted[s.name]) for s in mine]
+        )
         share = f"{low}/{right} ({low / right:.0%})" if right else "-"
         nshare = f"{none_low}/{none} ({none_low / none:.0%})" if none else "-"
         print(

@@ -43,14 +43,7 @@ def drawn(t: G.Firsts, rng: np.random.Generator) -> G.Firsts:
 def figures(cal: G.Calibration, judged: Sequence[G.Firsts]) -> tuple[float, float, float]:
     """(right first answers read low, no-match alerts read low: shares; no-match alerts read high: a count),
     summed over the left-out style's sets; NaN where the style has none of them."""
-    right = low = none = none_low = none_high = 0
-    for t in judged:
-        levels = t.levels(cal)
-        right += int(t.right.sum())
-        low += int((levels[t.right] == "low").sum())
-        none += int(t.no_match.sum())
-        none_low += int((levels[t.no_match] == "low").sum())
-        none_high += int((levels[t.no_match] == "high").sum())
+    right, low, none, none_low, none_high = G.read_levels(cal, judged)
     if not none:
         return low / right if right else np.nan, np.nan, np.nan
     return low / right if right else np.nan, none_low / none, none_high
