@@ -100,11 +100,12 @@ def scores(x: np.ndarray, p: Params) -> np.ndarray:
     return s
 
 
-def order(q: QueryFeatures, p: Params) -> list[str]:
-    """The candidates' ids best first under `p` (pinned first, ties by id, as the product does)."""
+def order(q: QueryFeatures, p: Params, lift: np.ndarray | None = None) -> list[str]:
+    """The candidates' ids best first under `p` (pinned first, ties by id, as the product does); `lift`, one
+    per candidate, is added to their scores (a bench's variant)."""
     if not q.ids:
         return []
-    s = scores(q.x, p)
+    s = scores(q.x, p) if lift is None else scores(q.x, p) + lift
     unpinned = q.x[:, C["pinned"]] <= 0 if p.pin else np.ones(len(q.ids), bool)
     # numpy's sort, not `sorted` with a key: the fit orders every query a few hundred thousand times. The last
     # key leads: unpinned after pinned, then by score, then by id (ties broken as the product breaks them).

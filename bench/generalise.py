@@ -258,12 +258,13 @@ def _logistic(train: Sequence[Firsts], labels: Sequence[np.ndarray], used: Seque
     return (bias, *weights)
 
 
-def fit_calibration(train: Sequence[Firsts]) -> Calibration:
+def fit_calibration(train: Sequence[Firsts], *, decided_out: bool = False) -> Calibration:
     """Two logistic models on the training sets' first answers, each set weighed alike: the same problem, and
     of the alert's problem family. Their thresholds by the rule: `low_below` the lowest family probability
     marking at least 90% of the no-match alerts low (pooled over the sets), choosing the one that marks fewest
     right answers low (the mean share over the sets); `high_from` the lowest same-problem probability whose
-    first answers, of those not read low, are right at least 90% of the time."""
+    first answers, of those not read low, are right at least 90% of the time. `decided_out`: `low_below` is
+    read only on the answers no rule reads as never low (the threshold cannot move the others)."""
     y = np.concatenate([t.right for t in train])
     bias, *weights = _logistic(train, [t.right for t in train], SAME_USED)
     cal = Calibration(bias, tuple(weights), 0.5, 0.9, family=_logistic(train, [t.family for t in train], USED))
@@ -273,12 +274,14 @@ def fit_calibration(train: Sequence[Firsts]) -> Calibration:
         for t in train
     ]
 
+    pool = [(p[~t.names()], t.take(~t.names())) if decided_out else (p, t) for p, t in zip(probs, train)]
+
     def no_match_low(c: float) -> float:  # pooled: one set has five no-match alerts, another thirty
-        low = sum(int((p[t.no_match] < c).sum()) for p, t in zip(probs, train))
-        return low / max(1, sum(int(t.no_match.sum()) for t in train))
+        low = sum(int((p[t.no_match] < c).sum()) for p, t in pool)
+        return low / max(1, sum(int(t.no_match.sum()) for _, t in pool))
 
     def right_low(c: float) -> float:
-        return float(np.mean([(p[t.right] < c).mean() for p, t in zip(probs, train) if t.right.any()]))
+        return float(np.mean([(p[t.right] < c).mean() for p, t in pool if t.right.any()]))
 
     steps = [round(c, 2) for c in np.arange(0.02, 0.99, 0.01)]
     ok = [c for c in steps if no_match_low(c) >= 0.9]

@@ -29,6 +29,7 @@ the default, on its cached features (run it first): fitted with each style left 
 from __future__ import annotations
 
 import argparse
+import functools
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -37,7 +38,6 @@ from pathlib import Path
 import numpy as np
 
 from oncall_memory import Settings
-from oncall_memory.answer.confidence import Calibration
 
 from . import fit as F
 from . import generalise as G
@@ -91,35 +91,14 @@ def rrf_scores(x: np.ndarray, p: F.Params) -> np.ndarray:
 
 def metric_order(weight: str) -> Callable[[object, F.Params], list[str]]:
     """`F.order` with the candidates that name the alert's rule's metric lifted by `weight`."""
+    plain = F.order
 
     def order(q: object, p: F.Params) -> list[str]:
         assert isinstance(q, QueryFeatures)
-        if not q.ids:
-            return []
         w = p.weight("symptom") if weight == "symptom" else float(weight)
-        s = F.scores(q.x, p) + w * np.array([i in q.named for i in q.ids], float)
-        unpinned = q.x[:, C["pinned"]] <= 0 if p.pin else np.ones(len(q.ids), bool)
-        return [q.ids[i] for i in np.lexsort((q.id_order, -s, unpinned))]
+        return plain(q, p, lift=w * np.array([i in q.named for i in q.ids], float))
 
     return order
-
-
-def decided_out(fit: Callable[[Sequence[G.Firsts]], Calibration]) -> Callable[[Sequence[G.Firsts]], Calibration]:
-    """`fit` with the "low" threshold read only on the answers the family's model decides: the models are fitted
-    on every first answer, the threshold on those no rule reads as never low."""
-
-    def fitted(train: Sequence[G.Firsts]) -> Calibration:
-        whole = fit(train)
-        kept = [t.take(~t.names()) for t in train]
-        models = iter([(whole.bias, *whole.weights), whole.family])
-        plain = G._logistic
-        G._logistic = lambda *a, **k: next(models)  # type: ignore[assignment]
-        try:
-            return replace(whole, low_below=fit(kept).low_below)
-        finally:
-            G._logistic = plain  # type: ignore[assignment]
-
-    return fitted
 
 
 def fit_with_extra(
@@ -192,7 +171,7 @@ def main() -> None:
     if args.scheme == "metric":
         F.order = metric_order(args.weight)  # type: ignore[assignment]
         if args.decided_out:
-            G.fit_calibration = decided_out(G.fit_calibration)  # type: ignore[assignment]
+            G.fit_calibration = functools.partial(G.fit_calibration, decided_out=True)  # type: ignore[assignment]
         fitted = G.DEFAULT.loso(features)
         style_table(features, {name: (p, 0.0) for name, p in fitted.items()})
         return
