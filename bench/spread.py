@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -59,11 +59,15 @@ def spread_line(label: str, rows: np.ndarray) -> str:
             return f"{mid:>6.0%} ({lo:.0%}-{hi:.0%})".rjust(20)
         return f"{mid:>4.0f} ({lo:.0f}-{hi:.0f})".rjust(20)
 
+    def meeting(v: np.ndarray, goal: Callable[[np.ndarray], np.ndarray]) -> float:
+        v = v[~np.isnan(v)]
+        return float(np.mean(goal(v))) if len(v) else np.nan
+
     right_low, none_low, none_high = rows.T
     met = [
-        np.mean(right_low[~np.isnan(right_low)] <= 0.2) if (~np.isnan(right_low)).any() else np.nan,
-        np.mean(none_low[~np.isnan(none_low)] >= 0.9) if (~np.isnan(none_low)).any() else np.nan,
-        np.mean(none_high[~np.isnan(none_high)] == 0) if (~np.isnan(none_high)).any() else np.nan,
+        meeting(right_low, lambda v: v <= 0.2),
+        meeting(none_low, lambda v: v >= 0.9),
+        meeting(none_high, lambda v: v == 0),
     ]
     goals = " ".join("    -" if np.isnan(m) else f"{m:>5.0%}" for m in met)
     return f"    {label:22}{cell(right_low, True)}{cell(none_low, True)}{cell(none_high, False)}   {goals}"
@@ -76,12 +80,13 @@ def spread_table(features: Sequence[SetFeatures], fitted: dict[str, F.Params], d
     print(f"\nEach style left out, over {draws} draws: median (5th-95th percentile); last, the share of draws")
     print("meeting each goal (right low <= 20%, no-match low >= 90%, no-match high 0)")
     print(f"  {'style':26}{'right low':>20}{'no-match low':>20}{'no-match high':>20}   goals met")
-    for style in sorted({G.style_of(s.name) for s in features}):
+    calibrations = G.style_calibrations(features, fitted)
+    for style in sorted(calibrations):
         mine = [s for s in features if G.style_of(s.name) == style]
         at = fitted[mine[0].name]  # every set of a style is fitted the same, with the style left out
         train = [G.firsts(o, at) for o in features if G.style_of(o.name) != style]
         judged = [G.firsts(s, fitted[s.name]) for s in mine]
-        once = figures(G.fit_calibration(train), judged)
+        once = figures(calibrations[style], judged)
         fit_only, both = [], []
         for _ in range(draws):
             cal = G.fit_calibration([drawn(t, rng) for t in train])
