@@ -183,6 +183,7 @@ class Firsts:
     before: list[str]  # the level the confidence before the protocol gave it
     family: np.ndarray  # of the alert's problem family (lenient), or the same problem: what "low" denies
     named: np.ndarray | None = None  # names a metric the alert's rule watches: never "low" (`Calibration.level`)
+    columns: np.ndarray | None = None  # the ranking's own reading of it (`features.COLS`), for `bench.conflict`
 
     def names(self) -> np.ndarray:
         return np.zeros(len(self.right), bool) if self.named is None else self.named
@@ -197,6 +198,7 @@ class Firsts:
             [self.before[i] for i in rows],
             self.family[rows],
             self.names()[rows],
+            None if self.columns is None else self.columns[rows],
         )
 
     def levels(self, cal: Calibration) -> np.ndarray:
@@ -214,7 +216,7 @@ def before_level(e: np.ndarray) -> str:
 
 
 def firsts(s: SetFeatures, p: F.Params) -> Firsts:
-    xs, right, none, levels, family, named = [], [], [], [], [], []
+    xs, right, none, levels, family, named, columns = [], [], [], [], [], [], []
     for q in s.queries:
         if not q.ids:
             continue
@@ -229,8 +231,10 @@ def firsts(s: SetFeatures, p: F.Params) -> Firsts:
         levels.append(before_level(q.evidence[i]))
         family.append(first in answers or first in q.query.lenient)
         named.append(first in q.named)
+        columns.append(q.x[i])
     x = np.array(xs).reshape(len(xs), len(FEATURES))
-    return Firsts(x, np.array(right), np.array(none), levels, np.array(family), np.array(named, dtype=bool))
+    cols = np.array(columns).reshape(len(columns), len(F.COLS))
+    return Firsts(x, np.array(right), np.array(none), levels, np.array(family), np.array(named, dtype=bool), cols)
 
 
 # What the shipped models read. The family's ("low"): the same title and where it happened (service, env)
@@ -258,6 +262,25 @@ def _logistic(train: Sequence[Firsts], labels: Sequence[np.ndarray], used: Seque
     return (bias, *weights)
 
 
+STEPS = [round(c, 2) for c in np.arange(0.02, 0.99, 0.01)]  # the lines a threshold is chosen among
+
+
+def low_line(pool: Sequence[tuple[np.ndarray, Firsts]]) -> float:
+    """The "low" line by the rule, on each training set's family probabilities beside its first answers: the
+    lines marking at least 90% of the no-match alerts low (pooled over the sets), and of those the one marking
+    fewest right answers low (the mean share over the sets), the lowest on a tie; 0.5 if none does."""
+
+    def no_match_low(c: float) -> float:  # pooled: one set has five no-match alerts, another thirty
+        low = sum(int((p[t.no_match] < c).sum()) for p, t in pool)
+        return low / max(1, sum(int(t.no_match.sum()) for _, t in pool))
+
+    def right_low(c: float) -> float:
+        return float(np.mean([(p[t.right] < c).mean() for p, t in pool if t.right.any()]))
+
+    ok = [c for c in STEPS if no_match_low(c) >= 0.9]
+    return min(ok, key=lambda c: (right_low(c), c)) if ok else 0.5
+
+
 def fit_calibration(train: Sequence[Firsts], *, decided_out: bool = False) -> Calibration:
     """Two logistic models on the training sets' first answers, each set weighed alike: the same problem, and
     of the alert's problem family. Their thresholds by the rule: `low_below` the lowest family probability
@@ -275,17 +298,7 @@ def fit_calibration(train: Sequence[Firsts], *, decided_out: bool = False) -> Ca
     ]
 
     pool = [(p[~t.names()], t.take(~t.names())) if decided_out else (p, t) for p, t in zip(probs, train)]
-
-    def no_match_low(c: float) -> float:  # pooled: one set has five no-match alerts, another thirty
-        low = sum(int((p[t.no_match] < c).sum()) for p, t in pool)
-        return low / max(1, sum(int(t.no_match.sum()) for _, t in pool))
-
-    def right_low(c: float) -> float:
-        return float(np.mean([(p[t.right] < c).mean() for p, t in pool if t.right.any()]))
-
-    steps = [round(c, 2) for c in np.arange(0.02, 0.99, 0.01)]
-    ok = [c for c in steps if no_match_low(c) >= 0.9]
-    low = min(ok, key=lambda c: (right_low(c), c)) if ok else 0.5
+    low = low_line(pool)
     shown = np.concatenate(probs) >= low
     same = np.concatenate([[cal.probability(tuple(r)) for r in t.x] for t in train])  # type: ignore[arg-type]
 
@@ -293,7 +306,7 @@ def fit_calibration(train: Sequence[Firsts], *, decided_out: bool = False) -> Ca
         at = shown & (same >= c)
         return bool(at.sum() >= 5 and y[at].mean() >= 0.9)
 
-    high = next((c for c in steps if sure(c)), 0.99)
+    high = next((c for c in STEPS if sure(c)), 0.99)
     return replace(cal, low_below=low, high_from=high)
 
 

@@ -145,3 +145,58 @@ def test_a_draw_keeps_each_first_answer_with_its_labels_and_the_figures_count_as
                          family=t.family[:2], named=t.named[:2])  # fmt: skip
     got = SP.figures(cal, [only_right])
     assert got[0] == 0.0 and np.isnan(got[1]) and np.isnan(got[2])  # no no-match alerts: nothing to count
+
+
+def firsts_of(meaning, right, no_match, named=None, columns=None):
+    n = len(meaning)
+    x = np.zeros((n, len(FEATURES)))
+    x[:, FEATURES.index("meaning")] = meaning
+    right, no_match = np.array(right), np.array(no_match)
+    named = np.zeros(n, bool) if named is None else np.array(named)
+    return G.Firsts(x, right, no_match, ["medium"] * n, right.copy(), named, columns)
+
+
+def test_the_low_line_is_the_lowest_marking_nine_in_ten_no_match_alerts_low_pooled_over_the_sets():
+    # Ten no-match alerts over two sets, at 0.1 ... 1.0: the line must pass nine of them (above 0.9); a right
+    # answer's share low only grows with the line, so the lowest that does marks fewest.
+    a = firsts_of([0.1, 0.2, 0.3, 0.4, 0.5, 0.95], [False] * 5 + [True], [True] * 5 + [False])
+    b = firsts_of([0.6, 0.7, 0.8, 0.9, 1.0, 0.97], [False] * 5 + [True], [True] * 5 + [False])
+    pool = [(t.x[:, FEATURES.index("meaning")], t) for t in (a, b)]
+    assert G.low_line(pool) == 0.91
+    # No line passes nine in ten: the neutral middle.
+    high = firsts_of([0.99, 0.99], [False, True], [True, False])
+    assert G.low_line([(np.array([0.995, 0.5]), high)]) == 0.5
+
+
+def test_the_conflict_bench_counts_each_style_and_says_when_one_line_meets_every_goal():
+    from bench import conflict as CF
+
+    def meaning(t):
+        return np.where(CF.decided(t), 1.0, t.x[:, FEATURES.index("meaning")])
+
+    # Pager style: no-match near misses at 0.6-0.7, right answers at 0.9. Post-mortems: right answers at 0.5.
+    pager = firsts_of([0.6, 0.7, 0.9, 0.9], [False, False, True, True], [True, True, False, False])
+    postmortems = firsts_of([0.5, 0.5, 0.95, 0.2], [True, True, True, True], [False] * 4, named=[0, 0, 0, 1])
+    by_style = {"pager": [pager], "post-mortems": [postmortems]}
+    assert CF.shares(meaning, by_style, 0.8) == {"pager": (0.0, 1.0), "post-mortems": (0.5, None)}
+    assert CF.lines_meeting(meaning, by_style) == "none"  # the named 0.2 reads 1: two of four low at best
+    assert CF.line_marking(meaning, [pager]) == pytest.approx(0.7)
+    easy = {"pager": [pager], "post-mortems": [firsts_of([0.95] * 4, [True] * 4, [False] * 4)]}
+    assert CF.lines_meeting(meaning, easy).startswith("0.71-0.90")
+
+
+def test_the_everything_model_reads_the_rankings_columns_beside_the_evidence_and_decided_answers_as_one():
+    from bench import conflict as CF
+
+    rng = np.random.default_rng(5)
+    n = 60
+    cols = np.zeros((n, len(FE.COLS)))
+    cols[:, FE.C["tags"]] = rng.integers(0, 2, n)  # only the ranking's shared tags tell the family here
+    t = firsts_of(rng.random(n), cols[:, FE.C["tags"]] > 0, cols[:, FE.C["tags"]] == 0, columns=cols)
+    t = replace(t, family=t.right.copy())
+    model = CF.EverythingModel([t], l2=1.0)
+    p = model(t)
+    assert p[t.right].min() > 0.5 > p[t.no_match].max()
+    assert model.heaviest(1)[0][0] == "ranking's tags"
+    named = replace(t, named=np.ones(n, bool))
+    assert (model(named) == 1.0).all()
