@@ -1,11 +1,11 @@
-"""Can one "low" line serve both the pager style's no-match alerts and post-mortems' right answers? (issue 50)
+"""Can one "low" line meet every style's goals: post-mortems' right answers beside the no-match alerts? (issue 50)
 
     python -m bench.conflict
 
-Two of issue 50's goals pull on the same line: at least 90% of the pager style's no-match alerts read low,
-and at most 20% of post-mortems' right first answers do. The pager style's no-match alerts are near misses
-(the same component, another failure); post-mortems' right answers are the same kind of failure at another
-company, in other words. This prints how far apart the two are, from the most generous side first:
+Issue 50's goals pull on one line: at least 90% of each style's no-match alerts read low, and at most 20% of
+its right first answers do. The pager style's no-match alerts are near misses (the same component, another
+failure); post-mortems' right answers are the same kind of failure at another company, in other words. This
+prints how far apart the styles are, from the most generous side first:
 
   1. in-sample: the family's model as it ships, fitted on every set at once (the left-out sets included,
      so no threshold could do better), and each style's two shares at a range of lines;
