@@ -90,8 +90,8 @@ class EverythingModel:
         self.keep = x.std(0) > 0  # a column constant here (a fact no training memory records) says nothing
         self.mean, self.scale = x[:, self.keep].mean(0), x[:, self.keep].std(0)
         y = np.concatenate([t.family for t in train])
-        sw = np.concatenate([np.full(len(t.right), len(y) / (len(train) * len(t.right))) for t in train])
-        self.bias, weights = fit_logistic(self.scaled(x).tolist(), y.tolist(), sample_weight=sw.tolist(), l2=l2)
+        sw = G.set_weights(train).tolist()
+        self.bias, weights = fit_logistic(self.scaled(x).tolist(), y.tolist(), sample_weight=sw, l2=l2)
         self.weights = np.array(weights)
 
     @staticmethod

@@ -249,13 +249,19 @@ SAME_PROBLEM = (*CONFIDENCE, "service", "env")
 SAME_USED = [FEATURES.index(f) for f in SAME_PROBLEM]
 
 
+def set_weights(train: Sequence[Firsts]) -> np.ndarray:
+    """Each first answer's weight in a fit, so that every training set counts alike whatever its size (the
+    weights sum to the number of answers)."""
+    n = sum(len(t.right) for t in train)
+    return np.concatenate([np.full(len(t.right), n / (len(train) * len(t.right))) for t in train])
+
+
 def _logistic(train: Sequence[Firsts], labels: Sequence[np.ndarray], used: Sequence[int]) -> tuple[float, ...]:
     """(bias, one weight per FEATURES) of the logistic model of the features `used` on the training sets'
     first answers, each set weighed alike; the features the model does not read at 0."""
     x = np.vstack([t.x for t in train])[:, list(used)]
     y = np.concatenate(labels)
-    sw = np.concatenate([np.full(len(t.right), len(y) / (len(train) * len(t.right))) for t in train])
-    bias, fitted = fit_logistic(x.tolist(), y.tolist(), sample_weight=sw.tolist())
+    bias, fitted = fit_logistic(x.tolist(), y.tolist(), sample_weight=set_weights(train).tolist())
     weights = [0.0] * len(FEATURES)
     for i, w in zip(used, fitted):
         weights[i] = w
