@@ -144,7 +144,7 @@ def main() -> None:
     assert shipped.family is not None
 
     def as_shipped(t: G.Firsts) -> np.ndarray:
-        return np.where(t.names(), 1.0, [shipped.family_reading(tuple(r)) for r in t.x])  # type: ignore[arg-type]
+        return t.family_readings(shipped)
 
     print("\n1. In-sample, the family's model as it ships (fitted on every set), at each line:")
     at_pager = line_marking(as_shipped, by_style[PAGER])
@@ -167,11 +167,11 @@ def main() -> None:
 
     print("\n3. That model, each style left out (its line by the protocol's rule, on the other styles):")
     loso = G.DEFAULT.loso(features)  # as the protocol fits: the ranking too with the style left out
-    for l2 in (10.0, 1.0):
-        for style in sorted(styles):
-            fitted = loso[next(s.name for s in features if G.style_of(s.name) == style)]
-            train = [G.firsts(s, fitted) for s in features if G.style_of(s.name) != style]
-            judged = [G.firsts(s, fitted) for s in features if G.style_of(s.name) == style]
+    for style in sorted(styles):
+        fitted = loso[next(s.name for s in features if G.style_of(s.name) == style)]
+        train = [G.firsts(s, fitted) for s in features if G.style_of(s.name) != style]
+        judged = [G.firsts(s, fitted) for s in features if G.style_of(s.name) == style]
+        for l2 in (10.0, 1.0):
             model = EverythingModel(train, l2)
             line = G.low_line([(model(t), t) for t in train])
             print(f"  L2 {l2:g}, {style[:30]:30} line {line:.2f}: {cell(shares(model, {style: judged}, line)[style])}")

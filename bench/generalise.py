@@ -201,6 +201,11 @@ class Firsts:
             None if self.columns is None else self.columns[rows],
         )
 
+    def family_readings(self, cal: Calibration) -> np.ndarray:
+        """Each first answer's family probability as "low" reads it: certain where it names the alert's rule's
+        metric or tells of the alert's canonical symptom (`Calibration.family_reading`)."""
+        return np.where(self.names(), 1.0, [cal.family_reading(tuple(r)) for r in self.x])  # type: ignore[arg-type]
+
     def levels(self, cal: Calibration) -> np.ndarray:
         """Each first answer's level under `cal`, as the product reads it."""
         return np.array([cal.level(tuple(r), names_metric=bool(n)) for r, n in zip(self.x, self.names())])  # type: ignore[arg-type]
@@ -298,10 +303,7 @@ def fit_calibration(train: Sequence[Firsts], *, decided_out: bool = False) -> Ca
     bias, *weights = _logistic(train, [t.right for t in train], SAME_USED)
     cal = Calibration(bias, tuple(weights), 0.5, 0.9, family=_logistic(train, [t.family for t in train], USED))
     # An answer that names the alert's rule's metric is never low: as sure as certain, for the thresholds.
-    probs = [
-        np.where(t.names(), 1.0, [cal.family_reading(tuple(r)) for r in t.x])  # type: ignore[arg-type]
-        for t in train
-    ]
+    probs = [t.family_readings(cal) for t in train]
 
     pool = [(p[~t.names()], t.take(~t.names())) if decided_out else (p, t) for p, t in zip(probs, train)]
     low = low_line(pool)
