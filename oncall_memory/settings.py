@@ -120,6 +120,15 @@ class ServiceSettings(SettingsGroup):
     # The header a trusted authenticating proxy (oauth2-proxy's X-Auth-Request-Email, Grafana-style auth
     # proxies) sets to the person it logged in: believed only on requests from FORWARDED_ALLOW_IPS.
     auth_proxy_header: str | None = None
+    # The names (the `Host` header) the service answers to beside this machine's own (localhost, 127.0.0.1,
+    # ::1): what a reverse proxy or a cluster reaches it by (`memory.example.com`, `*.example.com`,
+    # `oncall-memory`). A request naming any other host is refused, so a web page that rebinds its own
+    # DNS name to this machine cannot reach the memory. Empty on a service that faces the network: any name
+    # (every route there needs the API token). "*": any name, everywhere.
+    allowed_hosts: list[str] = []
+    # The CLI sends the API token to ONCALL_MEMORY_URL only over HTTPS or on this machine; true allows plain
+    # HTTP to another host (a private network the team trusts).
+    allow_plain_http: bool = False
     # Below this much free space under the data dir /readyz says not ready (webhooks would soon be refused).
     min_free_mb: float = 64.0
     # Alertmanager label (and Opsgenie detail) -> alert fact, first label giving one wins; exporters'

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 from conftest import FIXTURES
-from fastapi.testclient import TestClient
+from local_client import TestClient
 
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.backlog import read_jsonl

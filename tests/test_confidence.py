@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 from conftest import FIXTURES, make_incident
-from fastapi.testclient import TestClient
+from local_client import TestClient
 
 from oncall_memory.answer.confidence import (
     CALIBRATED,

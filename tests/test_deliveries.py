@@ -7,7 +7,7 @@ import time
 
 import pytest
 from conftest import FIXTURES
-from fastapi.testclient import TestClient
+from local_client import TestClient
 from pagerduty_fake import TOKEN as PD_TOKEN
 from pagerduty_fake import FakePagerDuty, pd_incident
 from pydantic import SecretStr

@@ -100,7 +100,7 @@ def test_a_service_whose_data_dir_fills_refuses_webhooks_with_503_and_keeps_answ
     """The data dir (outbox, sessions, feedback) on a 16 MB tmpfs, filled to the last byte under a running
     service: a webhook is a 503 with Retry-After and nothing claimed, lookups answer, /readyz says not
     ready and why, /metrics shows the free bytes; with room again the same post is taken whole."""
-    from fastapi.testclient import TestClient
+    from local_client import TestClient
     from pydantic import SecretStr
 
     from oncall_memory.embedders.fake import FakeEmbedder

@@ -8,7 +8,7 @@ import time
 
 import pytest
 from conftest import FIXTURES, make_incident
-from fastapi.testclient import TestClient
+from local_client import TestClient
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
 from pydantic import SecretStr
 
@@ -79,6 +79,7 @@ def setup(httpserver, tmp_path, embedder):
     memory = Memory.open(settings, embedder=embedder)
     memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
     with TestClient(create_app(settings, memory=memory)) as client:
+        client.headers.update(client.writer)  # the responders' verdicts are written, with the local token
         yield client, pagerduty, memory
     memory.close()
 

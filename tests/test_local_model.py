@@ -301,7 +301,7 @@ def test_a_kube_prometheus_crash_loop_finds_its_own_service_in_words_it_never_us
     that names the pod."""
     import json
 
-    from fastapi.testclient import TestClient
+    from local_client import TestClient
     from pydantic import SecretStr
 
     from oncall_memory.service import create_app

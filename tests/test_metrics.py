@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import yaml
 from conftest import FIXTURES, ROOT, make_incident
-from fastapi.testclient import TestClient
+from local_client import TestClient
 from pagerduty_fake import TOKEN as PD_TOKEN
 from pagerduty_fake import FakePagerDuty, pd_incident
 from prometheus_client.parser import text_string_to_metric_families

@@ -6,7 +6,7 @@ from urllib.parse import quote_plus
 
 import pytest
 from conftest import FIXTURES, make_incident
-from fastapi.testclient import TestClient
+from local_client import TestClient
 from pydantic import SecretStr
 
 from oncall_memory.embedders.fake import FakeEmbedder
@@ -21,8 +21,10 @@ TOKEN = "page-test-token-51c2"
 FORM = {"content-type": "application/x-www-form-urlencoded"}
 
 
-def app_with(tmp_path, *, token=TOKEN, ingest=True):
-    settings = Settings(data_dir=tmp_path / "data", embedder="fake", api_token=SecretStr(token) if token else None)
+def app_with(tmp_path, *, token=TOKEN, ingest=True, **more):
+    settings = Settings(
+        data_dir=tmp_path / "data", embedder="fake", api_token=SecretStr(token) if token else None, **more
+    )
     memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
     if ingest:
         memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
@@ -128,7 +130,7 @@ def test_a_stored_incident_cannot_script_the_page_or_link_to_javascript(tmp_path
             csp = page.headers["content-security-policy"]
             assert "script-src 'self';" in csp and "unsafe-inline" not in csp  # only the page's own file
             assert "<script>" not in page.text and '<script src="/static/page.js" defer></script>' in page.text
-            assert page.headers["referrer-policy"] == "no-referrer"
+            assert page.headers["referrer-policy"] == "same-origin"
             assert page.headers["cache-control"] == "no-store"
     memory.close()
 
@@ -201,7 +203,7 @@ def test_login_attempts_are_throttled_per_client(client):
 
 
 def test_the_cookie_is_secure_when_the_browser_came_over_https(tmp_path):
-    app, memory = app_with(tmp_path)
+    app, memory = app_with(tmp_path, allowed_hosts=["memory.example"])  # the name its TLS proxy serves
     with TestClient(app, base_url="https://memory.example", follow_redirects=False) as c:
         assert "Secure" in log_in(c).headers["set-cookie"]
     with TestClient(app, base_url="http://127.0.0.1", follow_redirects=False) as c:

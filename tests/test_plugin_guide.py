@@ -10,7 +10,7 @@ import time
 
 import pytest
 from conftest import FIXTURES
-from fastapi.testclient import TestClient
+from local_client import TestClient
 
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder

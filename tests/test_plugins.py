@@ -9,7 +9,7 @@ import time
 
 import pytest
 from conftest import FIXTURES
-from fastapi.testclient import TestClient
+from local_client import TestClient
 from pydantic import SecretStr
 
 from oncall_memory.embedders.fake import FakeEmbedder

@@ -11,7 +11,7 @@ import time
 
 import pytest
 from conftest import FIXTURES
-from fastapi.testclient import TestClient
+from local_client import TestClient
 from pagerduty_fake import TOKEN as PD_TOKEN
 from pagerduty_fake import FakePagerDuty, pd_incident
 from pydantic import SecretStr
@@ -135,7 +135,7 @@ def test_feedback_names_the_alert_by_the_incident_a_pager_opened(client, httpser
     assert post_pd(client, body_of("pagerduty-incident-triggered.json")).status_code == 202
     drain(client)
     verdict = {"alert_incident": "PGR0VU2", "suggested": "INC-1025", "verdict": "helped", "who": "alice"}
-    answer = client.post("/feedback", json=verdict)
+    answer = client.post("/feedback", json=verdict, headers=client.writer)
     assert answer.status_code == 200 and answer.json() == {
         "recorded": True,
         "suggested": "INC-1025",
@@ -143,10 +143,10 @@ def test_feedback_names_the_alert_by_the_incident_a_pager_opened(client, httpser
     }
     (row,) = [r for r in memory.feedback.all() if r["who"] == "alice"]
     assert row["suggested"] == "INC-1025" and row["verdict"] == "helped"
-    unknown = client.post("/feedback", json={**verdict, "alert_incident": "PNOSUCH"})
+    unknown = client.post("/feedback", json={**verdict, "alert_incident": "PNOSUCH"}, headers=client.writer)
     assert unknown.status_code == 404 and "PNOSUCH" in unknown.json()["detail"]
-    assert client.post("/feedback", json={**verdict, "alert_incident": "P 1; drop"}).status_code == 422
-    assert client.post("/feedback", json={k: v for k, v in verdict.items() if k != "alert_incident"}).status_code == 422
+    assert client.post("/feedback", json={**verdict, "alert_incident": "P 1; drop"}, headers=client.writer).status_code == 422
+    assert client.post("/feedback", json={k: v for k, v in verdict.items() if k != "alert_incident"}, headers=client.writer).status_code == 422
 
 
 def test_a_redelivery_posts_nothing_even_after_a_restart(settings, memory, outbox, pagerduty, httpserver):
@@ -333,7 +333,7 @@ def test_feedback_names_an_alert_of_a_group_not_read_yet(settings, memory, outbo
         assert post_am(client, body).status_code == 202
         assert _stored(outbox, "alertmanager:fb0002:2026-11-29T03:11:00Z").items == []
         verdict = {"alert_incident": "fb0002:2026-11-29T03:11:00Z", "suggested": "INC-1007", "verdict": "helped"}
-        answer = client.post("/feedback", json=verdict)
+        answer = client.post("/feedback", json=verdict, headers=client.writer)
     assert answer.status_code == 200, answer.text
     (job,), _ = alertmanager_jobs(AlertmanagerWebhook.model_validate(body), settings.service.label_facts)
     named = job.items[2].alert

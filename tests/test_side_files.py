@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from conftest import FIXTURES, ROOT
-from fastapi.testclient import TestClient
+from local_client import TestClient
 
 from oncall_memory.answer.feedback import FeedbackStore
 from oncall_memory.domain.alert import Alert

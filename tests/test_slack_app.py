@@ -14,7 +14,7 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 import yaml
 from conftest import FIXTURES, ROOT
-from fastapi.testclient import TestClient
+from local_client import TestClient
 from pydantic import SecretStr
 from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
 
 from conftest import FIXTURES, ROOT
-from fastapi.testclient import TestClient
+from local_client import TestClient
 from pydantic import SecretStr
 
 from oncall_memory.embedders.fake import FakeEmbedder
@@ -74,7 +75,8 @@ def test_a_configured_service_names_its_targets(tmp_path, caplog, httpserver):
     said = [r.getMessage() for r in caplog.records]
     assert "answers go to: PagerDuty notes on PagerDuty incidents (from oncall@acme.example)" in said
     assert "answers go to: Slack, through the incoming webhook" in said
-    assert "route /similar, /feedback, /stats, /metrics, /docs: bearer token" in said
+    assert "route /similar, /stats, /metrics, /docs: bearer token (the API token or the local token)" in said
+    assert any(line.startswith("route POST /ingest, /verify, /backup, /feedback") for line in said)
     assert "route / (search page): bearer token or a login session" in said
     assert "learning as incidents close: on (resolved and annotated PagerDuty incidents)" in said
     assert not any("answers go nowhere" in line for line in said)
@@ -113,3 +115,44 @@ def test_serve_on_a_taken_port_says_so_in_one_line_before_loading_anything(tmp_p
     (line,) = run.stderr.strip().splitlines()
     assert f"127.0.0.1:{port}" in line and "in use" in line and "--port" in line
     assert not (tmp_path / "data").exists()  # nothing opened, nothing written
+
+
+def test_every_route_the_service_serves_is_named_with_its_guard_in_the_log_and_the_docs(tmp_path, caplog):
+    """Issue 81: `/ingest`, `/verify` and `/backup` were missing from the startup's lines, auth.py's table and
+    docs/security.md. Every route the app really serves, the installed integrations' included, must fall
+    under one line of the guard table, and docs/security.md must name each."""
+    from oncall_memory.integrations import service_plugins
+    from oncall_memory.service.route_list import paths_and_methods
+    from oncall_memory.service.startup import guards
+    from oncall_memory.webhook import Webhook
+
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake")
+    app = create_app(settings)
+    plugins = service_plugins()
+    hooks = [p.webhook for p in plugins if isinstance(p.webhook, Webhook)]
+    chats = [p.chat_app for p in plugins if p.chat_app is not None]
+    table = guards(settings, hooks, chats)
+    served = {path for path, _ in paths_and_methods(app)}
+    assert len(served) > 30
+    unguarded = sorted(p for p in served if not any(g.covers(p) for g in table))
+    assert unguarded == []
+    twice = sorted(p for p in served if sum(g.covers(p) for g in table) > 1)
+    assert twice == []
+    security = (ROOT / "docs" / "security.md").read_text()
+
+    def named(path: str) -> bool:  # as written there: itself, its `{id}`, or the folder pattern it falls under
+        forms = {path, re.sub(r"\{[^}]*\}", "{id}", path)}
+        forms |= {p for g in table for p in g.paths if "*" in p and g.covers(path)}
+        return any(f"`{f}`" in security or f"`POST {f}`" in security or f"`GET {f}`" in security for f in forms)
+
+    assert sorted(p for p in served if not named(p)) == []
+    # and the log says them all, at start
+    caplog.set_level(logging.INFO, logger="oncall_memory")
+    memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
+    with TestClient(create_app(settings, memory=memory)):
+        pass
+    memory.close()
+    said = "\n".join(r.getMessage() for r in caplog.records)
+    for guard in table:
+        assert f"route {guard.label}: {guard.how}" in said
+    assert "answers to the host names localhost, 127.0.0.1, ::1" in said

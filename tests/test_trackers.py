@@ -191,7 +191,7 @@ def jira_signed(body: dict, secret: str) -> tuple[bytes, dict]:
 def test_a_resolved_jira_issue_is_learnt_from_its_signed_webhook(jira, httpserver, monkeypatch, tmp_path):
     import time
 
-    from fastapi.testclient import TestClient
+    from local_client import TestClient
 
     from oncall_memory.service import create_app
 
@@ -231,7 +231,7 @@ def test_a_resolved_jira_issue_is_learnt_from_its_signed_webhook(jira, httpserve
 
 
 def test_the_jira_webhook_is_off_without_its_secret(jira):
-    from fastapi.testclient import TestClient
+    from local_client import TestClient
 
     from oncall_memory.service import create_app
 
@@ -582,7 +582,7 @@ def gitlab_issue_event(issue: dict, action: str) -> dict:
 def test_a_closed_gitlab_incident_is_learnt_from_its_webhook(gitlab, monkeypatch):
     import time
 
-    from fastapi.testclient import TestClient
+    from local_client import TestClient
 
     from oncall_memory.service import create_app
 
@@ -630,7 +630,7 @@ def test_a_closed_gitlab_incident_is_learnt_from_its_webhook(gitlab, monkeypatch
     ],
 )
 def test_odd_gitlab_webhook_bodies_get_a_4xx_or_are_ignored(gitlab, monkeypatch, body):
-    from fastapi.testclient import TestClient
+    from local_client import TestClient
 
     from oncall_memory.service import create_app
 
@@ -647,7 +647,7 @@ def test_odd_gitlab_webhook_bodies_get_a_4xx_or_are_ignored(gitlab, monkeypatch,
 def test_the_gitlab_token_is_checked_before_the_body_is_read(gitlab, monkeypatch):
     """Issue 53: on the hook, GitLab's secret token (a header) is checked before the body is read: a wrong
     token with a body over the limit is a 401, not a 413; the right one meets the limit."""
-    from fastapi.testclient import TestClient
+    from local_client import TestClient
 
     from oncall_memory.service import create_app
 
@@ -663,7 +663,7 @@ def test_the_gitlab_token_is_checked_before_the_body_is_read(gitlab, monkeypatch
 
 
 def test_the_gitlab_webhook_is_off_without_its_secret(gitlab):
-    from fastapi.testclient import TestClient
+    from local_client import TestClient
 
     from oncall_memory.service import create_app
 
@@ -892,7 +892,7 @@ def svix_signed(body: dict, msg_id: str, *, secret: str = WHSEC, at: float | Non
 
 
 def test_an_incident_io_incident_is_learnt_as_it_closes(httpserver, monkeypatch, slept):
-    from fastapi.testclient import TestClient
+    from local_client import TestClient
     from tracker_fakes import FakeIncidentIo, io_incident
 
     from oncall_memory.service import create_app
@@ -942,7 +942,7 @@ def test_an_incident_io_incident_is_learnt_as_it_closes(httpserver, monkeypatch,
 
 
 def test_the_incident_io_webhook_is_off_without_its_secret_and_token():
-    from fastapi.testclient import TestClient
+    from local_client import TestClient
 
     from oncall_memory.service import create_app
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..errors import InvalidInput, OncallMemoryError
 from ..store.datadir import cannot_write, no_space
 from . import agents, deliveries, ingest, lookup, maintenance, run, thin, users
-from .common import EXIT_FAILED, EXIT_USAGE, err, legacy_data_dir_warning
+from .common import EXIT_FAILED, EXIT_USAGE, err, legacy_data_dir_warning, said
 
 # The command modules import what their commands use when they run, not here: building the parser, and
 # `similar` asked of a running service (`thin`), then start in a fraction of what the whole package takes.
@@ -68,10 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except InvalidInput as exc:
-        err(str(exc))
+        err(said(exc))
         return EXIT_USAGE
     except OncallMemoryError as exc:
-        err(str(exc))
+        err(said(exc))
         return EXIT_FAILED
     except (OSError, sqlite3.OperationalError) as exc:
         where = thin.data_dir()

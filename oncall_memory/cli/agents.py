@@ -55,7 +55,7 @@ def _feedback_remote(args: argparse.Namespace, settings: Settings, alert: Alert,
         "who": args.who,
     }
     try:
-        response = remote.post(settings, url, "/feedback", body)
+        response = remote.post(url, "/feedback", body)
     except remote.Unreachable as exc:
         err(f"the service at {url} did not answer ({exc}); recording here instead")
         return None
@@ -69,14 +69,14 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     url = remote.service_url(settings)
     if url:
         try:
-            remote.get(settings, url, "/healthz")
+            remote.get(url, "/healthz")
         except remote.Unreachable as exc:
             err(f"the service at {url} did not answer ({exc}); serving the memory here instead")
         else:
             from ..mcp import proxy as mcp_proxy
 
             err(f"relaying MCP to the service at {url}/mcp (it holds the memory)")
-            mcp_proxy.run(url, settings.service.api_token)
+            mcp_proxy.run(url.url, url.token)
             return 0
     from ..integrations import live_incidents
     from ..mcp.server import build_server

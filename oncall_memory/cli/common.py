@@ -11,6 +11,15 @@ def err(message: str) -> None:
     print(f"oncall-memory: {message}", file=sys.stderr)
 
 
+def said(exc: BaseException) -> str:
+    """An error's message as it may be printed: redacted, since many are built from what the command was
+    given (a field named by a token in an alert file, a rejected record's id). The scanner loads only here,
+    on the way out, so a command that succeeds never pays for it."""
+    from ..redact import redact
+
+    return redact(str(exc))
+
+
 def legacy_data_dir_warning() -> None:
     from ..store.datadir import user_data_dir
 

@@ -12,6 +12,7 @@ from .common import EXIT_FAILED
 
 if TYPE_CHECKING:
     from ..settings import Settings
+    from .remote import Service
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -220,7 +221,7 @@ def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _backup_through(settings: Settings, url: str, path: Path) -> str:
+def _backup_through(settings: Settings, url: Service, path: Path) -> str:
     """The service's backup, unpacked into the new directory `path` (beside it first, renamed when whole)."""
     import shutil
     import tarfile
@@ -230,17 +231,25 @@ def _backup_through(settings: Settings, url: str, path: Path) -> str:
     if path.exists():
         raise InvalidInput(f"{path} exists: give a new directory for the backup")
     partial = path.with_name(path.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
+    if partial.exists() or partial.is_symlink():
+        # Not ours to delete: an earlier backup's leftovers, or whatever someone keeps under that name.
+        raise InvalidInput(f"{partial} exists (an interrupted backup's, or someone's): remove it, or give another path")
     partial.mkdir(parents=True)
     archive = partial / "backup.tar"
     try:
-        headers = remote.download(settings, url, "/backup", archive)
+        headers = remote.download(url, "/backup", archive)
         with tarfile.open(archive) as tar:
             tar.extractall(partial, filter="data")  # names, links and modes kept inside the folder
         archive.unlink()
     except remote.Unreachable as exc:
         shutil.rmtree(partial, ignore_errors=True)
         raise OncallMemoryError(f"the service at {url} did not answer ({exc}): is it still running?") from exc
+    except (tarfile.TarError, EOFError) as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise OncallMemoryError(
+            f"the service at {url} sent a backup that is not safe to unpack ({type(exc).__name__}: {exc}); "
+            "nothing was written: is it really this memory's service?"
+        ) from exc
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise

@@ -46,7 +46,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from ..memory import Memory
     from ..service import create_app
-    from ..service.auth import exposure
+    from ..service.auth import exposure, proxy_trust_problem
     from ..service.outbox import Outbox
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
@@ -57,6 +57,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             + "; ".join(problems)
             + ". Set those, serve on 127.0.0.1 behind your own proxy, or set ONCALL_MEMORY_ALLOW_UNAUTHENTICATED=true"
         )
+    if problem := proxy_trust_problem(settings):
+        raise InvalidInput(f"refusing to serve: {problem}")
     # The port first: taken, it is one line and exit 1 before anything is loaded or logged.
     sock = listening_socket(settings.service.host, settings.service.port)
     # The service's own lines (what it holds, where answers go, how each route is authenticated) are its

@@ -46,19 +46,24 @@ def api_token() -> str | None:
     return token if token and token.strip() else None  # `VAR=` means not set, as in Settings
 
 
+def plain_http() -> bool:
+    """ONCALL_MEMORY_ALLOW_PLAIN_HTTP as pydantic reads a bool."""
+    return (setting("allow_plain_http") or "").strip().lower() in ("1", "true", "yes", "on", "t", "y")
+
+
 def run(args: argparse.Namespace) -> int | None:
     """The command's exit status, asked of a running service; None when the full command must run it
     (it then looks up by itself, without trying the service again when `args.local_only` is set)."""
     named = setting("data_dir")
     data = Path(named) if named is not None else default_data_dir()
-    url = remote.find_service(setting("url"), DataDir(data).service)
+    url = remote.find_service(setting("url"), DataDir(data), api_token=api_token(), plain_http=plain_http())
     if url is None:
         return None
     if named is None and data == LEGACY_DATA_DIR:
         legacy_data_dir_warning()
     if args.command == "stats":
         return stats(args, url)
-    if not remote.private_channel(url):
+    if not remote.private_channel(url.url):
         return None  # plain HTTP to another machine: the full command redacts the query first
     return similar(args, url, alert_data(args), filters_data(args))
 
@@ -111,7 +116,9 @@ def filters_data(args: argparse.Namespace) -> dict[str, Any]:
     return {name: value for name, value in given.items() if value is not None}
 
 
-def similar(args: argparse.Namespace, url: str, alert: dict[str, Any], filters: dict[str, Any]) -> int | None:
+def similar(
+    args: argparse.Namespace, url: remote.Service, alert: dict[str, Any], filters: dict[str, Any]
+) -> int | None:
     """Ask the service; print its answer (rendered there, or its JSON). None when it did not answer."""
     body = {"alert": alert, "filters": filters, "limit": args.limit, "mode": args.mode, "rank": not args.no_rank}
     query: dict[str, str] = {}
@@ -119,9 +126,7 @@ def similar(args: argparse.Namespace, url: str, alert: dict[str, Any], filters: 
         colour, width = terminal_style()
         query = {"format": "text", **({"colour": "true"} if colour else {}), **({"width": str(width)} if width else {})}
     try:
-        response = remote.call(
-            url, "POST", "/similar" + (f"?{urlencode(query)}" if query else ""), body, token=api_token()
-        )
+        response = remote.call(url, "POST", "/similar" + (f"?{urlencode(query)}" if query else ""), body)
     except remote.Unreachable as exc:
         err(f"the service at {url} did not answer ({exc}); looking up here instead")
         args.local_only = True
@@ -142,9 +147,9 @@ def similar(args: argparse.Namespace, url: str, alert: dict[str, Any], filters: 
     return 0
 
 
-def stats(args: argparse.Namespace, url: str) -> int | None:
+def stats(args: argparse.Namespace, url: remote.Service) -> int | None:
     try:
-        response = remote.call(url, "GET", "/stats", token=api_token())
+        response = remote.call(url, "GET", "/stats")
     except remote.Unreachable:
         args.local_only = True
         return None

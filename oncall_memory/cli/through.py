@@ -30,7 +30,7 @@ class ServiceFailed(OncallMemoryError):
 
 
 class ServiceMemory:
-    def __init__(self, settings: Settings, url: str):
+    def __init__(self, settings: Settings, url: remote.Service):
         self._settings = settings
         self.url = url
 
@@ -65,7 +65,7 @@ class ServiceMemory:
         done = 0
         for batch in _batches([i.model_dump(mode="json", exclude_none=True) for i in incidents]):
             try:
-                answer = remote.post(self._settings, self.url, "/ingest", {"incidents": batch})
+                answer = remote.post(self.url, "/ingest", {"incidents": batch})
             except remote.Unreachable as exc:
                 raise IngestStopped(f"the service at {self.url} did not answer ({exc})", report) from exc
             if answer.status_code == 503:
@@ -83,7 +83,7 @@ class ServiceMemory:
         """The service's `Memory.verify`, against the backlog's (source, id) pairs when given."""
         body = {"source": None if source is None else [[i.source, i.id] for i in source]}
         try:
-            return Verification(**self._json(remote.post(self._settings, self.url, "/verify", body)))
+            return Verification(**self._json(remote.post(self.url, "/verify", body)))
         except remote.Unreachable as exc:
             raise ServiceFailed(f"the service at {self.url} did not answer ({exc}): is it still running?") from exc
 

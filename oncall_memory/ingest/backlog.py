@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from ..domain.incident import Incident
 from ..errors import InvalidInput
+from ..redact import redact
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,8 @@ class Rejected:
 
 
 def validation_message(exc: ValidationError, *, known: str = "see docs/integrations.md for the incident format") -> str:
-    """A pydantic error in words that say which field to fix and how (`known`: where the fields are listed)."""
+    """A pydantic error in words that say which field to fix and how (`known`: where the fields are listed),
+    redacted: a field's name is the input's own (a token pasted as a JSON key came back in the message)."""
     parts = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"])
@@ -38,7 +40,7 @@ def validation_message(exc: ValidationError, *, known: str = "see docs/integrati
         elif err["type"] == "extra_forbidden":
             msg = f"is not a known field ({known})"
         parts.append(f"{field} {msg}" if err["type"] in ("missing", "extra_forbidden") else f"{field}: {msg}")
-    return "; ".join(parts)
+    return redact("; ".join(parts))
 
 
 def backlog_files(path: Path) -> list[Path]:

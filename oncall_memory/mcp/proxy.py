@@ -1,5 +1,5 @@
 """`oncall-memory mcp` while a service runs: the agent's stdio session is relayed to the service's own MCP
-endpoint (`/mcp`, streamable HTTP, with the API token), since the service holds the store and a second
+endpoint (`/mcp`, streamable HTTP, with the local token or the API token), since the service holds the store and a second
 process cannot open it. The agent sees the same tools, the same answers and the same refusals as over
 HTTP: tools, their calls and the resources are passed through as the service gives them.
 """
@@ -13,14 +13,13 @@ from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from pydantic import SecretStr
 
 
-async def relay(base_url: str, token: SecretStr | None) -> None:
+async def relay(base_url: str, token: str | None) -> None:
     """Serve stdio, answering each request by asking the service at `base_url`."""
     import httpx2  # the MCP SDK's own HTTP stack
 
-    headers = {"Authorization": f"Bearer {token.get_secret_value()}"} if token is not None else {}
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
     async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         async with Client(streamable_http_client(f"{base_url.rstrip('/')}/mcp", http_client=http)) as service:
 
@@ -52,5 +51,5 @@ async def relay(base_url: str, token: SecretStr | None) -> None:
                 await server.run(read, write, server.create_initialization_options())
 
 
-def run(base_url: str, token: SecretStr | None) -> None:
+def run(base_url: str, token: str | None) -> None:
     anyio.run(relay, base_url, token)

@@ -11,13 +11,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, TypeAdapter
 
+from .. import local_token
 from ..answer.ranking import Neighbour
 from ..answer.render import terminal
 from ..answer.retrieve import MAX_LIMIT, Lookup
 from ..domain.alert import Alert, Filters
+from ..local_token import MAX_CHALLENGE
 from ..redact import redact
 from ..store.readiness import Readiness
-from .auth import api_token
+from .auth import api_token, local_token_of, writer
 from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import errors
 from .deps import DispatcherDep, MemoryDep, OutboxDep, PagersDep, RoomDep, SettingsDep
@@ -136,10 +138,12 @@ def similar_post(
     elapsed = time.perf_counter() - started
     # How the lookup ran, for a client that prints it (the CLI); the body stays the list of neighbours.
     headers: dict[str, str] = {"X-Lookup-Mode": lookup.mode, "X-Lookup-Confidence": lookup.confidence}
-    if lookup.signature_key:
-        headers["X-Lookup-Signature"] = header_value(lookup.signature_key)
+    # Each header that grows with the alert is bounded as X-Lookup-Text is: a client reads header lines of
+    # at most 64 KiB (Python's http.client), and a longer one left it with no answer at all.
+    if lookup.signature_key and len(signature := header_value(lookup.signature_key)) <= MAX_TEXT_HEADER:
+        headers["X-Lookup-Signature"] = signature
     if lookup.degraded:
-        headers["X-Lookup-Degraded"] = header_value(lookup.degraded)
+        headers["X-Lookup-Degraded"] = header_value(lookup.degraded)[:MAX_TEXT_HEADER]
     if format == "text":
         # Rendered here by the CLI's own renderer, from the lookup itself: the CLI through a service needs no
         # model of its own (half its start-up) and prints what it would print standalone, to the letter.
@@ -180,7 +184,12 @@ class FeedbackRequest(BaseModel):
     who: str = Field(default="api", max_length=200)
 
 
-@router.post("/feedback", openapi_extra=documented_body(FeedbackRequest), responses=errors(400, 404, 413, 415, 422))
+@router.post(
+    "/feedback",
+    openapi_extra=documented_body(FeedbackRequest),
+    responses=errors(400, 404, 413, 415, 422),
+    dependencies=[Depends(writer)],  # a verdict moves the ranking: a credential even on loopback
+)
 def feedback(
     memory: MemoryDep,
     outbox: OutboxDep,
@@ -206,6 +215,23 @@ def feedback(
     verdict = "not related" if req.verdict == "not-related" else req.verdict
     recorded = memory.record_feedback(alert, req.suggested, verdict, who=req.who, ref="api")
     return {"recorded": recorded, "suggested": redact(req.suggested), "verdict": verdict}  # as it was stored
+
+
+class Proof(BaseModel):
+    proof: str
+
+
+@probes.get("/proof", response_model=Proof, responses=errors(422, 503))
+def proof(
+    request: Request,
+    challenge: str = Query(min_length=16, max_length=MAX_CHALLENGE, pattern=r"^[0-9a-f]+$"),
+) -> dict[str, str]:
+    """The answer to a challenge only the holder of this service's local token can give (`local_token.py`):
+    the CLI asks before it sends the token or an alert to the address `service.json` names."""
+    token = local_token_of(request)
+    if token is None:
+        raise HTTPException(503, "the service is starting")
+    return {"proof": local_token.proof(token, challenge)}
 
 
 @probes.get("/healthz")

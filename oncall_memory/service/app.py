@@ -23,19 +23,22 @@ from typing import Any
 import swagger_ui_bundle
 from fastapi import Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from .. import local_token
 from ..chat import ChatApp
 from ..errors import DiskFull, InvalidInput, NotFound, OncallMemoryError
 from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, live_incidents, service_plugins, targets_hint
 from ..jobs import Job, Refiner
 from ..logs import redacted_logs
 from ..memory import Memory
-from ..redact import already_redacted
+from ..redact import already_redacted, redact
 from ..redact.catalogue import load_in_background
 from ..settings import Settings
 from ..store.datadir import write_atomic
@@ -44,7 +47,8 @@ from ..webhook import Webhook
 from . import api, commands, mcp_http, page, webhooks
 from . import chats as chat_routes
 from .accounts import Accounts
-from .auth import RecordPeer, api_token
+from .auth import RecordPeer, api_token, proxies
+from .cross_site import CrossSiteGuard, allowed_hosts
 from .indexer import Indexer
 from .ingest_timer import IngestTimer
 from .ledger import migrate_ledger
@@ -53,6 +57,7 @@ from .methods import Methods
 from .metrics import HttpMetrics, Metrics
 from .outbox import Outbox
 from .room import RETRY_AFTER, Room, cannot_write
+from .route_list import paths_and_methods
 from .sessions import Attempts, Sessions
 from .startup import summary
 from .worker import Dispatcher, RetryPolicy
@@ -155,15 +160,6 @@ def chained(refiners: list[Refiner]) -> Callable[[Job], Job] | None:
     return refine
 
 
-def _routes(app: FastAPI) -> list[tuple[str, str]]:
-    """Every (route template, method) the app serves, as the HTTP metrics label them."""
-    found = []
-    for route in app.router.routes:
-        path, methods = getattr(route, "path", None), getattr(route, "methods", None) or set()
-        found += [(path, m) for m in sorted(methods) if path and m != "HEAD"]
-    return found
-
-
 def retry_policy(settings: Settings) -> RetryPolicy:
     return RetryPolicy(
         backoff=settings.deliveries.post_backoff,
@@ -235,8 +231,9 @@ def create_app(
             app.state.learning = frozenset(learning)
             for target in targets:
                 stack.callback(target.close)
+            app.state.local_token = local_token.read_or_create(settings.dir.local_token)
             mem.observer = metrics
-            metrics.known([t.name for t in targets], _routes(app))
+            metrics.known([t.name for t in targets], paths_and_methods(app))
             hint = targets_hint(installed)
             for line in summary(settings, targets, mem, [hook for hook, _ in mounted], hint, [c for _, c in chats]):
                 log.info("%s", line)
@@ -277,7 +274,7 @@ def create_app(
             )  # a pager's, for the agents: they read one and post a finding on it
             if live is not None:
                 stack.callback(live.close)
-            app.state.mcp = await stack.enter_async_context(mcp_app(mem, live))
+            app.state.mcp = await stack.enter_async_context(mcp_app(mem, live, allowed_hosts(settings)))
             await asyncio.to_thread(catalogue.join, CATALOGUE_WAIT)
             if announce and (info := settings.dir.service) is not None:
                 host = "127.0.0.1" if settings.service.host in ("0.0.0.0", "::", "") else settings.service.host
@@ -294,11 +291,13 @@ def create_app(
     app.state.room = Room(settings.dir, settings.service.min_free_mb)
     app.add_middleware(HttpMetrics, metrics=metrics)
     # Uvicorn's own FORWARDED_ALLOW_IPS, where a deployment already set it, names the same proxies.
-    if trusted := settings.service.forwarded_allow_ips or os.environ.get("FORWARDED_ALLOW_IPS", ""):
+    if trusted := proxies(settings):
         # Only a configured proxy may say who the client is: the login throttle and the Secure cookie read
         # `request.client` and its scheme, and anyone else could rotate X-Forwarded-For to dodge the first.
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=trusted)
     app.add_middleware(Methods)  # OPTIONS and a 405 name every method a path takes
+    # Before any route: the host a request names, and where a request that changes something comes from.
+    app.add_middleware(CrossSiteGuard, allowed=allowed_hosts(settings))
     app.add_middleware(RecordPeer)  # outermost: the connection's own address, before any proxy rewrites it
     installed = service_plugins()
     mounted: list[tuple[Webhook, str]] = []  # each webhook the integrations offer, and where it came from
@@ -326,7 +325,13 @@ def create_app(
                 log.error("the integration %s offers a chat app that is not a oncall_memory.chat.ChatApp", plugin.where)
             continue
         # Not a path the service serves (nor one it adds below: the agents' door and the API's docs).
-        paths = {p.split("/")[1] for p, _ in _routes(app)} | {"webhooks", "mcp", "docs", "openapi.json", "redoc"}
+        paths = {p.split("/")[1] for p, _ in paths_and_methods(app)} | {
+            "webhooks",
+            "mcp",
+            "docs",
+            "openapi.json",
+            "redoc",
+        }
         if (
             not chat.name.isidentifier()
             or chat.name in paths
@@ -380,17 +385,32 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's own 422, less the value it was given: a query parameter is read before any redaction,
-        # and `?limit=<a token>` came back verbatim. Each error keeps its type, location and message.
-        errors = [{k: error[k] for k in ("loc", "msg", "type")} for error in exc.errors()]
+        # and `?limit=<a token>` came back verbatim. Each error keeps its type, location and message, each
+        # redacted: a location holds the caller's own names (a token sent as a JSON key).
+        errors = [
+            {
+                "loc": [redact(str(p)) if isinstance(p, str) else p for p in e["loc"]],
+                "msg": redact(e["msg"]),
+                "type": e["type"],
+            }
+            for e in exc.errors()
+        ]
         said = "; ".join(f"{'.'.join(str(p) for p in e['loc'][1:]) or e['loc'][0]}: {e['msg']}" for e in errors)
         return JSONResponse({"detail": said, "errors": jsonable_encoder(errors)}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _refused(request: Request, exc: StarletteHTTPException) -> Response:
+        # Every refusal's words pass redaction: some are built from what was sent (a content type, an id).
+        if isinstance(exc.detail, str):
+            exc.detail = redact(exc.detail)
+        return await http_exception_handler(request, exc)
 
     @app.exception_handler(OncallMemoryError)
     async def _domain_error(request: Request, exc: OncallMemoryError) -> JSONResponse:
         if isinstance(exc, DiskFull):
             return _refused_write(request, exc)
         status = 404 if isinstance(exc, NotFound) else 400 if isinstance(exc, InvalidInput) else 503
-        return JSONResponse({"detail": str(exc)}, status_code=status)
+        return JSONResponse({"detail": redact(str(exc))}, status_code=status)
 
     @app.exception_handler(sqlite3.OperationalError)
     @app.exception_handler(OSError)

@@ -10,17 +10,25 @@ carry anything (Starlette decodes them as latin-1).
 | /webhooks/jira | `X-Hub-Signature` (HMAC of the body with ONCALL_MEMORY_JIRA_WEBHOOK_SECRET); off without it |
 | /webhooks/incident_io | Svix's `webhook-signature` (HMAC of id, timestamp and body with ONCALL_MEMORY_INCIDENT_IO_WEBHOOK_SECRET; a stale timestamp refused); off without it |
 | /webhooks/gitlab | `X-Gitlab-Token` (the webhook's secret token, ONCALL_MEMORY_GITLAB_WEBHOOK_SECRET); off without it |
-| /similar, /feedback, /stats, /metrics, /mcp, /docs, /redoc, /openapi.json | `Authorization: Bearer ONCALL_MEMORY_API_TOKEN` |
-| / and /incidents/{id} (the search page) | the same token as a bearer token, or the session cookie `/login` sets (`page.py`) |
+| /similar, /stats, /metrics, /docs, /redoc, /openapi.json | `Authorization: Bearer ONCALL_MEMORY_API_TOKEN` (or the local token); open on loopback without an API token |
+| / and /incidents/{id} (the search page), POST /page/feedback | the same token as a bearer token, or the session cookie `/login` sets (`page.py`); open on loopback without an API token, the form carrying its CSRF token |
+| POST /ingest, /verify, /backup, /feedback; /mcp, /mcp/sse, /mcp/messages/ | the local token (`<data dir>/local-token`, which the CLI on this machine reads) or the API token, **on every address, loopback included** |
+| GET /proof | open: answers a challenge only the holder of the local token can (`local_token.proof`), so the CLI knows it is talking to its own service |
+| /login, /logout, /static/*, /favicon.*, /docs/assets/* | open (a form and the page's own files) |
+| /healthz, /readyz | open (probes; they say nothing about the incidents) |
 
-A pager's route is on when its secret is set. Without it the route is open on a loopback address (trying it
-out on one machine) and **off** (404, naming the variable) on any other: a team that uses one pager sets
-that pager's secret and nothing else. The API token is the one credential `serve` insists on.
+Every route also checks the `Host` a request names and refuses a state-changing request another site's page
+sent (`cross_site.py`). A pager's route is on when its secret is set. Without it the route is open on a loopback
+address (trying it out on one machine) and **off** (404, naming the variable) on any other: a team that uses one
+pager sets that pager's secret and nothing else. The API token is the one credential `serve` insists on
+facing the network; writing to the memory, copying it or checking it needs a credential everywhere: a web
+page the engineer opens could otherwise write "fixed by" lines the next responder runs.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,18 +59,44 @@ def pagers_off(settings: Settings, hooks: Sequence[Webhook] | None = None) -> li
     ]
 
 
-def _check(token: SecretStr | None, offered: list[str], what: str) -> None:
-    if token is None:
-        return  # not configured: open on loopback; elsewhere the route is off before this (`pager_on`)
-    expected = token.get_secret_value()
-    # Every offered credential is compared, so the time taken does not say which one was tried.
-    if not sum(same_secret(o, expected) for o in offered):
-        raise HTTPException(401, f"missing or wrong {what}", headers={"WWW-Authenticate": "Bearer"})
+def local_token_of(request: Request) -> str | None:
+    """The token the service shares with the CLI on its machine (`local_token.py`), once it has started."""
+    return getattr(request.app.state, "local_token", None)
+
+
+def credentials(api: SecretStr | None, local: str | None) -> list[str]:
+    """The tokens that open a guarded route: the API token, when set, and the local token."""
+    return [t for t in (api.get_secret_value() if api else None, local) if t]
+
+
+def carries_credential(headers: Any, api: SecretStr | None, local: str | None) -> bool:
+    """Does the request's bearer token match one of the credentials? Each is compared, every time, so the
+    time taken does not say which was tried."""
+    offered = bearer(headers)
+    return bool(sum(same_secret(offered, held) for held in credentials(api, local))) if offered else False
 
 
 async def api_token(request: Request) -> None:
-    """Dependency of the lookup API and the docs (async: run on the event loop, no thread-pool hop)."""
-    _check(settings_of(request).service.api_token, [bearer(request.headers)], "bearer token (ONCALL_MEMORY_API_TOKEN)")
+    """Dependency of the lookup API and the docs (async: run on the event loop, no thread-pool hop): with an
+    API token set, it or the local token; without one (on loopback) open."""
+    api = settings_of(request).service.api_token
+    if api is not None and not carries_credential(request.headers, api, local_token_of(request)):
+        raise HTTPException(401, "missing or wrong bearer token (ONCALL_MEMORY_API_TOKEN)", headers=BEARER)
+
+
+CREDENTIAL = (
+    "send the API token (ONCALL_MEMORY_API_TOKEN) or the local token the service keeps in its data dir "
+    "(local-token; the CLI on this machine sends it) as a bearer token"
+)
+WRITER = f"this route writes to the memory, copies or checks it: {CREDENTIAL}"
+BEARER = {"WWW-Authenticate": "Bearer"}
+
+
+async def writer(request: Request) -> None:
+    """Dependency of what writes to the memory, copies it or checks it (`/ingest`, `/backup`, `/verify`,
+    `/feedback`): a credential on every address, loopback included."""
+    if not carries_credential(request.headers, settings_of(request).service.api_token, local_token_of(request)):
+        raise HTTPException(401, WRITER, headers=BEARER)
 
 
 PEER = "oncall_memory.peer"  # the connection's own address, in the ASGI scope
@@ -100,6 +134,26 @@ def trusted_peer(request: Request, trusted: str) -> bool:
         except ValueError:
             continue
     return False
+
+
+def proxies(settings: Settings) -> str:
+    """The proxies whose forwarded headers are believed: ONCALL_MEMORY_FORWARDED_ALLOW_IPS, else Uvicorn's own
+    FORWARDED_ALLOW_IPS where a deployment already set it."""
+    return settings.service.forwarded_allow_ips or os.environ.get("FORWARDED_ALLOW_IPS", "")
+
+
+def proxy_trust_problem(settings: Settings) -> str | None:
+    """Why the auth-proxy login cannot be believed as configured: with every address trusted as a proxy, any
+    client could send the header and be whoever it names."""
+    if not settings.service.auth_proxy_header:
+        return None
+    if "*" in [p.strip() for p in proxies(settings).split(",")]:
+        return (
+            "ONCALL_MEMORY_AUTH_PROXY_HEADER is set while ONCALL_MEMORY_FORWARDED_ALLOW_IPS (or FORWARDED_ALLOW_IPS) "
+            "trusts every address ('*'): any client could name itself as anyone. Give the proxy's own address or "
+            "network (e.g. 10.0.0.5 or 10.0.0.0/24)"
+        )
+    return None
 
 
 def exposure(settings: Settings) -> list[str]:

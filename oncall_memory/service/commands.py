@@ -27,12 +27,14 @@ from ..domain.incident import Incident
 from ..errors import EmbeddingFailed
 from ..ingest.backlog import Rejected, validation_message
 from ..ingest.ingest import IngestStopped
-from .auth import api_token
+from ..redact import redact
+from ..store.datadir import ENGINE_HEADROOM, stored_bytes
+from .auth import writer
 from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import errors
 from .deps import MemoryDep, SettingsDep
 
-router = APIRouter(dependencies=[Depends(api_token)], tags=["maintenance"], responses=errors(401, 503))
+router = APIRouter(dependencies=[Depends(writer)], tags=["maintenance"], responses=errors(401, 503))
 
 MAX_BATCH = 1000  # incidents in one post; the CLI sends a few hundred (and under the body limit)
 
@@ -63,7 +65,7 @@ def ingest(memory: MemoryDep, raw: bytes = Depends(raw_json_body)) -> dict[str, 
     req = parse(IngestRequest, parse_json(raw))
     items: list[Incident | Rejected] = []
     for i, data in enumerate(req.incidents):
-        place = f"incident {i + 1} of the batch ({str(data.get('id', 'no id'))[:100]})"
+        place = redact(f"incident {i + 1} of the batch ({str(data.get('id', 'no id'))[:100]})")  # the id is input
         try:
             items.append(Incident.model_validate(data))
         except ValidationError as exc:
@@ -117,6 +119,9 @@ def verify(memory: MemoryDep, raw: bytes = Depends(raw_json_body)) -> dict[str, 
 )
 def backup(memory: MemoryDep, settings: SettingsDep) -> FileResponse:
     """A consistent copy of every point (`Memory.backup`), made beside the store and sent as a tar."""
+    if settings.qdrant_url is None and (store := Path(settings.store_location)).is_dir():
+        # The copy and then its tar, each about the store's size: refused (503) before a byte is written.
+        settings.dir.need(2 * stored_bytes(store) + ENGINE_HEADROOM, "back up the memory (a copy, then its tar)")
     work = Path(tempfile.mkdtemp(prefix="backup-", dir=settings.dir.root)) / "backup"
     try:
         manifest = memory.backup(work)

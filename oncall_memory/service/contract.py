@@ -27,8 +27,9 @@ class ErrorBody(BaseModel):
 WHY = {
     400: "The request cannot be read: not JSON, a value no sender writes, or a value the memory refuses",
     401: "The credential is missing or wrong",
-    403: "The form did not come from this service's page",
+    403: "Sent by a page on another site, or a form that did not come from this service's page",
     404: "Not found, or the route is off until its secret is set",
+    421: "The request names a host this service does not answer to (ONCALL_MEMORY_ALLOWED_HOSTS)",
     413: "The body is over the service's limit (ONCALL_MEMORY_MAX_BODY_BYTES)",
     415: "The body is not of the content type the route reads",
     422: "The request does not fit the schema: `detail` says what to fix, `errors` where",

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.routing import Match, Route
+from starlette.routing import Match
+
+from .route_list import http_routes
 
 Scope = dict[str, Any]
 
@@ -38,8 +40,9 @@ def _allowed(scope: Scope) -> bytes:
     """Every method of every route whose path matches (HEAD with GET, as Starlette serves it), and OPTIONS;
     empty when no route's path does."""
     methods: set[str] = set()
-    for route in getattr(getattr(scope.get("app"), "router", None), "routes", []):
-        if isinstance(route, Route) and route.methods:
+    app = scope.get("app")
+    for route in http_routes(app) if app is not None else []:
+        if route.methods:
             match, _ = route.matches({**scope, "method": next(iter(route.methods))})
             if match == Match.FULL:
                 methods |= route.methods

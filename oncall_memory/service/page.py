@@ -284,12 +284,13 @@ def page_feedback(
 
 def same_origin(request: Request) -> bool:
     """Did the browser say this form came from this origin? `Sec-Fetch-Site` where the browser sends it;
-    `Origin` otherwise (which is "null" here: the page's no-referrer policy hides it)."""
+    `Origin` otherwise (the page's same-origin referrer policy keeps it; "null" is what another site's
+    sandboxed frame or no-referrer page sends)."""
     site = request.headers.get("sec-fetch-site")
     if site is not None:
         return site in ("same-origin", "none")
     origin = request.headers.get("origin")
-    return origin in (None, "null", f"{request.url.scheme}://{request.url.netloc}")
+    return origin in (None, f"{request.url.scheme}://{request.url.netloc}")
 
 
 # -- one incident ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from fastapi import HTTPException, Request
 from fastapi.responses import RedirectResponse
 
 from ..credentials import bearer, same_secret
-from .auth import trusted_peer
+from .auth import proxies, proxy_trust_problem, trusted_peer
 from .deps import accounts_of, page_secret_of, sessions_of, settings_of
 from .page_view import HEADERS
 from .sessions import Person, Session
@@ -73,7 +73,7 @@ def proxy_person(request: Request) -> Person | None:
     (its direct peer is in ONCALL_MEMORY_FORWARDED_ALLOW_IPS): anyone else could send the header too."""
     settings = settings_of(request)
     header = settings.service.auth_proxy_header
-    if not header or not trusted_peer(request, settings.service.forwarded_allow_ips):
+    if not header or not trusted_peer(request, proxies(settings)) or proxy_trust_problem(settings):
         return None
     name = " ".join(request.headers.get(header, "").split())[:MAX_PERSON]
     if not name:

@@ -30,7 +30,10 @@ from .outbox import FAILED, NEW, PENDING, SENDING
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "Referrer-Policy": "no-referrer",
+    # Nothing of the page's address to another site (a link to the pager), while the page's own forms keep
+    # their true `Origin`: under "no-referrer" a browser sends `Origin: null` on a same-origin POST, which is
+    # also what a cross-site page can make its forms send.
+    "Referrer-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
 }

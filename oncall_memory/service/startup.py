@@ -5,6 +5,7 @@ will do with a webhook before the first one arrives."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..chat import ChatApp
 from ..memory import Memory
@@ -12,6 +13,7 @@ from ..settings import Settings
 from ..targets import Target
 from ..webhook import Webhook
 from .auth import faces_the_network
+from .cross_site import allowed_hosts
 
 
 def summary(
@@ -36,25 +38,75 @@ def summary(
     return lines
 
 
-def routes(
-    settings: Settings, hooks: Sequence[Webhook] = (), chats: Sequence[type[ChatApp]] = ()
-) -> list[tuple[str, str]]:
-    """How each route is guarded: each webhook an integration mounts (`hooks`), the service's own, and each
-    chat app's (`chats`)."""
-    api = "bearer token" if settings.service.api_token is not None else "OPEN (set ONCALL_MEMORY_API_TOKEN)"
+@dataclass(frozen=True)
+class Guarded:
+    """Some routes and how they are guarded: `paths` are route templates, `/static/*` for a folder."""
+
+    label: str
+    how: str
+    paths: tuple[str, ...]
+
+    def covers(self, path: str) -> bool:
+        return any(path == p or (p.endswith("*") and path.startswith(p[:-1])) for p in self.paths)
+
+
+def guards(settings: Settings, hooks: Sequence[Webhook] = (), chats: Sequence[type[ChatApp]] = ()) -> list[Guarded]:
+    """How each route the service serves is guarded: each webhook an integration mounts (`hooks`), the
+    service's own, and each chat app's (`chats`). `tests/test_startup.py` holds it to the app's real routes."""
+    token = settings.service.api_token is not None
+    reads = (
+        "bearer token (the API token or the local token)" if token else "OPEN (reads only; set ONCALL_MEMORY_API_TOKEN)"
+    )
+    writes = "the local token or the API token as a bearer token, on every address (loopback included)"
+    page = "bearer token or a login session" if token else "OPEN (reads, and feedback with the page's CSRF token)"
     return [
-        *((f"POST /webhooks/{hook.name}", _hook(hook, settings)) for hook in hooks),
-        ("/similar, /feedback, /stats, /metrics, /docs", api),
-        ("/mcp, /mcp/sse (MCP for agents)", api),
-        ("/ (search page)", api if settings.service.api_token is None else "bearer token or a login session"),
+        *(Guarded(f"POST /webhooks/{hook.name}", _hook(hook, settings), (f"/webhooks/{hook.name}",)) for hook in hooks),
+        Guarded(
+            "/similar, /stats, /metrics, /docs",
+            reads,
+            ("/similar", "/stats", "/metrics", "/docs", "/redoc", "/openapi.json"),
+        ),
+        Guarded(
+            "POST /ingest, /verify, /backup, /feedback (write, copy, check)",
+            writes,
+            ("/ingest", "/verify", "/backup", "/feedback"),
+        ),
+        Guarded("/mcp, /mcp/sse (MCP for agents)", writes, ("/mcp", "/mcp/sse", "/mcp/messages/")),
+        Guarded("/ (search page)", page, ("/", "/incidents/*", "/page/feedback")),
         *(
-            (
+            Guarded(
                 f"/{chat.name}/commands, /{chat.name}/interactions",
                 chat.guard if chat.on(settings) else f"off (set {chat.variable})",
+                (f"/{chat.name}/commands", f"/{chat.name}/interactions"),
             )
             for chat in chats
         ),
-        ("/healthz, /readyz", "open (probes; they say nothing about the incidents)"),
+        Guarded(
+            "/login, /logout, the page's files",
+            "open (the login form; styles, script, icon, the API docs' assets)",
+            ("/login", "/logout", "/static/*", "/favicon.*", "/docs/assets/*"),
+        ),
+        Guarded("GET /proof", "open (proves to the CLI that it is its own service; says nothing else)", ("/proof",)),
+        Guarded("/healthz, /readyz", "open (probes; they say nothing about the incidents)", ("/healthz", "/readyz")),
+    ]
+
+
+def routes(
+    settings: Settings, hooks: Sequence[Webhook] = (), chats: Sequence[type[ChatApp]] = ()
+) -> list[tuple[str, str]]:
+    """(routes, how they are guarded), a line each, then who may reach any of them from a browser."""
+    allowed = allowed_hosts(settings)
+    hosts = (
+        "any name (set ONCALL_MEMORY_ALLOWED_HOSTS to the names it is reached by)"
+        if allowed is None
+        else ", ".join(allowed)
+    )
+    return [
+        *((g.label, g.how) for g in guards(settings, hooks, chats)),
+        (
+            "every route",
+            f"answers to the host names {hosts}; a request that changes something from another site's page is refused",
+        ),
     ]
 
 

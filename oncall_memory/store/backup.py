@@ -173,8 +173,20 @@ def backup(store: IncidentStore, path: Path) -> dict[str, Any]:
     if not store.exists():
         raise InvalidInput(f"no collection {store.collection!r} at {store.location} to back up")
     partial = path.with_name(path.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
+    if partial.exists() or partial.is_symlink():
+        # Not ours to delete: an earlier backup's leftovers, or whatever someone keeps under that name.
+        raise InvalidInput(f"{partial} exists (an interrupted backup's, or someone's): remove it, or give another path")
     partial.mkdir(parents=True)
+    try:
+        manifest = _write_points(store, partial)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)  # ours, half-written
+        raise
+    partial.rename(path)
+    return manifest
+
+
+def _write_points(store: IncidentStore, partial: Path) -> dict[str, Any]:
     import numpy as np  # only a backup needs it: kept off the lookup path (CLI start-up time)
 
     count = 0
@@ -204,7 +216,6 @@ def backup(store: IncidentStore, path: Path) -> dict[str, Any]:
         "created_at": datetime.now(timezone.utc).isoformat(),
     }
     (partial / MANIFEST).write_text(json.dumps(manifest, indent=2))
-    partial.rename(path)
     return manifest
 
 

@@ -7,6 +7,7 @@ there is written whole, and whether the disk under it has room.
       feedback.sqlite3                responders' verdicts
       outbox.sqlite3                  the service's claimed alerts and deliveries
       service.json                    where the running service answers (removed when it stops)
+      local-token                     the credential the service shares with the CLI on this machine
       last_ingest-<collection>.json   the last ingest's counts, for the status panel and /metrics
       backfill-pagerduty.json         a PagerDuty backfill's checkpoint
       pagerduty-open.json             PagerDuty incidents followed until they resolve
@@ -95,6 +96,11 @@ class DataDir:
     @property
     def service(self) -> Path | None:
         return self.file("service.json")
+
+    @property
+    def local_token(self) -> Path | None:
+        """The credential the service shares with the CLI on this machine (`local_token.py`)."""
+        return self.file("local-token")
 
     @property
     def models(self) -> Path | None:
