@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import schemathesis
 from conftest import FIXTURES, make_incident, serving
-from local_client import TestClient
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
+from local_client import TestClient
 from pydantic import SecretStr, ValidationError
 from slack_sdk.models.blocks import Block
 

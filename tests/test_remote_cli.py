@@ -99,7 +99,9 @@ def test_through_the_service_a_typed_secret_is_printed_redacted_as_standalone(tm
 
             from oncall_memory.cli import remote
 
-            echoed = [remote.post(remote.Service(url), "/similar", {"alert": {"text": t}}).headers for t in (short, long)]
+            echoed = [
+                remote.post(remote.Service(url), "/similar", {"alert": {"text": t}}).headers for t in (short, long)
+            ]
             assert unquote(echoed[0]["x-lookup-text"]) == short.replace(secret, "[REDACTED]")
             assert "x-lookup-text" not in echoed[1]
 

@@ -145,8 +145,16 @@ def test_feedback_names_the_alert_by_the_incident_a_pager_opened(client, httpser
     assert row["suggested"] == "INC-1025" and row["verdict"] == "helped"
     unknown = client.post("/feedback", json={**verdict, "alert_incident": "PNOSUCH"}, headers=client.writer)
     assert unknown.status_code == 404 and "PNOSUCH" in unknown.json()["detail"]
-    assert client.post("/feedback", json={**verdict, "alert_incident": "P 1; drop"}, headers=client.writer).status_code == 422
-    assert client.post("/feedback", json={k: v for k, v in verdict.items() if k != "alert_incident"}, headers=client.writer).status_code == 422
+    assert (
+        client.post("/feedback", json={**verdict, "alert_incident": "P 1; drop"}, headers=client.writer).status_code
+        == 422
+    )
+    assert (
+        client.post(
+            "/feedback", json={k: v for k, v in verdict.items() if k != "alert_incident"}, headers=client.writer
+        ).status_code
+        == 422
+    )
 
 
 def test_a_redelivery_posts_nothing_even_after_a_restart(settings, memory, outbox, pagerduty, httpserver):

@@ -101,6 +101,15 @@ def alert_data(args: argparse.Namespace) -> dict[str, Any]:
         data["text"] = args.text
     if "text" not in data:
         raise InvalidInput('give the alert text: oncall-memory similar "TEXT" (or --alert FILE.json)')
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        # A `"\ud800"` escape (or bytes the terminal could not decode) is no text any encoding can hold.
+        where = f"alert file {args.alert}" if args.alert else "the alert text"
+        raise InvalidInput(
+            f"{where} holds a lone surrogate (an escape like \\ud800 without its pair, or bytes that are not "
+            "UTF-8): remove it, or write the character itself"
+        ) from None
     return data
 
 

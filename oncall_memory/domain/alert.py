@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..store import payload as P
 from ..store.conditions import Condition, Match, Range
+from .blank import NOT_BLANK
 from .facts import Facts, UtcDatetime
 from .promql import MAX_METRICS, is_metric_name
 
@@ -15,7 +16,7 @@ from .promql import MAX_METRICS, is_metric_name
 class Alert(Facts):
     """What fired: its text, and facts about where (used to prefer, never to exclude)."""
 
-    text: str = Field(json_schema_extra={"minLength": 1, "pattern": r"\S"})  # not blank (said by `_not_blank`)
+    text: str = Field(json_schema_extra={"minLength": 1, "pattern": NOT_BLANK})  # not blank (said by `_not_blank`)
     signature: str | None = None  # the pager's own grouping key, if it has one
     fact_sources: dict[str, str] = {}  # where a fact was found ("container label"), for the reasons
     # The metrics the alert's rule watches (`promql.watched_metrics` reads them from a ruler's generatorURL),

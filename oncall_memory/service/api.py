@@ -16,13 +16,14 @@ from ..answer.ranking import Neighbour
 from ..answer.render import terminal
 from ..answer.retrieve import MAX_LIMIT, Lookup
 from ..domain.alert import Alert, Filters
+from ..domain.blank import NOT_BLANK, NonBlank
 from ..local_token import MAX_CHALLENGE
 from ..redact import redact
 from ..store.readiness import Readiness
-from .auth import api_token, local_token_of, writer
+from .auth import api_token, writer
 from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import errors
-from .deps import DispatcherDep, MemoryDep, OutboxDep, PagersDep, RoomDep, SettingsDep
+from .deps import DispatcherDep, MemoryDep, OutboxDep, PagersDep, RoomDep, SettingsDep, local_token_of
 from .outbox import Outbox
 
 # A response header may carry printable ASCII only (h11 drops the connection on a control character): what
@@ -89,12 +90,13 @@ def given_once(request: Request) -> None:
 @router.get("/similar", response_model=list[dict], responses=errors(400, 422), dependencies=[Depends(given_once)])
 def similar_get(
     memory: MemoryDep,
-    text: str = Query(min_length=1, pattern=r"\S", description="the alert's text"),
-    service: str | None = None,
-    env: str | None = None,
-    flavor: str | None = None,
-    tag: list[str] = Query(default=[]),
-    status: str | None = None,
+    text: str = Query(min_length=1, pattern=NOT_BLANK, description="the alert's text"),
+    # A filter given empty (`?env=`) is a mistake, not "any": it would match nothing.
+    service: str | None = Query(None, min_length=1, pattern=NOT_BLANK),
+    env: str | None = Query(None, min_length=1, pattern=NOT_BLANK),
+    flavor: str | None = Query(None, min_length=1, pattern=NOT_BLANK),
+    tag: list[NonBlank] = Query(default=[]),
+    status: str | None = Query(None, min_length=1, pattern=NOT_BLANK),
     limit: int = Query(5, ge=1, le=MAX_LIMIT, description=LIMIT),
 ) -> Response:
     alert = parse(Alert, {"text": text})

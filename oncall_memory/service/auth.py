@@ -40,7 +40,7 @@ from ..hosts import is_loopback
 from ..integrations import built_in_webhooks
 from ..settings import Settings
 from ..webhook import Webhook
-from .deps import settings_of
+from .deps import local_token_of, settings_of
 
 
 def faces_the_network(settings: Settings) -> bool:
@@ -57,11 +57,6 @@ def pagers_off(settings: Settings, hooks: Sequence[Webhook] | None = None) -> li
     return [
         (f"/webhooks/{h.name}", h.variable) for h in hooks if h.off(settings) is None and h.secret(settings) is None
     ]
-
-
-def local_token_of(request: Request) -> str | None:
-    """The token the service shares with the CLI on its machine (`local_token.py`), once it has started."""
-    return getattr(request.app.state, "local_token", None)
 
 
 def credentials(api: SecretStr | None, local: str | None) -> list[str]:

@@ -26,6 +26,11 @@ def settings_of(request: Request) -> Settings:
     return request.app.state.settings
 
 
+def local_token_of(request: Request) -> str | None:
+    """The token the service shares with the CLI on its machine (`local_token.py`), once it has started."""
+    return getattr(request.app.state, "local_token", None)
+
+
 def memory_of(request: Request) -> Memory:
     return request.app.state.memory
 

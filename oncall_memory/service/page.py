@@ -36,7 +36,7 @@ from ..domain.incident import worked
 from ..errors import InvalidInput, OncallMemoryError
 from ..ingest.backlog import validation_message
 from ..memory import Memory
-from ..redact import already_redacted, redact_all
+from ..redact import already_redacted, redact, redact_all
 from .deps import accounts_of, attempts_of, memory_provider, sessions_of, settings_of
 from .page_login import (  # noqa: F401 - `app.py` mounts `LoginRequired` and `login_redirect` from here
     COOKIE,
@@ -306,7 +306,11 @@ def incident(
     found = memory.incident(incident_id)
     if found is None:
         return render(
-            "missing.html", 404, incident_id=incident_id, panel=panel(request, memory), logged_in=logged_in(session)
+            "missing.html",
+            404,
+            incident_id=redact(incident_id),  # the address is input: a token pasted there is not shown back
+            panel=panel(request, memory),
+            logged_in=logged_in(session),
         )
     neighbours = memory.neighbours_of(found, limit=5)
     fixes = [

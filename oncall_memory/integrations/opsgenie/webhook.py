@@ -8,12 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from ...credentials import basic_password, bearer, same_secret
 from ...domain.alert import Alert
 from ...domain.alert_list import first_alert
 from ...domain.annotations import texts
+from ...domain.blank import NonBlank
 from ...domain.label_facts import facts_from_labels, monitor_tags
 from ...jobs import Job
 from ...settings import Settings
@@ -26,7 +27,7 @@ HEADER = "x-oncall-memory-token"
 
 class OGAlert(Loose):
     alertId: str
-    message: str = Field(min_length=1)
+    message: NonBlank
     description: str | None = None
     tags: list[str] = []
     alias: str | None = None

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from ...credentials import same_secret
 from ...domain.alert import Alert
+from ...domain.blank import NonBlank
 from ...domain.label_facts import facts_from_labels, monitor_tags
 from ...domain.noise import strip_ceremony, subject
 from ...jobs import Job
@@ -34,7 +35,7 @@ class PDService(Loose):
 
 class PDIncident(Loose):
     id: str = Field(pattern=PAGERDUTY_ID)
-    title: str = Field(min_length=1)
+    title: NonBlank
     html_url: str | None = None
     service: PDService | None = None
     incident_key: str | None = None
