@@ -39,6 +39,9 @@ CONTEXTS = {
     "curl header": "curl -sS -H 'Authorization: Bearer {S}' https://api.{v}.example/v1/status",
     "yaml": "{v}:\n  api_key: {S}",
     "sentence": "The {V} key we rotated after the incident was {S}.",
+    # A vendor named, no credential word: what a page or a chat says (issue 81).
+    "vendor prose": "paged: {v} webhook retries exhausted; the value we rotated after was {S} (now revoked)",
+    "vendor failure": "{V} sync failing since 03:10; auth failed for {S}, rolled back",
 }
 _IDENTIFIER = re.compile(
     r"client[-_ ]?id|app[-_ ]?id|application[-_ ]?id|account[-_ ]?id|tenant|domain|host|url|hostname|"
@@ -170,7 +173,7 @@ def measure(examples: list[Example], misses: int = 0) -> dict[str, tuple[int, in
                     print(f"    missed ({name}, {example.rule}): {text[:140]!r}")
         table[name] = (caught, len(examples))
     table["missed, by kind"] = (sum(missed_kinds.values()), 0)
-    print("    misses by kind (over the six contexts):")
+    print(f"    misses by kind (over the {len(CONTEXTS)} contexts):")
     for k, n in missed_kinds.most_common():
         print(f"      {n:4}  {k}")
     return table

@@ -193,8 +193,17 @@ EXAMPLES = [
     (
         "a vendor's token by its vendor's name on the line",
         "algolia search failed, sent {} back",
-        "k3x9m2p7q4w8e6r1t5y0u3i8o2p6a4s7",
+        "3f8a9b2c4d5e6f708192a3b4c5d6e7f8",  # hex: without a word that tells a credential, its rule's shape alone
     ),
+    # A vendor no rule knows, named on the line; no credential word (issue 81).
+    ("a random token on a line naming its vendor", "zipcodebase sent {} back", "k3j9x0qmz7w2p5r8t1y4v6b0"),
+    ("kubeadm bootstrap token", "kubeadm token list\n{} 23h", "abcdef.0123456789abcdef"),
+    ("app password in four groups", "app password {}", "abcd efgh ijkl mnop"),
+    ("OTLP exporter headers", "OTLP_HEADERS=team={}", "abcdefgh"),
+    ("user / pass pair", "user / pass a / {}", "abcd"),
+    ("pw and its value", "root pw {}", "ab1234"),
+    ("SNMPv3 passphrases", "snmpget -X {} h", "abc"),
+    ("pgbouncer userlist quoted", 'userlist has "app" "{}" here', "abcd"),
     (
         "a credential-shaped word a few words after a credential word",
         "credential in use {} was rejected",

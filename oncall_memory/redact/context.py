@@ -58,6 +58,15 @@ _NOT_SECRET_SUFFIXES = (
     "mode",
     "provider",
     "store",
+    # what keeps or handles secrets, not one (`secret_manager: vault`, `credential_helper: ecr-login`)
+    "manager",
+    "helper",
+    "backend",
+    "engine",
+    "driver",
+    "plugin",
+    "method",
+    "scheme",
     "keyref",
     "secretref",
     "secretname",
@@ -316,6 +325,7 @@ _AFTER_SCHEME = compile_re2(
     rf"(?i)(?P<before>.?)\b(?P<scheme>{'|'.join(_SCHEMES)})\s+(?P<s>[A-Za-z0-9._~+/=:-]*\d[A-Za-z0-9._~+/=:-]*)"
 )
 _AFTER_G = Groups(_AFTER_SCHEME)
+_HASH_NAMED = compile_re2(r"(?i)(?:sha(?:1|224|256|384|512)|md5|blake2b?|xxh\d*):")
 _NOT_A_CREDENTIAL = compile_re2(
     r"(?i)\d{1,5}|v?\d+(?:\.\d+)+(?:-[\w.]+)?|0x[0-9a-f]{1,16}|\d+[-_][a-z]+|[a-z]+[-_]\d+|\d+(?:ms|s|m|h|d|k|kb|mb|gb)"
 )
@@ -324,6 +334,8 @@ _NOT_A_CREDENTIAL = compile_re2(
 def _after_scheme(text: str) -> Iterator[Span]:
     for m in _AFTER_SCHEME.finditer(text):
         value, scheme = m.group(_AFTER_G.s), m.group(_AFTER_G.scheme).lower()
+        if scheme == "digest" and _HASH_NAMED.match(value):
+            continue  # an image's or a file's digest (`digest sha256:…`), not HTTP Digest auth
         if scheme not in _SURE_SCHEMES:
             # A path segment (/oauth/token), a version, a status or hex code, a count: not a credential.
             if m.group(_AFTER_G.before) in ("/", ".", "_") or _NOT_A_CREDENTIAL.fullmatch(value):

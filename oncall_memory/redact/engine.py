@@ -23,9 +23,11 @@ from .catalogue import CATALOGUE, warm
 from .child import Child, fork
 from .context import CONTEXT
 from .entropy import HIGH_ENTROPY
+from .named import VENDOR_NAMED
 from .nearby import CREDENTIAL_NEARBY, VENDOR_NEARBY, companions
 from .ops import OPS
 from .public import OVERRIDABLE, inside, public_spans
+from .tool_output import TOOL_OUTPUT
 from .unfold import unfold
 from .vendors import VENDORS
 
@@ -37,7 +39,17 @@ MAX_FIELD_CHARS = 65_536
 WINDOW = 32_768  # characters per scan window of a long text ...
 OVERLAP = 8_192  # ... of which this many are read again by the next (an RSA-4096 PEM key is ~3,300)
 
-DETECTORS: list[Detector] = [*VENDORS, *CONTEXT, *OPS, HIGH_ENTROPY, CATALOGUE, VENDOR_NEARBY, CREDENTIAL_NEARBY]
+DETECTORS: list[Detector] = [
+    *VENDORS,
+    *CONTEXT,
+    *OPS,
+    *TOOL_OUTPUT,
+    HIGH_ENTROPY,
+    CATALOGUE,
+    VENDOR_NEARBY,
+    CREDENTIAL_NEARBY,
+    VENDOR_NAMED,
+]
 # The unfolded text joins what a line break or an invisible character separated: a shape or a context
 # makes a secret there, randomness alone does not (an id at a line's end joined with the next line's first
 # word would look random).

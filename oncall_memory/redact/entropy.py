@@ -40,8 +40,39 @@ _PART = compile_re2(r"[^/_.=+-]+")
 # base64 is rarely all letters of one pattern, and two such parts in one token almost never.
 _WORD = compile_re2(r"[a-z]{4,}|[A-Z][a-z]{3,}|[A-Z]{4,}|[A-Z]+[a-z]{3,}(?:[A-Z][a-z]+)*|[a-z]+(?:[A-Z][a-z]+)+")
 # Runs of letters that read as words inside one part (`IO80211AWDLPeerManager`): in random base64 they
-# cover a sixth of a token on average; in an identifier, half or more.
-_WORDISH = compile_re2(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+# cover a twentieth of a token on average; in an identifier, half or more.
+_LETTERS = re.compile(r"[A-Za-z]+")
+_HUMP = re.compile(r"[A-Z]*[a-z]*")  # one CamelCase hump: capitals, then lower case (each a maximal run)
+SEPARATORS = frozenset("_-./:+=@ \t")
+
+
+def word_letters(token: str) -> int:
+    """How many of `token`'s letters read as words: a lower-case word of three letters or more (with its
+    capital: `Peer`), an acronym before one (`AWDL` in `AWDLPeer`), and a run of four capitals or more that
+    stands alone between separators (`_NONMAPREDUCE_`). A run of capitals between digits or lower-case
+    letters (`7JQFOQ2`, `xLGHHk`) is what random base64 is full of, and no word: counting it read a
+    64-character key as "mostly words" and let it through. Linear: each letter is read once."""
+    covered = 0
+    for run in _LETTERS.finditer(token):
+        letters, start, end = run.group(), run.start(), run.end()
+        alone = (start == 0 or token[start - 1] in SEPARATORS) and (end == len(token) or token[end] in SEPARATORS)
+        if letters.isupper():
+            covered += len(letters) if alone and len(letters) >= 4 else 0
+            continue
+        for hump in _HUMP.finditer(letters):
+            word = hump.group()
+            capitals = len(word) - len(word.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+            lower = len(word) - capitals
+            if lower >= 3:
+                covered += lower + min(capitals, 1) + (capitals - 1 if capitals >= 4 else 0)
+            elif lower == 0 and capitals >= 4 and hump.end() == len(letters) and alone:
+                covered += capitals  # `fooHTTP_`: a trailing acronym at a separator
+    return covered
+
+
+def mostly_words(token: str) -> bool:
+    """Half or more of it reads as words (`NewsDetailXWebActivity`): a name, not a random token."""
+    return 2 * word_letters(token) >= len(token)
 
 
 def shannon_bits(token: str) -> float:
@@ -58,8 +89,8 @@ def looks_random(token: str) -> bool:
     mixed = token != token.lower() and token != token.upper()
     if not (has_digit and mixed):
         return False
-    if 2 * sum(len(m.group()) for m in _WORDISH.finditer(token)) >= len(token):
-        return False  # mostly words: an identifier
+    if mostly_words(token):
+        return False  # an identifier
     if len(token) < 40 and sum(1 for part in _PART.finditer(token) if _WORD.fullmatch(part.group())) >= 2:
         return False  # a short name of two words and an id (a long random token holds word-like parts too)
     return shannon_bits(token) >= min_bits(len(token))

@@ -34,7 +34,7 @@ import re2
 from . import vendor_rules
 from .base import Detector, Span, compile_re2
 from .catalogue import CONFIDENCE
-from .entropy import _WORDISH, shannon_bits
+from .entropy import mostly_words, shannon_bits
 
 REACH = 240  # characters either side of a vendor's name or a found secret that are read
 WORDS_BACK = 6  # words between a credential word and its value
@@ -141,6 +141,11 @@ def _plausible(token: str) -> bool:
     return any(c.isdigit() for c in token) or (token != token.lower() and token != token.upper())
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# What makes a UUID on a vendor's line its key rather than one of its objects' ids (an Opsgenie alert's).
+_SAYS_CREDENTIAL = re.compile(r"(?i)\b(?:credentials?|keys?|tokens?|secrets?|passw\w*|apikey|auth\w*)\b")
+
+
 def _vendor_tokens(text: str) -> Iterator[Span]:
     names, table = vendor_table()
     hits = names.Match(text) or ()
@@ -149,10 +154,14 @@ def _vendor_tokens(text: str) -> Iterator[Span]:
             continue
         name, shape = table[i]
         for start, end in _lines(text, (m.span() for m in name.finditer(text))):
-            for t in shape.finditer(text[start:end]):
+            line = text[start:end]
+            for t in shape.finditer(line):
                 a, b = t.span(1)  # google-re2 takes group numbers only; the token is the first
-                if _plausible(t.group(1)):
-                    yield start + a, start + b
+                if not _plausible(t.group(1)):
+                    continue
+                if _UUID.fullmatch(t.group(1)) and not _SAYS_CREDENTIAL.search(line):
+                    continue  # `opsgenie alert 8f3c2b1a-…`: an object's id, kept as UUIDs are
+                yield start + a, start + b
 
 
 VENDOR_NEARBY = Detector("a vendor's token by its vendor's name on the line", _vendor_tokens)
@@ -175,7 +184,7 @@ _DIGEST = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5):")
 
 def _wordy(part: str) -> bool:
     """Half or more of it reads as words (`NewsDetailXWebActivity`): a name, not a random token."""
-    return 2 * sum(len(m.group()) for m in _WORDISH.finditer(part)) >= len(part)
+    return mostly_words(part)
 
 
 def _switches(part: str) -> int:
@@ -248,17 +257,24 @@ def _told(window: str, at: int) -> Span | None:
 # "key" names a credential only where nothing before or after makes it another kind of key: a registry or
 # a database key, a cache or a partition key, a public or a host key, a key fingerprint.
 _NOT_A_CREDENTIAL_BEFORE = re.compile(
-    r"(?i)\b(?:registry|primary|foreign|partition|sort|cache|idempotency|shard|hash|public|host|row|object|lookup|"
+    r"(?i)(?:\b|_)(?:registry|primary|foreign|partition|sort|cache|idempotency|shard|hash|public|host|row|object|lookup|"
     r"map|composite|unique|dedup|deduplication|grouping|group|message|event|bucket|index|sharding|range)[ _-]$"
 )
 _NOT_A_CREDENTIAL_AFTER = re.compile(r"(?i)[ _-](?:fingerprint|id|name|path|file|length|size|type|pair|ring|space)\b")
 
 
+# A cache's key, however the sentence runs ("Cache restored from key: bazel-Linux-…", "cache miss for key …").
+_CACHE_BEFORE = re.compile(r"(?i)cache")
+
+
 def _names_a_credential(text: str, start: int, end: int) -> bool:
     if not text[start:end].lower().startswith("key"):
         return True
+    line = max(text.rfind("\n", 0, start) + 1, start - 30)
     return not (
-        _NOT_A_CREDENTIAL_BEFORE.search(text, max(0, start - 20), start) or _NOT_A_CREDENTIAL_AFTER.match(text, end)
+        _NOT_A_CREDENTIAL_BEFORE.search(text, max(0, start - 20), start)
+        or _NOT_A_CREDENTIAL_AFTER.match(text, end)
+        or _CACHE_BEFORE.search(text, line, start)
     )
 
 

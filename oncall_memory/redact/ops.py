@@ -47,7 +47,14 @@ _CONF = compile_re2(
     rf"(?im)^[ \t]*(?:[\w-]+[ \t]+)?(?P<key>{_CONF_KEY})(?:[ \t]+--?[\w-]+)*(?:[ \t]*[=:][ \t]*|[ \t]+)"
     r"(?:\"(?P<q1>[^\"\n]+)\"|'(?P<q2>[^'\n]+)'|(?P<v>[^\s\"'#;][^\s\"']*))"
 )
-_CONF_G = Groups(_CONF)
+# The keys no prose uses (`redis.conf still has requirepass …`, `slapd.conf: rootpw … and bindpw …`): anywhere
+# on a line, after white space or punctuation. The generic ones (`password`, `secret`) stay at a line's
+# start, where a config file puts them: mid-sentence, "the password policy" would read as a key and a value.
+_CONF_ANYWHERE = compile_re2(
+    r"(?i)(?:^|[\s;,(\[{])(?P<key>requirepass|masterauth|masterpass|bindpw|rootpw|[\w.-]*authtok|"
+    r"snmp-server[ \t]+community)(?:[ \t]+--?[\w-]+)*(?:[ \t]*[=:][ \t]*|[ \t]+)"
+    r"(?:\"(?P<q1>[^\"\n]+)\"|'(?P<q2>[^'\n]+)'|(?P<v>[^\s\"'#;,][^\s\"',;]*))"
+)
 # Keys that look like a secret's name but name something else.
 _CONF_NOT = ("_file", "_path", "_command", "_cmd", "_min", "_max", "_length", "_policy", "_expire", "_age", "_type")
 # Values that say how a secret is kept or what a line does, not the secret.
@@ -56,15 +63,33 @@ _CONF_WORDS = frozenset(
 )
 
 
+_USERLIST_LINE = compile_re2(r"(?i)[^\n]*(?:userlist|pgbouncer)[^\n]*")
+_USERLIST_PAIR = compile_re2(r"\"[\w.@-]{1,63}\"[ \t]+\"(?P<s>[^\"\s]{4,})\"")
+
+
+def _userlist_pairs(text: str) -> Iterator[Span]:
+    number = Groups(_USERLIST_PAIR).s
+    for line in _USERLIST_LINE.finditer(text):
+        for pair in _USERLIST_PAIR.finditer(line.group()):
+            start, end = pair.span(number)
+            yield line.start() + start, line.start() + end
+
+
 _CRYPT = compile_re2(r"\$(?:[0-9]|2[aby]|y|gy|sha1|md5)\$")  # a crypt(3) hash, not a ${TEMPLATE}
 
 
 def _conf_lines(text: str) -> Iterator[Span]:
-    for m in _CONF.finditer(text):
-        key = m.group(_CONF_G.key).lower()
+    yield from _conf_values(text, _CONF)
+    yield from _conf_values(text, _CONF_ANYWHERE)
+
+
+def _conf_values(text: str, compiled: re2._Regexp) -> Iterator[Span]:
+    groups = Groups(compiled)
+    for m in compiled.finditer(text):
+        key = m.group(groups.key).lower()
         if key.endswith(_CONF_NOT):
             continue
-        for group in (_CONF_G.q1, _CONF_G.q2, _CONF_G.v):
+        for group in (groups.q1, groups.q2, groups.v):
             value = m.group(group)
             if value is None:
                 continue
@@ -115,6 +140,8 @@ CONFIG = [
         group="s",
         keywords=('" "',),
     ),
+    # ... and quoted from it mid-sentence, on a line that names it ("userlist.txt has "app" "md5…"").
+    Detector("pgbouncer userlist quoted", lambda text: _userlist_pairs(text), frozenset({"userlist", "pgbouncer"})),
 ]
 
 # -- CLIs ---------------------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ _PUBLIC = compile_re2(
             # Stripe object ids (a secret key is sk_/rk_, a webhook secret whsec_: not these).
             r"\b(?:pi|ch|cus|in|re|pm|py|po|tr|txn|evt|seti|sub|si|prod|price|ii|il|cs|acct|ba|card|src|pyr|ich|"
             r"dp|du|fr|ipi|cbtxn|cn|prv|iv)_(?:test_|live_)?[A-Za-z0-9]{14,64}\b",
+            # Subresource integrity digests (npm's lockfile, a <script integrity=…>): a hash of public bytes.
+            r"\b(?:sha256|sha384|sha512)-[A-Za-z0-9+/]{40,}={0,2}",
             # Vercel deployment ids.
             r"\bdpl_[A-Za-z0-9]{20,40}\b",
             # Paging, resume and continuation tokens (Google APIs, MongoDB change streams, S3 listings).
@@ -43,6 +45,7 @@ _PUBLIC = compile_re2(
 OVERRIDABLE = frozenset(
     {
         "high-entropy token",
+        "a random token on a line naming its vendor",
         'secret keyword (password: / api_key= / "token": ...)',
         "credential after its scheme",
         "secret query parameter",
