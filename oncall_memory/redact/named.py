@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+import re2
+
 from .base import Detector, Span, compile_re2
 from .entropy import mostly_words, shannon_bits
 from .nearby import _DIGEST, _HEXISH, _NAMED, _PARTS, _TOKEN, _UUID, _lines
@@ -65,7 +67,7 @@ def names_regex() -> str:
 
 
 @cache
-def _names():
+def _names() -> re2._Regexp:
     return compile_re2(names_regex())
 
 
