@@ -130,3 +130,15 @@ def test_help_and_the_docs_agree():
     assert not missing, missing
     listed = set(re.findall(r"^\| `oncall-memory ([a-z]+)", (ROOT / "README.md").read_text(), re.M))
     assert listed and listed <= set(sub.choices), sorted(listed - set(sub.choices))
+
+
+def test_ci_runs_the_readme_test_command():
+    """`.ci/run` is the README's test command written a step a line (issue 83): once its comments and line
+    breaks are gone, the same words in the same order."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"\*\*Run the tests\*\*.*?```sh\n(.*?)\n```", readme, re.S)
+    assert len(blocks) == 1
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("bash tests/install-tools.sh"))
+    steps = " ".join(re.sub(r"\s+#.*$", "", line).strip() for line in lines[start:])
+    assert steps.split() == blocks[0].split()
