@@ -24,6 +24,7 @@ class Item(Redacted):
     title: str  # how the alert is named in the message: its rule and the labels that tell it from its group
     detail: str | None = None  # its description, when the title is not all of it
     runbook: str | None = None  # its runbook link (http(s) only)
+    rule: str | None = None  # its alert rule's name (Alertmanager's and Grafana's `alertname`)
 
 
 class Job(Redacted):
@@ -78,6 +79,12 @@ class Job(Redacted):
             return self.items[0].title
         names = self.group or ", ".join(dict.fromkeys(i.alert.text.split(" - ")[0] for i in self.items))
         return f"{len(self.items)} firing: {names}"
+
+
+def short_key(key: str, limit: int = 72) -> str:
+    """A job's key as a log line or a table shows it: an Alertmanager group's runs to 200 characters (its
+    group key, then a hash of its alerts), so the middle goes."""
+    return key if len(key) <= limit else f"{key[: limit - 15]}…{key[-14:]}"
 
 
 def keyed_by(key: str, integration: str) -> bool:

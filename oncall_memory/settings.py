@@ -129,6 +129,8 @@ class ServiceSettings(SettingsGroup):
     # The CLI sends the API token to ONCALL_MEMORY_URL only over HTTPS or on this machine; true allows plain
     # HTTP to another host (a private network the team trusts).
     allow_plain_http: bool = False
+    # How many answered alerts the answer log keeps (/answers, `oncall-memory answers`): the oldest go first.
+    answers_keep: int = Field(default=1000, ge=1, le=1_000_000)
     # Below this much free space under the data dir /readyz says not ready (webhooks would soon be refused).
     min_free_mb: float = 64.0
     # Alertmanager label (and Opsgenie detail) -> alert fact, first label giving one wins; exporters'
@@ -226,6 +228,8 @@ class Settings(ReadsPeople):
     store: Literal["edge", "local"] = "edge"  # the embedded engine; ignored when QDRANT_URL is set
     data_dir: Path = Field(default_factory=lambda: default_data_dir())
     collection: str = "incidents"  # a name, never a path: [A-Za-z0-9_-]{1,64}
+    # Log lines: `text` (each with its UTC time) or `json` (one object a line, for a log shipper).
+    log_format: Literal["text", "json"] = "text"
 
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ONCALL_MEMORY_OPENAI_API_KEY", "OPENAI_API_KEY")

@@ -57,6 +57,9 @@ class Target(ABC):
     # What a learner learns, in words, for the startup's "learning as incidents close" line; None: the target
     # posts answers (and the line "answers go to" names it by `describe`).
     learns: ClassVar[str | None] = None
+    # What a target that keeps answers here rather than posting them keeps, in words (the answer log); None:
+    # it posts them somewhere.
+    keeps: ClassVar[str | None] = None
 
     def describe(self) -> str:
         """Where answers go, in words, for the startup's log."""

@@ -155,4 +155,4 @@ def test_every_route_the_service_serves_is_named_with_its_guard_in_the_log_and_t
     said = "\n".join(r.getMessage() for r in caplog.records)
     for guard in table:
         assert f"route {guard.label}: {guard.how}" in said
-    assert "answers to the host names localhost, 127.0.0.1, ::1" in said
+    assert "browsers: every route answers to the host names localhost, 127.0.0.1, ::1" in said

@@ -35,6 +35,7 @@ class Answer:
     lookup: Lookup
     detail: str | None = None  # the alert's description, under its heading
     runbook: str | None = None
+    rule: str | None = None  # the alert rule's name, where the pager gives it (its family in the coverage report)
 
 
 def clip(text: str, limit: int) -> str:

@@ -16,9 +16,10 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 
+from .. import log_format
 from ..errors import InvalidInput, OncallMemoryError
 from ..store.datadir import cannot_write, no_space
-from . import agents, deliveries, ingest, lookup, maintenance, run, thin, users
+from . import agents, answers, deliveries, ingest, lookup, maintenance, run, thin, users
 from .common import EXIT_FAILED, EXIT_USAGE, err, legacy_data_dir_warning, said
 
 # The command modules import what their commands use when they run, not here: building the parser, and
@@ -31,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (ingest, lookup, maintenance, run, deliveries, agents, users):
+    for module in (ingest, lookup, maintenance, run, deliveries, answers, agents, users):
         module.register(sub)
     return parser
 
@@ -50,9 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rest and args.command != "schedule":  # the command's own usage, not the list of every command
         _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(rest)}")
     args.options = rest
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    log_format.configure("text")  # every line with its time (ONCALL_MEMORY_LOG_FORMAT=json once read)
     # Whatever this command writes under the data dir is its owner's only (datadir.make_private).
     os.umask(os.umask(0) | 0o077)
     try:
@@ -176,6 +176,7 @@ def _with_settings(args: argparse.Namespace) -> int:
 
     try:
         settings = Settings()
+        log_format.configure(settings.log_format)
         if settings.on_legacy_data_dir():
             legacy_data_dir_warning()
         code: int = args.func(args, settings)

@@ -44,6 +44,7 @@ def cmd_schedule(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
+    from ..log_format import uvicorn_config
     from ..memory import Memory
     from ..service import create_app
     from ..service.auth import exposure, proxy_trust_problem
@@ -75,6 +76,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
                 host=settings.service.host,
                 port=settings.service.port,
                 log_level="info",
+                log_config=uvicorn_config(settings.log_format),  # its lines timed, in our format
                 proxy_headers=False,  # the app believes forwarded headers from ONCALL_MEMORY_FORWARDED_ALLOW_IPS only
             )
         )

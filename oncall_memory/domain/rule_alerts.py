@@ -107,6 +107,7 @@ def _item(a: RuleAlert, prefix: str, alert: Alert, written: list[str], runbook: 
         title=heading(a) or alert.text,
         detail=" — ".join(written) or None,
         runbook=runbook,
+        rule=a.labels.get("alertname", "").strip()[:200] or None,
     )
 
 

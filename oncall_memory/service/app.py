@@ -44,9 +44,11 @@ from ..settings import Settings
 from ..store.datadir import write_atomic
 from ..targets import Target
 from ..webhook import Webhook
-from . import api, commands, mcp_http, page, webhooks
+from . import answers_api, api, commands, mcp_http, page, page_answers, webhooks
 from . import chats as chat_routes
 from .accounts import Accounts
+from .answer_log import AnswerBook, AnswerLog
+from .answers_api import uncovered_gauge
 from .auth import RecordPeer, api_token, proxies
 from .cross_site import CrossSiteGuard, allowed_hosts
 from .indexer import Indexer
@@ -220,7 +222,14 @@ def create_app(
                     log.error("the chat app of %s could not start: %s: %s", plugin.where, type(exc).__name__, exc)
             app.state.chats = {built.name: built for built in built_chats.values()}
             built_in = [p for p in installed if p.where == BUILT_IN_WHERE]
-            targets = plugin_targets(settings, built_in, set(), chats=built_chats)
+            # Every answer is kept, posted or not (issue 84): the answer log is the one target always there.
+            app.state.answer_log = book = AnswerLog(settings.dir.answers, keep=settings.service.answers_keep)
+            stack.callback(book.close)
+            kept = AnswerBook(book)
+            targets: list[Target] = [kept, *plugin_targets(settings, built_in, {kept.name}, chats=built_chats)]
+            kept.posted_to = lambda job: [
+                t.name for t in targets if t.keeps is None and t.learns is None and t.accepts(job)
+            ]
             learning = set()
             for plugin in installed:  # each integration's learners, through its `learners` hook
                 learners = plugin_targets(settings, [plugin], {t.name for t in targets}, mem)
@@ -241,6 +250,7 @@ def create_app(
             for refiner in refiners:
                 stack.callback(refiner.close)
             stack.callback(metrics.watch(box, lambda: mem.stats()["count"], mem.index_state, app.state.room.free_bytes))
+            stack.callback(metrics.watch_families(lambda: uncovered_gauge(book)))
             dispatcher = Dispatcher(
                 box,
                 lambda alert: mem.similar(alert, limit=settings.deliveries.notify_limit),
@@ -315,8 +325,10 @@ def create_app(
     app.state.pagers = tuple(hook.name for hook, _ in mounted)  # whose job keys name an incident (`/feedback`)
     app.include_router(api.router)
     app.include_router(commands.router)
+    app.include_router(answers_api.router)
     app.include_router(api.probes)
     app.include_router(page.router)
+    app.include_router(page_answers.router)
     chats: list[tuple[Plugin, type[ChatApp]]] = []  # each chat app the integrations offer, after the service's own
     for plugin in installed:
         chat = plugin.chat_app

@@ -14,6 +14,7 @@ from ..settings import Settings
 if TYPE_CHECKING:
     from ..chat import ChatApp
     from .accounts import Accounts
+    from .answer_log import AnswerLog
     from .outbox import Outbox
     from .room import Room
     from .sessions import Attempts, Sessions
@@ -29,6 +30,11 @@ def settings_of(request: Request) -> Settings:
 def local_token_of(request: Request) -> str | None:
     """The token the service shares with the CLI on its machine (`local_token.py`), once it has started."""
     return getattr(request.app.state, "local_token", None)
+
+
+def answer_log_of(request: Request) -> AnswerLog:
+    """What every alert was answered (`answer_log.py`)."""
+    return request.app.state.answer_log
 
 
 def memory_of(request: Request) -> Memory:
@@ -107,6 +113,7 @@ SettingsDep = Annotated[Settings, Depends(provider(settings_of))]
 memory_provider = provider(memory_of)  # also for routes that take it as a default (the page)
 MemoryDep = Annotated[Memory, Depends(memory_provider)]
 OutboxDep = Annotated["Outbox", Depends(provider(outbox_of))]
+AnswerLogDep = Annotated["AnswerLog", Depends(provider(answer_log_of))]
 DispatcherDep = Annotated["Dispatcher", Depends(provider(dispatcher_of))]
 RoomDep = Annotated["Room", Depends(provider(room_of))]
 LearningDep = Annotated[frozenset[str], Depends(provider(learning_of))]

@@ -131,6 +131,12 @@ class Metrics:
         self.registry.register(gauges)
         return lambda: self.registry.unregister(gauges)
 
+    def watch_families(self, uncovered: Callable[[], int]) -> Callable[[], None]:
+        """Read how many alert families have nothing on record (`uncovered()`) at each scrape."""
+        gauge = _Families(uncovered)
+        self.registry.register(gauge)
+        return lambda: self.registry.unregister(gauge)
+
     # -- what the memory and the dispatcher report ------------------------------------------------
 
     def lookup(self, mode: str, degraded: bool, seconds: float) -> None:
@@ -153,6 +159,23 @@ class Metrics:
     def exposition(self) -> tuple[bytes, str]:
         """The text Prometheus scrapes, and its content type."""
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+class _Families(Collector):
+    def __init__(self, uncovered: Callable[[], int]):
+        self._uncovered = uncovered
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        gauge = GaugeMetricFamily(
+            "oncall_memory_alert_families_nothing_close",
+            "Alert families seen in the last 30 days whose latest answer read nothing close is on record "
+            "(oncall-memory coverage: the runbooks to write)",
+        )
+        try:
+            gauge.add_metric([], self._uncovered())
+        except Exception:  # noqa: BLE001 - a log that cannot be read: no sample rather than a failed scrape
+            return
+        yield gauge
 
 
 class HttpMetrics:

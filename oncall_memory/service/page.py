@@ -38,6 +38,7 @@ from ..ingest.backlog import validation_message
 from ..memory import Memory
 from ..redact import already_redacted, redact, redact_all
 from .deps import accounts_of, attempts_of, memory_provider, sessions_of, settings_of
+from .page_answers import LATEST_ON_THE_SEARCH_PAGE, latest
 from .page_login import (  # noqa: F401 - `app.py` mounts `LoginRequired` and `login_redirect` from here
     COOKIE,
     LoginRequired,
@@ -228,6 +229,7 @@ def search(
             context["error"] = str(exc)
             code = 503
     context["results"] = results(context["lookup"])
+    context["recent"] = [] if q.strip() else latest(request, LATEST_ON_THE_SEARCH_PAGE)
     return render("search.html", code, **context)
 
 

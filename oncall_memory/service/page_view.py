@@ -51,6 +51,9 @@ def templates() -> Environment:
     env.filters["incident_path"] = lambda incident_id: "/incidents/" + quote(incident_id, safe="")
     env.filters["when"] = when
     env.filters["fold"] = fold
+    env.filters["isotime"] = lambda stamp: datetime.fromtimestamp(stamp, UTC).isoformat()
+    env.filters["clock"] = lambda stamp: datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    env.filters["urlencode"] = lambda text: quote(str(text), safe="")
     return env
 
 

@@ -27,14 +27,16 @@ def summary(
     """`hooks`: the webhooks mounted through the integrations' hook (Grafana's, an installed package's); `hint`:
     what to set when answers would go nowhere (`integrations.targets_hint`); `chats`: the chat apps mounted."""
     lines = [f"memory: {_holds(memory)}"]
-    posting = [t for t in targets if t.learns is None and t.name != "memory"]
+    posting = [t for t in targets if t.learns is None and t.keeps is None and t.name != "memory"]
     lines += [f"answers go to: {t.describe()}" for t in posting]
     if not posting:
         lines.append(f"answers go nowhere: webhooks are acknowledged and nothing is posted ({hint})")
+    lines += [f"answers kept: {t.keeps}" for t in targets if t.keeps]
     sources = [t.learns for t in targets if t.learns]
     learning = f"on ({'; '.join(sources)})" if sources else "off"
     lines.append(f"learning as incidents close: {learning}")
     lines += [f"route {route}: {how}" for route, how in routes(settings, hooks, chats)]
+    lines.append(f"browsers: {browsers(settings)}")
     return lines
 
 
@@ -72,7 +74,7 @@ def guards(settings: Settings, hooks: Sequence[Webhook] = (), chats: Sequence[ty
             ("/ingest", "/verify", "/backup", "/feedback"),
         ),
         Guarded("/mcp, /mcp/sse (MCP for agents)", writes, ("/mcp", "/mcp/sse", "/mcp/messages/")),
-        Guarded("/ (search page)", page, ("/", "/incidents/*", "/page/feedback")),
+        Guarded("/ (search page), /alerts", page, ("/", "/incidents/*", "/page/feedback", "/alerts")),
         *(
             Guarded(
                 f"/{chat.name}/commands, /{chat.name}/interactions",
@@ -94,20 +96,22 @@ def guards(settings: Settings, hooks: Sequence[Webhook] = (), chats: Sequence[ty
 def routes(
     settings: Settings, hooks: Sequence[Webhook] = (), chats: Sequence[type[ChatApp]] = ()
 ) -> list[tuple[str, str]]:
-    """(routes, how they are guarded), a line each, then who may reach any of them from a browser."""
+    """(routes, how they are guarded), a line each."""
+    return [(g.label, g.how) for g in guards(settings, hooks, chats)]
+
+
+def browsers(settings: Settings) -> str:
+    """Who may reach any route from a browser: the host names answered, and cross-site writes refused."""
     allowed = allowed_hosts(settings)
     hosts = (
         "any name (set ONCALL_MEMORY_ALLOWED_HOSTS to the names it is reached by)"
         if allowed is None
         else ", ".join(allowed)
     )
-    return [
-        *((g.label, g.how) for g in guards(settings, hooks, chats)),
-        (
-            "every route",
-            f"answers to the host names {hosts}; a request that changes something from another site's page is refused",
-        ),
-    ]
+    return (
+        f"every route answers to the host names {hosts}; a request that changes something from another site's "
+        "page is refused"
+    )
 
 
 def _hook(hook: Webhook, settings: Settings) -> str:

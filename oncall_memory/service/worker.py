@@ -19,8 +19,9 @@ from ..answer.render import Answer
 from ..answer.retrieve import Lookup
 from ..domain.alert import Alert
 from ..domain.distill import distill_alert
-from ..jobs import Job
+from ..jobs import Job, short_key
 from ..targets import DeliveryError, Target
+from .answer_log import said
 from .outbox import Delivery, Outbox
 from .room import Room, cannot_write
 
@@ -80,13 +81,14 @@ class Dispatcher:
     def submit(self, jobs: list[Job]) -> tuple[int, int]:
         """Claim the jobs (one transaction) for every target that takes them. Returns (accepted, duplicates)."""
         targets_of = {job.key: [t.name for t in self._targets if t.accepts(job)] for job in jobs}
-        nowhere = [job for job in jobs if job.kind == "lookup" and not targets_of[job.key]]
+        posting = [t for t in self._targets if t.keeps is None]  # the answer log keeps, it does not post
+        nowhere = [job for job in jobs if job.kind == "lookup" and not any(t.accepts(job) for t in posting)]
         if nowhere and time.monotonic() - self._warned_nowhere > 60:  # at most a line a minute
             self._warned_nowhere = time.monotonic()
             log.warning(
-                "%d alert(s) accepted that will be posted nowhere (e.g. %s): %s",
+                "%d alert(s) accepted that will be posted nowhere, only kept in the answer log (/answers) (e.g. %s): %s",
                 len(nowhere),
-                nowhere[0].key[:80],
+                short_key(nowhere[0].key),
                 self._nowhere_hint,
             )
         recorded, duplicates = self._outbox.claim(jobs, targets_of, deadline=self._policy.deadline)
@@ -168,12 +170,13 @@ class Dispatcher:
                     self._outbox.keep(job)
                 answers = self.answers(job) if job.kind == "lookup" else []
             except Exception as exc:  # the store is down: the job waits, nothing is lost
-                log.error("%s: lookup failed (%s); trying again in %.0fs", job.key, exc, LOOKUP_RETRY)
+                log.error("%s: lookup failed (%s); trying again in %.0fs", short_key(job.key), exc, LOOKUP_RETRY)
                 self._outbox.lookup_failed(job.key, str(exc), time.time() + LOOKUP_RETRY)
                 continue
             self._outbox.rendered(job.key, {t.name: t.render(job, answers) for t in self._targets if t.accepts(job)})
-            ids = ", ".join(dict.fromkeys(n.id for a in answers for n in a.lookup.neighbours)) or "none"
-            log.info("%s: neighbours %s", job.key, ids)
+            if job.kind == "lookup":
+                for answer in answers[:3]:  # a storm's group: its first few, the answer log keeps fifty
+                    log.info("answered %s %s", short_key(job.key), said(answer))
         self.wake()
 
     def _compact(self) -> None:
@@ -196,7 +199,14 @@ class Dispatcher:
             key = (distill_alert(a.text), a.service, a.env, a.flavor, tuple(a.component_tags), a.signature)
             groups.setdefault(key, []).append(item)
         return [
-            Answer(items[0].title, len(items), self._lookup(items[0].alert), items[0].detail, items[0].runbook)
+            Answer(
+                items[0].title,
+                len(items),
+                self._lookup(items[0].alert),
+                items[0].detail,
+                items[0].runbook,
+                items[0].rule,
+            )
             for items in groups.values()
         ]
 
@@ -214,7 +224,7 @@ class Dispatcher:
             if d.ambiguous and target.already_delivered(d.job):
                 log.info(
                     "%s: already on %s (read back after an uncertain attempt): not posting again",
-                    d.job.key,
+                    short_key(d.job.key),
                     target.name,
                 )
             else:
@@ -223,12 +233,12 @@ class Dispatcher:
             self._failed(d, exc)
             return
         except Exception as exc:  # a bug or a surprise in the target: an attempt that may have posted, retried
-            log.exception("%s: %s raised %s", d.job.key, target.name, type(exc).__name__)
+            log.exception("%s: %s raised %s", short_key(d.job.key), target.name, type(exc).__name__)
             self._failed(d, DeliveryError(f"unexpected {type(exc).__name__}: {exc}"[:500], retry=True, ambiguous=True))
             return
         self._outbox.delivered(d)
         self._outcome(target.name, "delivered")
-        log.info("%s: delivered to %s", d.job.key, target.name)
+        log.info("%s: delivered to %s", short_key(d.job.key), target.name)
 
     @staticmethod
     def gives_up(policy: RetryPolicy, *, attempts: int, next_at: float, deadline: float) -> bool:
@@ -240,12 +250,17 @@ class Dispatcher:
         at = time.time() + (exc.wait if exc.wait is not None else policy.delay(d.attempts))
         if not exc.retry or self.gives_up(policy, attempts=d.attempts, next_at=at, deadline=d.deadline):
             why = "refused" if not exc.retry else "gave up"
-            log.error("%s: %s %s after %d attempt(s): %s", d.job.key, why, d.target, d.attempts, exc)
+            log.error("%s: %s %s after %d attempt(s): %s", short_key(d.job.key), why, d.target, d.attempts, exc)
             self._outbox.give_up(d, str(exc))
             self._outcome(d.target, "failed")
             return
         log.warning(
-            "%s: %s failed (%s), attempt %d; next in %.1fs", d.job.key, d.target, exc, d.attempts, at - time.time()
+            "%s: %s failed (%s), attempt %d; next in %.1fs",
+            short_key(d.job.key),
+            d.target,
+            exc,
+            d.attempts,
+            at - time.time(),
         )
         self._outbox.retry(d, at=at, error=str(exc), ambiguous=exc.ambiguous)
         self._outcome(d.target, "retried")

@@ -8,6 +8,7 @@ there is written whole, and whether the disk under it has room.
       outbox.sqlite3                  the service's claimed alerts and deliveries
       service.json                    where the running service answers (removed when it stops)
       local-token                     the credential the service shares with the CLI on this machine
+      answers.sqlite3                 what every alert was answered; the families with nothing on record
       last_ingest-<collection>.json   the last ingest's counts, for the status panel and /metrics
       backfill-pagerduty.json         a PagerDuty backfill's checkpoint
       pagerduty-open.json             PagerDuty incidents followed until they resolve
@@ -87,6 +88,11 @@ class DataDir:
     @property
     def sessions(self) -> str:
         return self.sqlite("sessions.sqlite3")
+
+    @property
+    def answers(self) -> str:
+        """What every alert the service saw was answered, and the families with nothing on record."""
+        return self.sqlite("answers.sqlite3")
 
     @property
     def accounts(self) -> str:
