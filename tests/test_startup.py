@@ -46,6 +46,8 @@ def test_serve_logs_what_it_holds_where_answers_go_and_how_each_route_is_guarded
         server.terminate()
         server.wait(20)
     log = "".join(lines)
+    # every line of the service's log, uvicorn's own included, carries its time (issue 84)
+    assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ", line) for line in lines if line.strip())
     assert "memory: 64 incidents in 'incidents'" in log and "embedded with fake-bow" in log
     assert "answers go nowhere" in log and "ONCALL_MEMORY_SLACK_WEBHOOK_URL" in log
     assert "route POST /webhooks/alertmanager: bearer token" in log
@@ -75,9 +77,9 @@ def test_a_configured_service_names_its_targets(tmp_path, caplog, httpserver):
     said = [r.getMessage() for r in caplog.records]
     assert "answers go to: PagerDuty notes on PagerDuty incidents (from oncall@acme.example)" in said
     assert "answers go to: Slack, through the incoming webhook" in said
-    assert "route /similar, /stats, /metrics, /docs: bearer token (the API token or the local token)" in said
+    assert "route /similar, /stats, /metrics, /docs, /answers, /coverage: bearer token (the API token or the local token)" in said
     assert any(line.startswith("route POST /ingest, /verify, /backup, /feedback") for line in said)
-    assert "route / (search page): bearer token or a login session" in said
+    assert "route / (search page), /alerts: bearer token or a login session" in said
     assert "learning as incidents close: on (resolved and annotated PagerDuty incidents)" in said
     assert not any("answers go nowhere" in line for line in said)
 

@@ -64,14 +64,14 @@ def guards(settings: Settings, hooks: Sequence[Webhook] = (), chats: Sequence[ty
     return [
         *(Guarded(f"POST /webhooks/{hook.name}", _hook(hook, settings), (f"/webhooks/{hook.name}",)) for hook in hooks),
         Guarded(
-            "/similar, /stats, /metrics, /docs",
+            "/similar, /stats, /metrics, /docs, /answers, /coverage",
             reads,
-            ("/similar", "/stats", "/metrics", "/docs", "/redoc", "/openapi.json"),
+            ("/similar", "/stats", "/metrics", "/docs", "/redoc", "/openapi.json", "/answers", "/coverage"),
         ),
         Guarded(
-            "POST /ingest, /verify, /backup, /feedback (write, copy, check)",
+            "POST /ingest, /verify, /backup, /feedback, /coverage/written (write, copy, check)",
             writes,
-            ("/ingest", "/verify", "/backup", "/feedback"),
+            ("/ingest", "/verify", "/backup", "/feedback", "/coverage/written"),
         ),
         Guarded("/mcp, /mcp/sse (MCP for agents)", writes, ("/mcp", "/mcp/sse", "/mcp/messages/")),
         Guarded("/ (search page), /alerts", page, ("/", "/incidents/*", "/page/feedback", "/alerts")),
