@@ -4,6 +4,7 @@ and every mistake said in one line naming the variable that was set (`settings.p
 
 from __future__ import annotations
 
+import re
 from typing import Any, get_args, get_origin
 
 from pydantic import ValidationError
@@ -39,21 +40,40 @@ def _mapping(variable: str, value: str) -> dict[str, list[str]]:
     return out
 
 
+# The forms a list or a mapping setting is read in, for the error that says what to give.
+FORMS: dict[type, str] = {
+    list: 'a JSON list (["P123", "P456"]) or a list separated by commas or spaces (P123,P456)',
+    dict: 'JSON ({"service": ["app", "container"]}) or fact=label,label;fact=label (service=app,container;env=cluster)',
+}
+_SEPARATORS = re.compile(r"[,\s]+")
+
+
 class PeopleEnv(EnvSettingsSource):
-    """The environment, a list or mapping read as JSON first and then as people type it."""
+    """The environment, a list or mapping read as JSON first and then as people type it. What starts as JSON
+    (`[` or `{`) must be JSON of the setting's shape: `["P123",` is refused, not taken as the one id `["P123"`."""
 
     def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
         shape = _shape(field.annotation)
+        text = str(value).strip()
+        variable = f"{self.env_prefix}{field_name}".upper()
         try:
             decoded = super().decode_complex_value(field_name, field, value)
-        except ValueError:
+        except ValueError as exc:
+            if shape is not None and text[:1] in "[{":
+                raise SettingTyped(
+                    f"{variable}: it starts as JSON but is not JSON ({str(exc).split(':')[0]}); give {FORMS[shape]}"
+                ) from None
             decoded = None
         if shape is None or isinstance(decoded, shape):
             return decoded if decoded is not None else value
-        variable = f"{self.env_prefix}{field_name}".upper()
+        if decoded is not None and text[:1] in "[{":
+            kind = "an object" if isinstance(decoded, dict) else "a list"
+            raise SettingTyped(
+                f"{variable}: {kind} in JSON where {'a list' if shape is list else 'a mapping'} goes; give {FORMS[shape]}"
+            )
         if shape is list:
-            return [v.strip() for v in str(value).split(",") if v.strip()]
-        return _mapping(variable, str(value))
+            return [v for v in _SEPARATORS.split(text) if v]
+        return _mapping(variable, text)
 
 
 class ReadsPeople(BaseSettings):
@@ -76,12 +96,25 @@ def variable_of(model: str, field: str, prefixes: dict[str, str]) -> str:
     return f"{prefixes.get(model, 'ONCALL_MEMORY_')}{field}".upper()
 
 
+# What to give, by the kind of mistake pydantic reports (its message says what was wrong, not what is read).
+_GIVE = {
+    "int_parsing": "give a whole number",
+    "int_from_float": "give a whole number",
+    "float_parsing": "give a number (0.5, 30)",
+    "bool_parsing": "give true or false",
+    "list_type": f"give {FORMS[list]}",
+    "dict_type": f"give {FORMS[dict]}",
+    "url_parsing": "give a URL (https://...)",
+}
+
+
 def said(exc: ValidationError, prefixes: dict[str, str]) -> str:
-    """A settings model's validation error in one line, each problem by the variable the user set (the value
-    is not repeated: it may be a secret)."""
+    """A settings model's validation error in one line, each problem by the variable the user set, what was
+    wrong and what to give (the value is not repeated: it may be a secret)."""
     parts = []
     for error in exc.errors():
         loc = [str(p) for p in error["loc"] if not isinstance(p, int)]
         name = variable_of(exc.title, loc[0], prefixes) if loc else exc.title
-        parts.append(f"{name}: {error['msg']}")
+        give = _GIVE.get(error["type"])
+        parts.append(f"{name}: {error['msg'].removeprefix('Value error, ')}" + (f"; {give}" if give else ""))
     return "; ".join(dict.fromkeys(parts))

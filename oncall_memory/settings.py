@@ -136,6 +136,28 @@ class ServiceSettings(SettingsGroup):
     # Alertmanager label (and Opsgenie detail) -> alert fact, first label giving one wins; exporters'
     # names are skipped, "pod" means the workload behind the pod, "node" gives the flavor (see label_facts.py).
     label_facts: dict[str, list[str]] = Field(default_factory=lambda: {k: list(v) for k, v in LABEL_FACTS.items()})
+    # How a LABEL_FACTS given reads: `add` (each fact's labels tried before its default ones; the facts not
+    # given keep theirs), or `replace` (only what is given: a fact not named is read from no label).
+    label_facts_mode: Literal["add", "replace"] = "add"
+
+    @field_validator("label_facts")
+    @classmethod
+    def _facts_labels_can_give(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        # A misspelt fact ("servce") read no label at all, silently: name the ones there are.
+        if unknown := sorted(set(value) - set(LABEL_FACTS)):
+            raise ValueError(
+                f"{', '.join(map(repr, unknown))} is not a fact labels give: name {', '.join(LABEL_FACTS)}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _label_facts_add_to_the_defaults(self) -> Self:
+        if "label_facts" in self.model_fields_set and self.label_facts_mode == "add":
+            given = self.label_facts
+            self.label_facts = {
+                fact: list(dict.fromkeys([*given.get(fact, []), *labels])) for fact, labels in LABEL_FACTS.items()
+            }
+        return self
 
 
 class DeliverySettings(SettingsGroup):

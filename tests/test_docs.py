@@ -132,6 +132,45 @@ def test_help_and_the_docs_agree():
     assert listed and listed <= set(sub.choices), sorted(listed - set(sub.choices))
 
 
+def _options(parser) -> set[str]:
+    import argparse
+
+    found = set()
+    for action in parser._actions:
+        found.update(o for o in action.option_strings if o not in ("-h", "--help"))
+        if isinstance(action, argparse._SubParsersAction):  # `user add`: its sub-commands' options too
+            for child in action.choices.values():
+                found |= _options(child)
+    return found
+
+
+def test_the_readmes_command_table_and_help_agree_both_ways():
+    """Issue 84: the README lacked `user`, `verify --source`, `migrate --to/--shards/--replicas` and `eval
+    --feedback-replay`, and the test read help against the docs one way only. Every command and flag `--help`
+    has is in the README's command table, on its command's row, and every one the table names is in `--help`."""
+    import argparse
+
+    from oncall_memory.cli import build_parser
+    from oncall_memory.ingest.schedule import add_arguments
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    helped = {name: _options(command) for name, command in sub.choices.items()}
+    schedule = argparse.ArgumentParser()
+    add_arguments(schedule)  # `schedule` parses its own options (schedule.main)
+    helped["schedule"] |= _options(schedule)
+    readme = (ROOT / "README.md").read_text().splitlines()
+    table = [re.split(r"(?<!\\)\|", line)[1] for line in readme if line.startswith("| `oncall-memory ")]
+    written: dict[str, set[str]] = {}
+    for cell in table:
+        for command, rest in re.findall(r"`oncall-memory ([a-z]+)([^`]*)`", cell):
+            written.setdefault(command, set()).update(re.findall(r"--[a-z][a-z-]*", rest))
+    assert sorted(set(helped) - set(written)) == [], "commands in --help missing from the README's table"
+    assert sorted(set(written) - set(helped)) == [], "commands in the README's table that --help does not know"
+    for command in helped:
+        assert sorted(helped[command] - written[command]) == [], f"{command}: flags in --help, not in the README"
+        assert sorted(written[command] - helped[command]) == [], f"{command}: flags in the README, not in --help"
+
+
 def test_ci_runs_the_readme_test_command():
     """`.ci/run` is the README's test command written a step a line (issue 83): once its comments and line
     breaks are gone, the same words in the same order."""

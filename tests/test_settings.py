@@ -1,5 +1,7 @@
 """Settings: grouped by integration in code, flat and unchanged in the environment."""
 
+import json
+
 import pytest
 from pydantic import SecretStr
 
@@ -86,10 +88,76 @@ def test_every_list_setting_takes_a_comma_list_and_json(monkeypatch):
 
 
 def test_the_label_mapping_takes_json_or_fact_equals_labels(monkeypatch):
+    monkeypatch.setenv("ONCALL_MEMORY_LABEL_FACTS_MODE", "replace")
     monkeypatch.setenv("ONCALL_MEMORY_LABEL_FACTS", "service=app,container; env=cluster")
     assert Settings().service.label_facts == {"service": ["app", "container"], "env": ["cluster"]}
     monkeypatch.setenv("ONCALL_MEMORY_LABEL_FACTS", '{"service": ["app"]}')
     assert Settings().service.label_facts == {"service": ["app"]}
+
+
+def test_a_partial_label_mapping_adds_to_the_defaults(monkeypatch):
+    """Issue 84: `{"service": ["app_name"]}` replaced the whole mapping, and no env, flavor or component was
+    then read from any label. Now the labels given are tried first, the defaults after, the other facts kept."""
+    from oncall_memory.domain.label_facts import LABEL_FACTS
+
+    monkeypatch.setenv("ONCALL_MEMORY_LABEL_FACTS", '{"service": ["app_name"]}')
+    facts = Settings().service.label_facts
+    assert facts["service"] == ["app_name", *LABEL_FACTS["service"]]
+    assert {k: v for k, v in facts.items() if k != "service"} == {
+        k: v for k, v in LABEL_FACTS.items() if k != "service"
+    }
+
+
+@pytest.mark.parametrize(
+    "variable, value, said",
+    [
+        # a misspelt fact name: refused, naming the facts there are
+        ("ONCALL_MEMORY_LABEL_FACTS", '{"servce": ["app"]}', "'servce' is not a fact labels give: name service, env"),
+        # broken JSON: refused, not taken as the one id `["P123"`
+        ("ONCALL_MEMORY_PAGERDUTY_SERVICE_IDS", '["P123",', "it starts as JSON but is not JSON"),
+        ("ONCALL_MEMORY_PAGERDUTY_SERVICE_IDS", '{"id": "P123"}', "an object in JSON where a list goes"),
+        ("ONCALL_MEMORY_EMBED_RETRY_DELAYS", "[5,30", "it starts as JSON but is not JSON"),
+    ],
+)
+def test_a_setting_that_would_be_silently_wrong_is_refused_in_one_line(monkeypatch, capsys, variable, value, said):
+    from oncall_memory.cli import main
+
+    monkeypatch.setenv(variable, value)
+    assert main(["stats"]) == 2
+    printed = capsys.readouterr().err.strip()
+    assert printed.startswith(f"oncall-memory: configuration: {variable}: ") and "\n" not in printed, printed
+    assert said in printed
+    assert "give" in printed  # and what to give
+    if "LIST" in variable or "IDS" in variable or "DELAYS" in variable:
+        assert "a JSON list" in printed and "commas or spaces" in printed
+
+
+def test_a_list_separated_by_spaces_is_a_list(monkeypatch):
+    monkeypatch.setenv("ONCALL_MEMORY_PAGERDUTY_SERVICE_IDS", "P123 P456")
+    assert Settings().pagerduty.service_ids == ["P123", "P456"]
+
+
+def test_config_says_each_setting_in_effect_where_it_came_from_and_hides_secrets(monkeypatch, capsys):
+    from oncall_memory.cli import main
+
+    monkeypatch.setenv("ONCALL_MEMORY_PAGERDUTY_TOKEN", "pd-token-1234567890")
+    monkeypatch.setenv("ONCALL_MEMORY_QDRANT_URL", "https://user:hunter22@qdrant.example:6333")
+    monkeypatch.setenv("ONCALL_MEMORY_PORT", "9000")
+    assert main(["config", "--json"]) == 0
+    out = capsys.readouterr().out
+    rows = {r["variable"]: r for r in json.loads(out)}
+    assert rows["ONCALL_MEMORY_PORT"] == {"variable": "ONCALL_MEMORY_PORT", "value": 9000, "source": "environment"}
+    assert rows["ONCALL_MEMORY_HOST"]["source"] == "default"
+    assert rows["ONCALL_MEMORY_PAGERDUTY_TOKEN"]["value"] == "(set, hidden)"
+    assert rows["ONCALL_MEMORY_QDRANT_URL"]["value"] == "https://qdrant.example:6333"
+    assert "pd-token" not in out and "hunter22" not in out
+    # every variable docs/operations.md lists for a setting is there
+    assert {"ONCALL_MEMORY_WEIGHT_SAME_SERVICE", "ONCALL_MEMORY_LABEL_FACTS", "ONCALL_MEMORY_SLACK_WEBHOOK_URL"} <= set(
+        rows
+    )
+    assert main(["config", "--changed"]) == 0
+    changed = capsys.readouterr().out
+    assert "ONCALL_MEMORY_PORT" in changed and "ONCALL_MEMORY_HOST" not in changed
 
 
 @pytest.mark.parametrize(

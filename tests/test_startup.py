@@ -77,7 +77,10 @@ def test_a_configured_service_names_its_targets(tmp_path, caplog, httpserver):
     said = [r.getMessage() for r in caplog.records]
     assert "answers go to: PagerDuty notes on PagerDuty incidents (from oncall@acme.example)" in said
     assert "answers go to: Slack, through the incoming webhook" in said
-    assert "route /similar, /stats, /metrics, /docs, /answers, /coverage: bearer token (the API token or the local token)" in said
+    assert (
+        "route /similar, /stats, /metrics, /docs, /answers, /coverage: bearer token (the API token or the local token)"
+        in said
+    )
     assert any(line.startswith("route POST /ingest, /verify, /backup, /feedback") for line in said)
     assert "route / (search page), /alerts: bearer token or a login session" in said
     assert "learning as incidents close: on (resolved and annotated PagerDuty incidents)" in said

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from .. import log_format
 from ..errors import InvalidInput, OncallMemoryError
 from ..store.datadir import cannot_write, no_space
-from . import agents, answers, deliveries, ingest, lookup, maintenance, run, thin, users
+from . import agents, answers, config, deliveries, ingest, lookup, maintenance, run, thin, users
 from .common import EXIT_FAILED, EXIT_USAGE, err, legacy_data_dir_warning, said
 
 # The command modules import what their commands use when they run, not here: building the parser, and
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (ingest, lookup, maintenance, run, deliveries, answers, agents, users):
+    for module in (ingest, lookup, maintenance, run, deliveries, answers, config, agents, users):
         module.register(sub)
     return parser
 
