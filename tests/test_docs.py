@@ -181,3 +181,51 @@ def test_ci_runs_the_readme_test_command():
     start = next(i for i, line in enumerate(lines) if line.startswith("bash tests/install-tools.sh"))
     steps = " ".join(re.sub(r"\s+#.*$", "", line).strip() for line in lines[start:])
     assert steps.split() == blocks[0].split()
+
+
+def _weight_value(text: str) -> str:
+    return text.strip().strip("`").strip().lower()
+
+
+def test_every_weight_the_docs_quote_is_the_default():
+    """Issue 84: docs/integrations.md said "not related" subtracts 0.1 while the code and docs/operations.md
+    said 0.15. Every ranking weight quoted in README.md or docs/ (inline, in operations.md's table, in
+    evaluation.md's) is the default the code ships."""
+    defaults = {name.upper(): value for name, value in RankingWeights().model_dump().items()}
+
+    def same(name: str, quoted: str) -> bool:
+        want = defaults[name]
+        if want is None:
+            return _weight_value(quoted) in ("–", "-", "none")
+        if isinstance(want, bool):
+            return _weight_value(quoted) == str(want).lower()
+        if isinstance(want, (int, float)):
+            return float(_weight_value(quoted)) == float(want)
+        return _weight_value(quoted) == str(want).lower()
+
+    checked, wrong = 0, []
+    pages = {p.name: p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+    for page, text in pages.items():
+        for name, quoted in re.findall(r"`ONCALL_MEMORY_WEIGHT_([A-Z_]+)` \(([^)\s]+)\)", text):
+            checked += 1
+            wrong += [] if same(name, quoted) else [f"{page}: {name} ({quoted})"]
+        for line in text.splitlines():
+            if not line.startswith("| `ONCALL_MEMORY_WEIGHT_") or "*" in line.split("|")[1]:
+                continue
+            names = re.findall(r"ONCALL_MEMORY_WEIGHT_([A-Z_]+)", line.split("|")[1])
+            quoted = [q for q in line.split("|")[2].split(",")]
+            assert len(names) == len(quoted), line
+            for name, q in zip(names, quoted):
+                checked += 1
+                wrong += [] if same(name, q) else [f"{page}: {name} = {q.strip()}"]
+    evaluation = pages["evaluation.md"]
+    table = evaluation[evaluation.index("| weight (`ONCALL_MEMORY_WEIGHT_...`)") :].split("\n\n")[0].splitlines()[2:]
+    for row in table:
+        cells = row.split("|")
+        names = re.findall(r"`([A-Z_]+)`", cells[1])
+        quoted = re.split(r"\s*(?:/|,|×)\s*", cells[2].strip())
+        assert len(names) == len(quoted), row
+        for name, q in zip(names, quoted):
+            checked += 1
+            wrong += [] if same(name, q) else [f"evaluation.md: {name} = {q}"]
+    assert checked >= 35 and wrong == []

@@ -233,3 +233,19 @@ def test_the_alerting_rules_pass_their_promtool_unit_tests(tmp_path):
         [PROMTOOL, "check", "config", str(tmp_path / "prometheus.yml")], capture_output=True, text=True
     )
     assert valid.returncode == 0, valid.stdout + valid.stderr
+
+
+def test_with_no_target_every_series_still_has_a_sample_from_the_first_scrape(tmp_path):
+    """Issue 84: a team trying the service with no Slack or PagerDuty saw two panels say "No data": with no
+    target, the deliveries and the outbox had no series. The answer log is a target every service has."""
+    settings = Settings(data_dir=tmp_path / "data", embedder="fake", api_token=SecretStr(API))
+    memory = Memory(open_store(Settings(data_dir=":memory:")), FakeEmbedder(), settings)
+    with TestClient(create_app(settings, memory=memory)) as c:
+        samples = scrape(c)
+    memory.close()
+    used, _ = used_series()
+    exposed = {name for name, _ in samples}
+    assert len(used) >= 12 and used <= exposed, sorted(used - exposed)
+    assert ("oncall_memory_deliveries_total", (("outcome", "delivered"), ("target", "answers"))) in samples
+    assert ("oncall_memory_outbox_depth", (("state", "pending"), ("target", "answers"))) in samples
+    assert value(samples, "oncall_memory_alert_families_nothing_close") == 0

@@ -79,7 +79,11 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             "could be in that window (swap them?)"
         )
     started = time.perf_counter()
-    until = args.until or datetime.now(timezone.utc)
+    now = datetime.now(timezone.utc)
+    if args.since and args.since > now:
+        raise InvalidInput(f"--since {args.since:%Y-%m-%d %H:%M}Z is in the future: no incident was opened then")
+    until = args.until or now
+    outside = 0
     # A running service owns the memory: the backlog goes through it (cli/through.py).
     url = remote.service_url(settings)
     memory: Memory | ServiceMemory
@@ -110,6 +114,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                     outcome = job.run(memory, on_batch=on_batch, on_index=_building_index)
                 report = outcome.report
                 _built(outcome.index)
+                outside = outcome.outside
                 if window is None and not report.fetched and not report.rejected:
                     raise InvalidInput(
                         f"{args.path} holds no incidents: nothing was stored (a backlog is one JSON object per "
@@ -120,7 +125,10 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             err(f"stopped: batches before the failure are stored ({exc.report.counts()}); re-run to finish the rest")
             return EXIT_FAILED
         location = memory.location
-    _print(report, args, settings, location, time.perf_counter() - started)
+    _print(report, args, settings, location, time.perf_counter() - started, outside)
+    if outside and not args.json:
+        bounds = " and ".join(f"--{b}" for b in ("since", "until") if getattr(args, b))
+        err(f"{outside} incidents in {args.path} fell outside {bounds} and were not stored")
     if ready_in > 2 and not args.json:
         err(f"the embedding model took {ready_in:.1f}s to get ready (the first time only; not counted above)")
     return EXIT_REJECTED if report.rejected else 0
@@ -168,12 +176,23 @@ def _backfill(
         )
 
 
-def _print(report: IngestReport, args: argparse.Namespace, settings: Settings, location: str, elapsed: float) -> None:
+def _rate(per_second: float) -> str:
+    """ "157 incidents/s"; under two a second, "1.4 incidents/s" or "one incident every 3 s": never "1 incidents/s"."""
+    if per_second >= 2:
+        return f"{per_second:,.0f} incidents/s"
+    if per_second >= 0.5:
+        return f"{per_second:.1f} incidents/s"
+    return f"one incident every {1 / max(per_second, 1e-9):,.0f} s"
+
+
+def _print(
+    report: IngestReport, args: argparse.Namespace, settings: Settings, location: str, elapsed: float, outside: int = 0
+) -> None:
     for rejection in report.rejections:
         err(f"rejected {rejection}")
     c = report.counts()
     if args.json:
-        print(json.dumps(c))
+        print(json.dumps({**c, "outside_window": outside}))
     else:
         # The rate counts what was written when anything was embedded (the cost that matters), else all read:
         # an update whose text did not change (its facts or symptoms did) costs no embedding call.
@@ -181,6 +200,6 @@ def _print(report: IngestReport, args: argparse.Namespace, settings: Settings, l
         rate = (embedded or c["new"] + c["updated"] + c["unchanged"]) / max(elapsed, 1e-6)
         print(
             f"{c['new']} new, {c['updated']} updated, {c['unchanged']} unchanged, {c['rejected']} rejected "
-            f"({c['embedding_calls']} embedding calls, {elapsed:.1f}s, {rate:,.0f} incidents/s"
+            f"({c['embedding_calls']} embedding calls, {elapsed:.1f}s, {_rate(rate)}"
             f"{' embedded' if embedded else ''}) into {settings.collection!r} at {location}"
         )

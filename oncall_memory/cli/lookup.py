@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from . import remote, thin
 from .common import err, terminal_style
-from .when import moment
+from .when import moment, past
 
 if TYPE_CHECKING:
     from ..answer.retrieve import Lookup
@@ -100,6 +100,7 @@ def filters_from_args(args: argparse.Namespace) -> Filters:
     from ..domain.alert import Filters
     from ..ingest.backlog import validation_message
 
+    past(args.since, "--since")
     try:
         return Filters(
             service=args.service,

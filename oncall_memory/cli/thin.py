@@ -26,6 +26,7 @@ from ..errors import InvalidInput, OncallMemoryError
 from ..store.datadir import LEGACY_DATA_DIR, DataDir, default_data_dir
 from . import remote
 from .common import err, legacy_data_dir_warning, terminal_style
+from .when import past
 
 COMMANDS = frozenset({"similar", "stats"})
 
@@ -114,6 +115,7 @@ def alert_data(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def filters_data(args: argparse.Namespace) -> dict[str, Any]:
+    past(args.since, "--since")
     given = {
         "service": args.service,
         "env": args.env,

@@ -12,6 +12,15 @@ _UNITS = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "wee
 FORMS = "a date (2026-11-01), a date and time (2026-11-01T03:00Z), today, yesterday, or an age (7d, 36h, 2w)"
 
 
+def past(value: datetime | None, flag: str) -> None:
+    """Refuse a moment in the future where only the past can match (`--since tomorrow` found nothing, and
+    said "nothing similar on record")."""
+    from ..errors import InvalidInput
+
+    if value is not None and value > datetime.now(timezone.utc):
+        raise InvalidInput(f"{flag} {value:%Y-%m-%d %H:%M}Z is in the future: nothing on record was opened then")
+
+
 def moment(value: str, now: datetime | None = None) -> datetime:
     """The moment `value` names, or `argparse.ArgumentTypeError` saying which forms are read."""
     now = now or datetime.now(timezone.utc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from .incident import Incident
-from .noise import strip_ceremony, strip_noise
+from .noise import strip_ceremony, strip_links, strip_noise
 
 # The fields whose words carry the meaning of an incident, in the order they are glued.
 SIGNAL_FIELDS = ("title", "root_cause", "error_signature", "oncall_note")
@@ -28,8 +28,9 @@ def distill(incident: Incident) -> str:
 
 
 def distill_alert(text: str) -> str:
-    """An alert goes through the same cleaning as an incident, so both land in the same space."""
-    return strip_noise(strip_ceremony(text))
+    """An alert goes through the same cleaning as an incident, so both land in the same space; and its links
+    go (a pager's silence and dashboard links are no words of the problem)."""
+    return strip_noise(strip_ceremony(strip_links(text)))
 
 
 def content_hash(text: str) -> str:

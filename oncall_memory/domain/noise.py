@@ -221,6 +221,16 @@ def alarm_subject(line: str) -> str | None:
     return (rest[len(state) : end].strip() or None) if end >= len(state) else None
 
 
+# A link in a pager's text (Grafana's silence and dashboard links, a runbook's address) names where to click,
+# not the problem: its path's words ("alerting silence new", "orgid") were read as the alert's (issue 84).
+_LINK = re.compile(r"\b(?:https?|ftp)://[^\s<>\"'`]+")
+
+
+def strip_links(text: str) -> str:
+    """`text` without its links."""
+    return _LINK.sub(" ", text) if "://" in text else text
+
+
 def strip_ceremony(text: str) -> str:
     """`text` without pager ceremony: Alertmanager's subject prefix and label list, its template lines,
     Datadog's priority, transition and tags before a monitor's name, and CloudWatch's state and region

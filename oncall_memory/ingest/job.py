@@ -42,6 +42,7 @@ Items = list[Incident | Rejected]
 class Outcome:
     report: IngestReport
     index: IndexReport | None  # the vector index, when the ingest made it due
+    outside: int = 0  # incidents the source read that fell outside the window (not stored)
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,13 @@ class IngestJob:
 
     def read(self) -> Items:
         """The window's incidents, read whole (and the lines that were not, as rejections)."""
+        return self.read_counting()[0]
+
+    def read_counting(self) -> tuple[Items, int]:
+        """`read`, and how many incidents the source read that fell outside the window."""
         with make_source(self.settings, self.source, self.path, follow_open=self.follow_open) as source:
-            return list(source.incidents(self.window))
+            items = list(source.incidents(self.window))
+            return items, source.outside
 
     @cached_property
     def reads_whole(self) -> bool:
@@ -101,7 +107,9 @@ class IngestJob:
         on_index: Callable[[], None] | None = None,
     ) -> Outcome:
         """Read, then ingest (see `into`)."""
-        return self.into(memory, self.read(), on_batch=on_batch, index=index, on_index=on_index)
+        items, outside = self.read_counting()
+        outcome = self.into(memory, items, on_batch=on_batch, index=index, on_index=on_index)
+        return replace(outcome, outside=outside)
 
     def describe(self) -> str:
         return f"{self.source} {self.window or 'all time'}"

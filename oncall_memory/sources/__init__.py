@@ -79,6 +79,9 @@ class Source:
     # once for the whole span instead of 180 days at a time since 2009 (dozens of reads of the same file).
     # An API source, which pages through a time range, leaves it False.
     whole_backlog: bool = False
+    # Of what it read last, how many fell outside the window it was asked for (a file read whole says; an API
+    # asked for a window returns only the window's).
+    outside: int = 0
 
     def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
         """Incidents in `window` (None: all), a `Rejected` for each record that cannot be mapped.

@@ -20,9 +20,12 @@ class JsonlSource(Source):
 
     def incidents(self, window: Window | None) -> Iterator[Incident | Rejected]:
         """Incidents opened or resolved inside `window` (all of them for None); undated ones always."""
+        self.outside = 0
         for item in read_backlog(self.path):
             if window is None or isinstance(item, Rejected) or _touches(item, window):
                 yield item
+            else:
+                self.outside += 1
 
 
 def _touches(incident: Incident, window: Window) -> bool:
