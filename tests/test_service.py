@@ -454,7 +454,11 @@ def test_a_note_that_fails_for_a_while_is_delivered_by_the_service_itself(client
     post_pd(client, body_of("pagerduty-incident-triggered.json"))
     drain(client)
     assert len(pagerduty.posted_notes("PGR0VU2")) == 1  # no redelivery by the pager was needed
-    assert client.app.state.outbox.states("pagerduty:PGR0VU2") == {"pagerduty-note": "done", "slack": "done"}
+    assert client.app.state.outbox.states("pagerduty:PGR0VU2") == {
+        "answers": "done",
+        "pagerduty-note": "done",
+        "slack": "done",
+    }
 
 
 def test_an_outage_past_the_retries_is_failed_listed_degraded_and_revived_by_a_redelivery(

@@ -8,8 +8,6 @@ import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, SecretStr
-
 if TYPE_CHECKING:
     from ..settings import Settings
 
@@ -24,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _shown(value: Any) -> Any:
     """A value as it may be printed: a secret as whether it is set, a URL without its user and password, any
     token a detector finds in the rest redacted."""
+    from pydantic import SecretStr
+
     from ..redact import redact
 
     if isinstance(value, SecretStr):
@@ -41,6 +41,8 @@ def _shown(value: Any) -> Any:
 
 def rows(settings: Settings) -> list[dict[str, Any]]:
     """Each setting: its variable, its value as shown, and `environment` or `default`."""
+    from pydantic import BaseModel
+
     from ..settings import CORE_GROUPS, RankingWeights, groups
 
     models: list[tuple[BaseModel, str]] = [(settings, "ONCALL_MEMORY_"), (settings.weights, "ONCALL_MEMORY_WEIGHT_")]
@@ -52,7 +54,7 @@ def rows(settings: Settings) -> list[dict[str, Any]]:
     for model, prefix in models:
         for field in type(model).model_fields:
             value = getattr(model, field)
-            if isinstance(value, BaseModel) or isinstance(value, RankingWeights):
+            if isinstance(value, (BaseModel, RankingWeights)):
                 continue  # a group: its own settings are listed
             source = "environment" if field in model.model_fields_set else "default"
             out.append({"variable": f"{prefix}{field}".upper(), "value": _shown(value), "source": source})

@@ -25,6 +25,7 @@ def _when(stamp: float | None) -> str:
 
 
 def cmd_deliveries(args: argparse.Namespace, settings: Settings) -> int:
+    from ..jobs import short_key
     from ..service.outbox import Outbox
 
     path = settings.dir.file("outbox.sqlite3")
@@ -39,7 +40,8 @@ def cmd_deliveries(args: argparse.Namespace, settings: Settings) -> int:
         print("no deliveries" + (" failed" if args.failed else ""))
     for r in rows:
         line = (
-            f"{r['state']:<8} {r['target']:<15} {r['job']}  attempts {r['attempts']}  updated {_when(r['updated_at'])}"
+            f"{r['state']:<8} {r['target']:<15} {short_key(r['job'])}  attempts {r['attempts']}  "
+            f"updated {_when(r['updated_at'])}"
         )
         if r["state"] in ("pending", "new"):
             line += f"  next {_when(r['next_at'])}  deadline {_when(r['deadline'])}"

@@ -171,6 +171,8 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
             )
         )
         return 0 if result.healthy else EXIT_FAILED
+    if url:
+        print(f"checked by the service at {url}, which owns this memory")
     if result.healthy:
         print(
             f"healthy: {result.checked} incidents read and checked"

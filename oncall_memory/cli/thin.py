@@ -167,13 +167,16 @@ def stats(args: argparse.Namespace, url: remote.Service) -> int | None:
     if response.status_code >= 400:  # an older service, or one without the store: look up here
         args.local_only = True
         return None
-    return print_stats(args, response.json())
+    return print_stats(args, response.json(), through=url.url)
 
 
-def print_stats(args: argparse.Namespace, info: dict) -> int:
+def print_stats(args: argparse.Namespace, info: dict, through: str | None = None) -> int:
     if args.json:
         print(json.dumps(info))
     else:
+        width = max((len(key) for key in info), default=0)
         for key, value in info.items():
-            print(f"{key:>12}: {value}")
+            print(f"{key:>{width}}: {value}")
+        if through:
+            print(f"\n(asked the service at {through})")
     return 0

@@ -30,7 +30,7 @@ def distill(incident: Incident) -> str:
 def distill_alert(text: str) -> str:
     """An alert goes through the same cleaning as an incident, so both land in the same space; and its links
     go (a pager's silence and dashboard links are no words of the problem)."""
-    return strip_noise(strip_ceremony(strip_links(text)))
+    return strip_noise(strip_links(strip_ceremony(text)))
 
 
 def content_hash(text: str) -> str:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from ..domain.blank import NOT_BLANK
 from .answer_log import AnswerLog, family_rows, rows
 from .auth import api_token, writer
+from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import errors
 from .deps import AnswerLogDep, OutboxDep
 
@@ -54,10 +55,16 @@ class Written(BaseModel):
     family: str = Field(min_length=1, max_length=200, pattern=NOT_BLANK)
 
 
-@router.post("/coverage/written", dependencies=[Depends(writer)], responses=errors(404, 422))
-def written(body: Written, book: AnswerLogDep) -> dict[str, Any]:
+@router.post(
+    "/coverage/written",
+    dependencies=[Depends(writer)],
+    openapi_extra=documented_body(Written),
+    responses=errors(400, 404, 413, 415, 422),
+)
+def written(book: AnswerLogDep, raw: bytes = Depends(raw_json_body)) -> dict[str, Any]:
     """Say a runbook or an incident for this family was written: it stays listed, marked, until its answers
     stop reading low."""
+    body = parse(Written, parse_json(raw))
     if not book.mark_written(body.family):
         raise HTTPException(404, f"no alert family {body.family[:80]!r} was seen")
     return {"family": body.family, "written": True}

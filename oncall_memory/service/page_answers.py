@@ -9,7 +9,7 @@ import time
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
-from .answer_log import AnswerLog, rows
+from .answer_log import rows
 from .deps import answer_log_of, outbox_of
 from .page_login import logged_in, page_user
 from .page_view import render
@@ -22,10 +22,7 @@ LATEST_ON_THE_SEARCH_PAGE = 5
 
 def latest(request: Request, limit: int) -> list[dict]:
     """The latest answers, each with its deliveries' states now (as `/answers` gives them)."""
-    book: AnswerLog | None = getattr(request.app.state, "answer_log", None)
-    if book is None:
-        return []
-    out = rows(book.recent(limit=limit))
+    out = rows(answer_log_of(request).recent(limit=limit))
     outbox = outbox_of(request)
     for a in out:
         now = outbox.states(a["job"]) if a["posted_to"] else {}

@@ -53,7 +53,6 @@ def templates() -> Environment:
     env.filters["fold"] = fold
     env.filters["isotime"] = lambda stamp: datetime.fromtimestamp(stamp, UTC).isoformat()
     env.filters["clock"] = lambda stamp: datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    env.filters["urlencode"] = lambda text: quote(str(text), safe="")
     return env
 
 
