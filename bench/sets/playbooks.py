@@ -21,7 +21,9 @@ The rule, fixed before any lookup was run:
     the link to the rule's expression, as `runbooks.generator_url` makes it, a jsonnet expression's `%s` as
     `cluster, namespace`: added 2026-12-06, a bare `/graph` before).
   - strict: the section headed by the alert's name; none: the page has no section for it (then nothing
-    close is on record: lenient and facts are the strict ones). paraphrase: as in `runbooks.py`.
+    close is on record: lenient and facts are the strict ones), unless another section names a metric the
+    rule's expression selects: then it is related (lenient and facts: those sections; ruling B of issue 82,
+    2026-12-08). paraphrase: as in `runbooks.py`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pathlib import Path
 import yaml
 
 from oncall_memory.domain.incident import Incident
+from oncall_memory.domain.promql import metric_names
 
 from . import SetQuery, write_set
 from .runbooks import (
@@ -181,12 +184,23 @@ def build(name: str, page: str, level: int, rules: list[Rule], link: str, about:
     for i, r in enumerate(rules):
         right = memory.get(r.name)
         answer = [right.id] if right else []
+        # Ruling B (issue 82): an alert with no section of its own, when another section names its metric,
+        # is related: neither a right answer nor a no-match alert (lenient: those sections; strict: none).
+        related = (
+            []
+            if right
+            else sorted(
+                memory[h].id
+                for h, text in sections.items()
+                if h in memory and any(m in text for m in metric_names(r.expr))
+            )
+        )
         queries.append(
             SetQuery(
                 alert={"pager": "alertmanager", "payload": payload(r, f"{link}#{r.name.lower()}")},
                 strict=answer,
-                lenient=answer,
-                facts=answer,
+                lenient=answer or related,
+                facts=answer or related,
                 paraphrase=bool(right) and is_paraphrase(r, right),
                 key=f"{r.name}#{i}",
             )
