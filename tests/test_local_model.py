@@ -292,6 +292,49 @@ def test_the_services_own_crash_loop_in_its_responders_words_comes_before_anothe
     assert all(n.confidence == "medium" for n in elsewhere), [(n.id, n.confidence) for n in elsewhere]
 
 
+def test_a_recurrence_worded_without_the_vocabularys_words_keeps_its_facts_by_meaning(tmp_path, local_embedder):
+    """Issue 82: where it happened counts only for candidates that tell of the alert's symptom, and that was
+    read from the vocabulary's words. Checkout's own crash loop, told in words no pattern of it holds
+    ("keep terminating during boot"), lost to another service's CrashLoopBackOff in the same env. Now a
+    candidate tells of the symptom by its meaning too (`answer/told.py`): nearest the crash loop's prototypes
+    of all the symptoms, and as near them as this memory's own crash loops stand."""
+    from oncall_memory.domain.vocabulary import symptoms
+    from oncall_memory.ingest.backlog import read_jsonl
+
+    own = make_incident(
+        id="CHK-9",
+        title="checkout-svc containers keep terminating during boot",
+        service="checkout",
+        env="shop-prod",
+        root_cause="a config key the release reads was missing from its configmap",
+        error_signature="panic: config key payment.url not found; container exited with code 2",
+    )
+    api = make_incident(
+        id="API-9",
+        title="api pods CrashLoopBackOff right after deploy",
+        service="api",
+        env="shop-prod",
+        root_cause="bad flag in the new image made the process exit",
+        error_signature="Back-off restarting failed container api",
+    )
+    assert symptoms(f"{own.title}\n{own.error_signature}") == []  # no word of the vocabulary's
+    sample = [i for i in read_jsonl(FIXTURES / "incidents.jsonl") if i.id != "INC-1001"]  # checkout's own, out
+    with Memory.open(Settings(data_dir=tmp_path / "data"), embedder=local_embedder) as memory:
+        memory.ingest([*sample, own, api])
+        assert "crash_loop" in memory.scale.current.symptoms.reach  # measured with the memory's scale
+        alert = Alert(
+            text="KubePodCrashLooping - Pod checkout/checkout-7c9f is in CrashLoopBackOff",
+            service="checkout",
+            env="shop-prod",
+        )
+        found = memory.similar(alert).neighbours
+    assert [n.id for n in found[:2]] == ["CHK-9", "API-9"]
+    assert "both are crash loops" in found[0].reasons and "same service (checkout)" in " ".join(found[0].reasons)
+    # nothing of another symptom is taken for a crash loop: every one said to be is of the crash loop family
+    crash_loops = {"INC-1002", "INC-1003", "INC-1004", "INC-1005", "CHK-9", "API-9"}
+    assert {n.id for n in found if "both are crash loops" in n.reasons} <= crash_loops
+
+
 def test_a_kube_prometheus_crash_loop_finds_its_own_service_in_words_it_never_used(
     tmp_path, local_embedder, httpserver
 ):

@@ -7,7 +7,7 @@ cleaning and the embedding call (no store), `Retriever.search` does the store ca
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Literal, Protocol
@@ -202,6 +202,8 @@ class Retriever:
             relevance = self._relevance(h, plan, mode, similarity, word_part, top_lexical)
             candidates.append(ranking.Candidate(h.point_id, h.payload, relevance, similarity, h.terms or None))
             overlaps[h.point_id] = overlap
+        if rank and query.symptoms and self._scale.current.symptoms.reach:
+            candidates = self._told_by_meaning(candidates, query.symptoms)
         shown = ranking.rank(
             candidates,
             facts=query.alert,
@@ -256,6 +258,29 @@ class Retriever:
             neighbours=neighbours,
             confidence=confidence.overall([n.confidence for n in neighbours]),
         )
+
+    def _told_by_meaning(self, candidates: list[ranking.Candidate], symptoms: Sequence[str]) -> list[ranking.Candidate]:
+        """The candidates, each that tells of one of the alert's symptoms by its meaning (`told.py`) holding it
+        as if its words told of it: nearest that symptom of all, and within its reach. One engine call a
+        symptom measured here, over the candidates whose words do not tell of the alert's."""
+        told = self._scale.current.symptoms
+        mine = [k for k in symptoms if k in told.reach]
+        lacking = [c.key for c in candidates if not set(mine) <= set(c.payload.get(P.SYMPTOMS) or ())]
+        if not mine or not lacking:
+            return candidates
+        near = {k: self._store.similarities(told.centroids[k].tolist(), lacking) for k in told.reach}
+        adds: dict[str, list[str]] = {}
+        for point in lacking:
+            cosines = {k: near[k].get(point, -1.0) for k in near}
+            nearest = max(cosines, key=cosines.__getitem__)
+            if nearest in mine and cosines[nearest] >= told.reach[nearest]:
+                adds[point] = [nearest]
+        return [
+            c._replace(payload={**c.payload, P.SYMPTOMS: [*(c.payload.get(P.SYMPTOMS) or ()), *adds[c.key]]})
+            if c.key in adds
+            else c
+            for c in candidates
+        ]
 
     def _relevance(
         self,

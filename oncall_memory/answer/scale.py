@@ -50,6 +50,9 @@ from ..errors import EmbeddingFailed
 from ..store import payload as P
 from ..store.datadir import write_atomic
 from ..store.engines import DENSE, IncidentStore, QueryPlan
+from .told import NONE as NO_TOLD
+from .told import Told, centroids, prototype_texts
+from .told import measure as measure_told
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +144,8 @@ class Scale:
     # their counts, in base64 (a JSON object of 50,000 words would be read by every process at each change).
     counted: int = 0
     words: str = ""
+    # Each symptom's centroid and reach by meaning (`told.Told`, JSON); "" for a scale measured before them.
+    told: str = ""
 
     def __post_init__(self) -> None:
         # Read from a file every process shares: what a lookup would trip over later is refused here, where
@@ -175,6 +180,11 @@ class Scale:
         """Itself: a scale is its own source (see `retrieve.Retriever`; a memory's changes)."""
         return self
 
+    @cached_property
+    def symptoms(self) -> Told:
+        """Which symptom an incident tells of by its meaning, here (`told.py`)."""
+        return Told.load(self.told) if self.told else NO_TOLD
+
     def standing(self, meaning: float) -> float:
         """Where `meaning` lies between this memory's null (0) and its neighbours (1)."""
         return (meaning - self.null) / max(self.neighbours - self.null, MIN_SPAN)
@@ -183,7 +193,7 @@ class Scale:
         """Should a memory now holding `incidents` be measured again."""
         if self.incidents < MIN_INCIDENTS:  # read as unmeasured: measured again at every change
             return incidents != self.incidents
-        if not self.counted:  # measured before its words were counted
+        if not self.counted or not self.told:  # measured before its words were counted, or its symptoms' meaning
             return True
         return abs(incidents - self.incidents) >= max(1, REMEASURE * self.incidents)
 
@@ -217,12 +227,14 @@ UNMEASURED = Scale(null=0.41, neighbours=0.57)
 
 
 def probe_vectors(embedder: Embedder) -> list[list[float]]:
-    """The probes embedded as alerts are (one embedding call)."""
-    return embedder.embed([distill_alert(p) for p in PROBES])
+    """The probes, then the symptoms' prototypes, embedded as alerts are (one embedding call)."""
+    return embedder.embed([distill_alert(p) for p in (*PROBES, *prototype_texts())])
 
 
 def measure(store: IncidentStore, probes: list[list[float]], model: str) -> Scale:
-    """Look the embedded probes and a sample of the memory's own incidents up."""
+    """Look the embedded probes (and after them the symptoms' prototypes, `probe_vectors`) and a sample of the
+    memory's own incidents up."""
+    probes, prototypes = probes[: len(PROBES)], probes[len(PROBES) :]
     plan = QueryPlan(dense=True, sparse=False)
     best = []
     for vector in probes:
@@ -230,7 +242,8 @@ def measure(store: IncidentStore, probes: list[list[float]], model: str) -> Scal
         if hits:
             best.append(hits[0].score)
     nearest = []
-    for point_id, _, vectors in _sample(store):
+    sample = _sample(store)
+    for point_id, _, vectors in sample:
         assert vectors is not None
         hits = store.query(plan, dense=vectors[DENSE], sparse=None, where=[], limit=2, fields=())
         score = next((h.score for h in hits if h.point_id != point_id), None)
@@ -240,7 +253,10 @@ def measure(store: IncidentStore, probes: list[list[float]], model: str) -> Scal
     if count < MIN_INCIDENTS or not best or not nearest:
         return replace(UNMEASURED, incidents=count, model=model)
     counted, words = count_words(store)
-    return Scale(statistics.median(best), statistics.median(nearest), count, model, counted, words)
+    told = NO_TOLD
+    if len(prototypes) == len(prototype_texts()):
+        told = measure_told(centroids(prototypes), ((v[DENSE], p.get(P.SYMPTOMS) or ()) for _, p, v in sample if v))
+    return Scale(statistics.median(best), statistics.median(nearest), count, model, counted, words, told.dump())
 
 
 def count_words(store: IncidentStore) -> tuple[int, str]:

@@ -17,6 +17,7 @@ from .alert import Alert
 from .annotations import repeats, texts
 from .label_facts import facts_from_labels, is_exporter
 from .promql import watched_metrics
+from .rule_words import expression_words, says_something, without_leftovers, words_of_name
 
 
 class RuleAlert(BaseModel):
@@ -60,10 +61,18 @@ def _alert(
     name = a.labels.get("alertname", "").strip()
     if name and repeats(written, name):
         written = texts(a.annotations, skip=[name])
-    text = " - ".join(p for p in (name, *written) if p)
+    written = [t for t in (without_leftovers(w) for w in written) if t]
+    link = a.generatorURL if isinstance(a.generatorURL, str) else None
+    if name and not any(says_something(w) for w in written):
+        # Name-only (issue 82): its summary repeats its name, or lists labels. The rule's name and what its
+        # expression watches, as words, are all the alert says of itself.
+        words = " ".join(p for p in (words_of_name(name), expression_words(link)) if p)
+        text = " - ".join(p for p in (name, words) if p)
+    else:
+        text = " - ".join(p for p in (name, *written) if p)
     if not text:
         return None
-    metrics = watched_metrics(a.generatorURL if isinstance(a.generatorURL, str) else None)
+    metrics = watched_metrics(link)
     return Alert(text=text, metrics=metrics, **facts_from_labels(a.labels, mapping, known))
 
 
