@@ -22,6 +22,7 @@ from oncall_memory.answer.scale import (
     MemoryScale,
     Scale,
 )
+from oncall_memory.answer.told import prototype_texts
 from oncall_memory.domain.alert import Alert
 from oncall_memory.domain.distill import distill_alert
 from oncall_memory.domain.lexical import idf, term_index
@@ -57,11 +58,12 @@ def test_the_standing_is_where_meaning_lies_between_the_null_and_the_neighbours(
 
 
 def test_it_is_measured_again_once_the_memory_moved_by_a_tenth():
-    scale = Scale(0.4, 0.6, incidents=1000, counted=1000)
+    scale = Scale(0.4, 0.6, incidents=1000, counted=1000, told="{}")
     assert not scale.due(1000) and not scale.due(1099) and not scale.due(901)
     assert scale.due(1100) and scale.due(900)
     assert Scale(0.4, 0.6, incidents=3).due(4)  # a small memory: every incident counts
     assert Scale(0.4, 0.6, incidents=1000).due(1000)  # measured before its words were counted
+    assert Scale(0.4, 0.6, incidents=1000, counted=1000).due(1000)  # ... or its symptoms' meaning (issue 82)
 
 
 def test_the_measurement_is_the_median_of_the_probes_best_and_of_the_incidents_nearest(tmp_path):
@@ -142,7 +144,7 @@ def test_an_ingest_measures_it_when_the_calibration_reads_it_and_only_when_due(t
     embedder = FakeEmbedder(model=READ)
     with open_memory(tmp_path, embedder) as memory:
         report = memory.ingest(incidents[:40])
-        probe_calls = [c for c in embedder.calls if len(c) == len(PROBES)]
+        probe_calls = [c for c in embedder.calls if len(c) == len(PROBES) + len(prototype_texts())]
         assert len(embedder.calls) == report.embedding_calls + 1 and len(probe_calls) == 1
         assert memory.scale.measured.incidents == 40
         embedder.calls.clear()
@@ -156,7 +158,9 @@ def test_an_ingest_measures_it_when_the_calibration_reads_it_and_only_when_due(t
     older = FakeEmbedder(model=READ)
     with open_memory(tmp_path, older) as memory:
         assert memory.ingest(incidents).new == 0
-        assert [len(c) for c in older.calls] == [len(PROBES)] and memory.scale.measured.incidents == len(incidents)
+        assert [len(c) for c in older.calls] == [
+            len(PROBES) + len(prototype_texts())
+        ] and memory.scale.measured.incidents == len(incidents)
     # A scale measured before the words were counted is measured again by the next ingest, even one that
     # brings nothing new; measured, it is not again.
     path = tmp_path / "data" / "scale-incidents.json"
@@ -167,7 +171,9 @@ def test_an_ingest_measures_it_when_the_calibration_reads_it_and_only_when_due(t
         assert memory.scale.measured.counted == 0
         memory.ingest(incidents)
         memory.ingest(incidents)
-        assert [len(c) for c in before.calls] == [len(PROBES)] and memory.scale.measured.counted == len(incidents)
+        assert [len(c) for c in before.calls] == [
+            len(PROBES) + len(prototype_texts())
+        ] and memory.scale.measured.counted == len(incidents)
     # The fake embedder's calibration gives it no weight: nothing is spent measuring it.
     plain = FakeEmbedder()
     with open_memory(tmp_path / "plain", plain) as memory:

@@ -218,13 +218,17 @@ class Calibration:
 # rewritten (`scale.PROBES`): the sample memory's null moved 0.421 -> 0.411, and no per-style figure moved.
 # The same title stays at 0 in both models, and where it happened in the family's: the protocol did not keep
 # them (docs/evaluation.md); a team's verdicts may move them.
+# Refitted on 2026-12-08 (issue 82) with a fifth style in the protocol, a product's generated rules against its
+# alert reference (Sourcegraph's, name-only alerts whose rule's name and expression are now read as words):
+# the rule's `low_below` 0.64 raised to 0.65, the lowest at which both runtimes hold the shipped sets' bar (36 of
+# 40 no-match alerts low, 9 of 82 right first answers low; at 0.64 sentence-transformers marks 35).
 CALIBRATED = {
     "all-MiniLM-L6-v2": Calibration(
-        -1.49,
-        (-0.55, 0.89, 2.34, 2.17, 0.0, 0.52, 0.33, 2.25, 0.66, 1.28),
-        0.62,
-        0.86,
-        family=(-1.56, 0.61, 0.65, 2.04, 2.15, 0.0, 0.0, 0.0, 1.95, 0.65, 1.38),
+        -1.61,
+        (-0.65, 1.51, 2.28, 2.05, 0.0, 0.41, 0.43, 2.90, 0.70, 1.20),
+        0.65,
+        0.89,
+        family=(-1.88, 1.16, 1.09, 2.37, 1.98, 0.0, 0.0, 0.0, 2.14, 0.61, 1.12),
     ),
     # The test double (bag-of-words vectors), fitted the same way: a weak model, for tests, not for use. Fitted
     # under the ranking before the shared-symptom rule (2026-12); no deployment uses it.
