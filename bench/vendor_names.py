@@ -54,9 +54,9 @@ def vocabulary() -> frozenset[str]:
 
 
 def catalogue_stems() -> set[str]:
-    from oncall_memory.redact.catalogue import _loaded
+    from oncall_memory.redact.catalogue import loaded
 
-    ids = [m["id"] for m in _loaded().rules.metadata()]
+    ids = [m["id"] for m in loaded().rules.metadata()]
     return {stem(i.split(".", 1)[1].split("-")[0].split("/")[-1]) for i in ids if "." in i}
 
 

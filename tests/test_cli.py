@@ -247,6 +247,7 @@ def test_a_quick_command_leaves_once_answered_and_the_next_finds_the_store_whole
     # close; under `main` alone they close what they opened. Either way the next command finds the store
     # unlocked and whole.
     import oncall_memory.cli as cli
+    from oncall_memory.cli import leaving
     from oncall_memory.memory import Memory
 
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # as console sets it, and this worker's own again after
@@ -268,8 +269,8 @@ def test_a_quick_command_leaves_once_answered_and_the_next_finds_the_store_whole
         raise Left  # unwinds the `with` blocks, closing the store as a test must
 
     monkeypatch.setattr(Memory, "close", close)
-    monkeypatch.setattr(cli.os, "_exit", leave)
-    monkeypatch.setattr(cli.logging, "shutdown", lambda: None)
+    monkeypatch.setattr(leaving.os, "_exit", leave)
+    monkeypatch.setattr(leaving.logging, "shutdown", lambda: None)
     capsys.readouterr()
     for argv in (["similar", "--alert", str(FIXTURES / "alerts" / "crashloop-checkout.json"), "--json"], ["stats"]):
         closed.clear()
@@ -279,7 +280,7 @@ def test_a_quick_command_leaves_once_answered_and_the_next_finds_the_store_whole
         assert left[-1] == (0, [])  # left with the answer out and the store not yet closed
         out = capsys.readouterr().out
         assert ("INC-1001" in out) if argv[0] == "similar" else ("count: 64" in out)
-        assert not cli._leaving_at_once  # a `main` called later in this process closes what it opens
+        assert not leaving.at_once  # a `main` called later in this process closes what it opens
     # and under `main` alone: answered, then closed, then returned
     closed.clear()
     assert main(["similar", "--alert", str(FIXTURES / "alerts" / "crashloop-checkout.json")]) == 0
@@ -294,6 +295,7 @@ def test_a_quick_command_runs_without_the_cyclic_collector_and_every_other_keeps
     import gc
 
     import oncall_memory.cli as cli
+    from oncall_memory.cli import leaving
 
     seen: dict[str, bool] = {}
 
@@ -304,8 +306,8 @@ def test_a_quick_command_runs_without_the_cyclic_collector_and_every_other_keeps
     monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # as console sets it, and this worker's own again after
     # A quick command's way out, kept from ending pytest or closing its log handlers.
-    monkeypatch.setattr(cli.os, "_exit", lambda code: None)
-    monkeypatch.setattr(cli.logging, "shutdown", lambda: None)
+    monkeypatch.setattr(leaving.os, "_exit", lambda code: None)
+    monkeypatch.setattr(leaving.logging, "shutdown", lambda: None)
     try:
         for command in ("similar", "stats", "ingest", "serve"):
             monkeypatch.setattr(sys, "argv", ["oncall-memory", "-v", command])
@@ -315,7 +317,7 @@ def test_a_quick_command_runs_without_the_cyclic_collector_and_every_other_keeps
     finally:
         gc.enable()
     assert seen == {"similar": False, "stats": False, "ingest": True, "serve": True}
-    assert not cli._leaving_at_once  # what console set for a quick command ends with it
+    assert not leaving.at_once  # what console set for a quick command ends with it
 
 
 def test_the_program_starts_numpy_with_one_blas_thread_unless_the_user_chose(monkeypatch):

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from .. import log_format
 from ..errors import InvalidInput, OncallMemoryError
 from ..store.datadir import cannot_write, no_space
-from . import agents, answers, config, deliveries, ingest, lookup, maintenance, run, thin, users
+from . import agents, answers, config, deliveries, ingest, leaving, lookup, maintenance, run, thin, users
 from .common import EXIT_FAILED, EXIT_USAGE, err, legacy_data_dir_warning, said
 
 # The command modules import what their commands use when they run, not here: building the parser, and
@@ -91,17 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
 
 
-# Commands that only read: as a program, they leave without the interpreter's teardown, which frees every
-# module and the model's runtime one object at a time (about 0.1 s of a 1 s `similar`, timed around the exit),
-# and once their answer is out, without closing the store (`answered`).
-QUICK_EXIT = frozenset({"similar", "stats"})
-_leaving_at_once = False  # set by `console` for a QUICK_EXIT command; never under `main` alone (tests, agents)
-
-
 def console() -> None:
     """The `oncall-memory` program: `main`, then the exit status. A command of `QUICK_EXIT` leaves at once, its
     output flushed; every other one exits as Python does (atexit handlers: a flow's, a server's)."""
-    global _leaving_at_once
     # Before numpy loads: OpenBLAS starts a worker per core with it, and each spins on a core for a while before
     # it sleeps (about 70 ms of CPU here). Nothing here multiplies matrices big enough to use them (the model runs
     # on ONNX Runtime's own threads), and on two cores the spinning slowed what runs beside it: a standalone
@@ -109,49 +101,21 @@ def console() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     argv = sys.argv[1:]
     command = next((a for a in argv if not a.startswith("-")), None)
-    if command in QUICK_EXIT:
+    if command in leaving.QUICK_EXIT:
         # What a quick command builds (modules, schemas, the store, the model) lives until it leaves, at once:
         # the cyclic collector would only walk it again and again as it grows (113 young, 10 middle and one
         # or two full collections, about 45 ms of a `similar`'s main thread). One lookup's own garbage is
         # small, and the process ends with it.
         gc.disable()
-        _leaving_at_once = True
+        leaving.at_once = True
     try:
         code = main(argv)
     finally:
-        _leaving_at_once = False  # only this run leaves at once: not a `main` called later in the same process
-        _let_the_scanning_child_go()  # (a program leaves at once anyway; a test's process goes on)
-    if command in QUICK_EXIT:
-        _leave(code)
+        leaving.at_once = False  # only this run leaves at once: not a `main` called later in the same process
+        leaving.let_the_scanning_child_go()  # (a program leaves at once anyway; a test's process goes on)
+    if command in leaving.QUICK_EXIT:
+        leaving.leave(code)
     sys.exit(code)
-
-
-def answered() -> None:
-    """A quick command's answer is out and flushed: under `console`, leave now. What is still open is only
-    read from, and the kernel lets go of it at the exit sooner than closing does: the store's flush and close
-    took 0.03-0.05 s after every standalone `similar`, for a lookup that wrote nothing (its lock is a
-    `flock`, released with the process). Under `main` alone (tests, a caller's own process) it returns, and
-    the command closes what it opened."""
-    if _leaving_at_once:
-        _leave(0)
-
-
-def _leave(code: int) -> None:
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a reader that left, a stream closed: nothing more to say
-            pass
-    _let_the_scanning_child_go()  # reaped, not left to an init that may not reap it
-    os._exit(code)
-
-
-def _let_the_scanning_child_go() -> None:
-    """`engine.stop_scanning_child`, where the command loaded the engine (a command that redacts nothing
-    never imports it)."""
-    if (redacting := sys.modules.get("oncall_memory.redact.engine")) is not None:
-        redacting.stop_scanning_child()
 
 
 # Commands that redact what they are given as soon as they have read it (the alert, the backlog).
@@ -161,13 +125,12 @@ REDACTING = frozenset({"similar", "feedback", "ingest", "eval"})
 def _with_settings(args: argparse.Namespace) -> int:
     """The command with the whole configuration; a setting that does not validate is a usage error."""
     if args.command in REDACTING:
-        from ..redact.catalogue import load_in_background
-        from ..redact.engine import scan_in_child
+        from ..redact.engine import load_in_background, scan_in_child
 
         # A standalone `similar`, as a program: what scanning needs loads in a child process on the other core
         # and scans there (`redact/child.py`); every other command, or where a child cannot be forked safely,
         # loads it on a thread.
-        if not (args.command == "similar" and _leaving_at_once and scan_in_child()):
+        if not (args.command == "similar" and leaving.at_once and scan_in_child()):
             load_in_background()
     from pydantic import ValidationError
 

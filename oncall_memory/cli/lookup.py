@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from . import remote, thin
 from .common import err, terminal_style
+from .leaving import answered
 from .when import moment, past
 
 if TYPE_CHECKING:
@@ -158,7 +159,6 @@ def cmd_similar(args: argparse.Namespace, settings: Settings) -> int:
             # through a pipe too (where Python would hold the answer until the process ends).
             _print_lookup(args, lookup, alert.text, elapsed)
             sys.stdout.flush()
-            from . import answered  # (the package imports this module first)
 
             answered()  # the program leaves here, the store unclosed: nothing was written to it
     return 0
@@ -194,8 +194,6 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
         info = memory.stats()
         code = thin.print_stats(args, info)
         if code == 0:
-            from . import answered
-
             answered()
     return code
 

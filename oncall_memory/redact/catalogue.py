@@ -42,44 +42,10 @@ def _scanner() -> Any:
 
 
 def rule_count() -> int:
-    return len(_loaded().rules)
+    return len(loaded().rules)
 
 
-def load_in_background(*, scan_once: bool = False) -> threading.Thread:
-    """Start loading the catalogue on another thread, for a command that will redact soon: Kingfisher
-    releases the GIL while it loads, so the 0.4 s overlaps the imports and the store's opening (a CLI
-    lookup 1.5 s -> 1.1 s); then the table of vendors' names (from the rules shipped for this version,
-    `vendor_rules`: 0.02 s, not the 0.07 s of reading them from the catalogue). `scan_once`: then scan one
-    line, so that what the first scan builds (the detectors' RE2 sets) is built too: for the service, whose
-    first alert after a start otherwise waited for all of it (a 1,000-alert post's 202 in 0.41-0.58 s, not
-    0.03 s). Returns the thread. A failure here is left for the first real use to report."""
-
-    def load() -> None:
-        try:
-            warm(scan_once=scan_once)
-        except Exception:  # noqa: BLE001 - reported by the first scan, which loads again
-            pass
-
-    loading = threading.Thread(target=load, name="secret-catalogue", daemon=True)
-    loading.start()
-    return loading
-
-
-def warm(*, scan_once: bool = False) -> None:
-    """Load the catalogue, then the table of vendors' names, and with `scan_once` scan one line so that what
-    the first scan builds (the detectors' RE2 sets) is built too (`load_in_background`, and the scanning
-    child of `engine.scan_in_child`)."""
-    _loaded()
-    from .nearby import vendor_table
-
-    vendor_table()  # ready before the first scan asks
-    if scan_once:
-        from .engine import scan
-
-        scan("warming up: a password=<placeholder> beside a token\nsplit over two lines")
-
-
-def _loaded() -> Any:
+def loaded() -> Any:
     with _lock:  # one compile, even when the first lookups arrive together
         return _scanner()
 
@@ -101,7 +67,7 @@ def _char_offsets(text: str, data: bytes) -> list[int] | None:
 
 def _find(text: str) -> Iterator[Span]:
     data = text.encode("utf-8", "surrogatepass")
-    findings = _loaded().scan(data)
+    findings = loaded().scan(data)
     if not findings:
         return
     offsets = _char_offsets(text, data)

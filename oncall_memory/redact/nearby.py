@@ -71,9 +71,9 @@ def _rules() -> list[tuple[str, str]]:
 
 def derived_rules() -> list[tuple[str, str]]:
     """The same, read from the loaded catalogue rule by rule."""
-    from .catalogue import _loaded
+    from .catalogue import loaded
 
-    rules: Any = _loaded().rules
+    rules: Any = loaded().rules
     out = []
     for meta in rules.metadata():
         pattern = rules.detail(meta["id"])["pattern"]
@@ -87,7 +87,7 @@ def derived_rules() -> list[tuple[str, str]]:
 
 
 def vendor_table() -> tuple[Any, list[tuple[Any, Any]]]:
-    with _lock:  # built once, even when the first scans arrive together (as the catalogue is, `_loaded`)
+    with _lock:  # built once, even when the first scans arrive together (as the catalogue is, `loaded`)
         return _built_vendor_table()
 
 

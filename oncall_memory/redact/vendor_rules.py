@@ -9,7 +9,7 @@ catalogue for any other (an upgrade is never read through an old list). `tests/t
 shipped list equal to what the installed catalogue gives.
 
     # after the pin moves: write the list for the installed version
-    python -c "from oncall_memory.redact import vendor_rules; vendor_rules.main()"
+    python -m bench.vendor_rules
 """
 
 from __future__ import annotations
@@ -37,18 +37,3 @@ def shipped(version: str, read_by: str) -> Rules | None:
         return [(str(keywords), str(shape)) for keywords, shape in data["rules"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or damaged: read afresh
         return None
-
-
-def write(version: str, read_by: str, rules: Rules) -> None:
-    lines = ",\n".join("  " + json.dumps(list(rule), ensure_ascii=False) for rule in rules)
-    head = json.dumps({"catalogue": version, "read_by": read_by})[:-1]
-    SHIPPED.write_text(f'{head}, "rules": [\n{lines}\n]}}\n')
-
-
-def main() -> None:
-    from .catalogue import catalogue_version
-    from .nearby import READ_BY, derived_rules
-
-    rules = derived_rules()
-    write(catalogue_version(), READ_BY, rules)
-    print(f"{len(rules)} keyword-gated rules of kingfisher-secret-scanner {catalogue_version()} -> {SHIPPED}")

@@ -39,7 +39,7 @@ from ..jobs import Job, Refiner
 from ..logs import redacted_logs
 from ..memory import Memory
 from ..redact import already_redacted, redact
-from ..redact.catalogue import load_in_background
+from ..redact.engine import load_in_background
 from ..settings import Settings
 from ..store.datadir import write_atomic
 from ..targets import Target
