@@ -31,7 +31,7 @@ from .store.datadir import LEGACY_DATA_DIR, DataDir, default_data_dir
 class RankingWeights(ReadsPeople):
     """How much each payload fact moves a neighbour, on the same 0..1 scale as relevance.
 
-    Fitted by the generalisation protocol (`python -m bench.generalise`: each labelled set left out in turn,
+    Fitted by the generalisation protocol (`python -m bench.quality.generalise`: each labelled set left out in turn,
     then all of them; see docs/evaluation.md), except where a comment says otherwise. Measure a change with
     it, and `oncall-memory eval` on your own history.
     """

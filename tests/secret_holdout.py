@@ -1,5 +1,5 @@
 """A second corpus of secret shapes that redaction was NOT tuned on: written before the detectors were
-chosen and never used to change one. Its coverage is reported (`python -m bench.redaction`, docs/security.md's
+chosen and never used to change one. Its coverage is reported (`python -m bench.redaction.coverage`, docs/security.md's
 Security section), and a test keeps it from falling below what was measured, but a miss here is a finding
 to report, not a rule to add for this one value.
 

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 from conftest import FIXTURES, isolate, snapshot
+from synth import synthetic_incidents  # noqa: I001  (the repository root is on sys.path under pytest)
 
-from bench.synth import synthetic_incidents  # noqa: I001  (the repository root is on sys.path under pytest)
 from oncall_memory.cli import main
 from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder

@@ -19,8 +19,8 @@ import pytest
 from conftest import ROOT, snapshot, write_jsonl
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
 from pydantic import SecretStr
+from synth import synthetic_rows  # noqa: I001
 
-from bench.synth import synthetic_rows  # noqa: I001
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.ingest.schedule import free_port
 from oncall_memory.integrations.pagerduty.backlog import PagerDutySource

@@ -472,13 +472,20 @@ def test_no_probe_is_a_near_copy_of_an_alert_the_protocol_scores(tmp_path, int8_
     rewritten; the third-party sets' alerts were checked the same way, docs/evaluation.md)."""
     import numpy as np
 
-    from bench.features import alert_of
-    from bench.sets.load import shipped
+    from oncall_memory.answer.evaluate import read_labels
     from oncall_memory.answer.scale import PROBES
-    from oncall_memory.domain.distill import distill_alert
+    from oncall_memory.domain.distill import distill, distill_alert
+    from oncall_memory.domain.incident import Incident
+    from oncall_memory.ingest.backlog import read_jsonl
 
+    sets = FIXTURES.parent / "oncall_memory" / "evalsets"
+    incidents = [i for i in read_jsonl(FIXTURES / "incidents.jsonl") if isinstance(i, Incident)]
     with Memory.open(Settings(data_dir=tmp_path / "data"), embedder=int8_embedder) as memory:
-        alerts = {distill_alert(alert_of(q, memory)[0].text) for s in shipped() for q in s.queries}
+        # The shipped sets' alerts (the pager's, the written ones, the no-match ones), and each sample incident
+        # fired again as the protocol's `again` set asks it.
+        queries = [q for name in ("alerts", "labels", "nomatch") for q in read_labels(sets / f"{name}.jsonl")]
+        alerts = {distill_alert(q.alert(memory).text) for q in queries}
+    alerts |= {distill_alert(distill(i)) for i in incidents}
     a = np.array(int8_embedder.embed(sorted(alerts)))
     p = np.array(int8_embedder.embed([distill_alert(x) for x in PROBES]))
     a /= np.linalg.norm(a, axis=1, keepdims=True)

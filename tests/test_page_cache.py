@@ -173,7 +173,7 @@ def test_a_data_dir_whose_name_holds_a_skipped_word_still_has_its_originals_let_
 def test_an_unindexed_store_keeps_its_small_originals_mapped_and_an_indexed_one_lets_go(tmp_path, monkeypatch):
     """Below the index threshold every lookup reads every original vector (an exact search): letting go of
     them after each read only mapped them back at the next (1.5x the lookup's time at 7,000 incidents,
-    `python -m bench.originals`). Kept while small; let go of once indexed, or once past `KEEP_MAPPED_BYTES`."""
+    `python -m bench.perf.originals`). Kept while small; let go of once indexed, or once past `KEEP_MAPPED_BYTES`."""
     from conftest import FIXTURES
 
     from oncall_memory.domain.alert import Alert

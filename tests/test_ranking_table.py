@@ -313,7 +313,7 @@ def test_released_pages_leave_the_resident_memory_and_lose_nothing(tmp_path):
 
 @LAYOUTS
 def test_a_varied_backlog_is_answered_the_same_from_the_table_with_filters_and_every_mode(tmp_path, payload_on_disk):
-    from bench.synth import varied_rows  # the repository root is on sys.path under pytest
+    from synth import varied_rows  # the repository root is on sys.path under pytest
 
     rows = varied_rows(1_500)
     with on_disk(tmp_path, payload_on_disk) as memory:

@@ -507,7 +507,7 @@ def test_the_shipped_vendor_rules_are_what_the_installed_catalogue_gives(monkeyp
     assert len(derived) > 100  # the catalogue's keyword-gated rules, read as nearby reads them
     shipped = vendor_rules.shipped(catalogue_version(), nearby.READ_BY)
     # Shipped for the pinned version (tests/constraints.txt): after the pin moves, write them again with
-    # python -m bench.vendor_rules
+    # python -m bench.redaction.vendor_rules
     assert shipped == derived
     # Another version of the catalogue, or another way of reading a rule, is read afresh, never through the list
     assert vendor_rules.shipped("0.0.1", nearby.READ_BY) is None

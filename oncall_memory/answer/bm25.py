@@ -1,7 +1,7 @@
 """Okapi BM25 over a fixed set of texts: the textbook word search the evals hold the memory against.
 
 Lookups never use it (the engine's sparse search answers them, IDF applied at query time); it is here so
-`oncall-memory eval` and `bench.github_issues` put the same baseline beside every configuration. It reads
+`oncall-memory eval` and `bench.quality.github_issues` put the same baseline beside every configuration. It reads
 the memory's own words (`lexical.terms`), so it differs from the memory's word search only in how it scores
 (term-frequency saturation, length normalisation) and in knowing no ops vocabulary. Text only: an alert's
 facts (service, env, labels) are beyond it, which is part of what the comparison measures.

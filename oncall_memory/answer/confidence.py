@@ -8,7 +8,7 @@ background), the share of the alert's words the incident holds, a canonical symp
 title, and where it happened (the same service or env, another one, or unknown). An exact signature match
 is high whatever the model says.
 
-The model is fitted by the generalisation protocol (`python -m bench.generalise`: each labelled set left
+The model is fitted by the generalisation protocol (`python -m bench.quality.generalise`: each labelled set left
 out in turn, sets weighted alike) and then on all of them, per embedding model (cosines of different
 models live on different scales); its figures are in docs/evaluation.md. A team's own verdicts (Helped /
 Not related) refit it on that team's history (`Recalibration`, kept in the data dir), starting from the
@@ -185,7 +185,7 @@ class Calibration:
         )
 
 
-# Fitted with `python -m bench.generalise` on the eight labelled sets (the shipped alerts, the written-out
+# Fitted with `python -m bench.quality.generalise` on the eight labelled sets (the shipped alerts, the written-out
 # alerts, the sample incidents fired again, the two runbook sets, the two runbook pages, the post-mortems),
 # each weighted alike. How far an answer stands above the lookup's background was kept by the protocol (each
 # style left out: right first answers low 46% -> 41% on average, no no-match alert high, 1 before); so was

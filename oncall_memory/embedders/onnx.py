@@ -7,7 +7,7 @@ transformers do the export, offline, and their memory goes with the child); late
 
 `int8` (the default) quantises the weights of the matrix products per output channel (ONNX Runtime's
 dynamic quantisation): the arithmetic that dominates a 2-core machine runs on int8, about twice the fused
-float32 throughput (`python -m bench.ingest`, docs/operations.md), at a cosine of 0.99 to the float32 vectors
+float32 throughput (`python -m bench.perf.ingest`, docs/operations.md), at a cosine of 0.99 to the float32 vectors
 and the same rankings on the eval sets (figures in docs/evaluation.md). `float32` keeps sentence-transformers' own vectors (to 1e-5), through ONNX
 Runtime's fused transformer kernels (`_fuse`).
 

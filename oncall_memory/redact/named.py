@@ -2,7 +2,7 @@
 knows that vendor's token (issue 81): "paged: numverify webhook retries exhausted; the value we rotated
 after was 8f1b…" names no credential word and fits no rule, and on-call text says it that way.
 
-The vendors are the ones secret scanners know (`vendor_names.txt`, written by `python -m bench.vendor_names`
+The vendors are the ones secret scanners know (`vendor_names.txt`, written by `python -m bench.redaction.vendor_names`
 from Kingfisher's and gitleaks' rules), less names that are English words. The token is judged by its shape:
 
 - **random letters and digits**: a part of 16 characters or more that mixes them, as varied as a key

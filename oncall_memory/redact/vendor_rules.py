@@ -9,7 +9,7 @@ catalogue for any other (an upgrade is never read through an old list). `tests/t
 shipped list equal to what the installed catalogue gives.
 
     # after the pin moves: write the list for the installed version
-    python -m bench.vendor_rules
+    python -m bench.redaction.vendor_rules
 """
 
 from __future__ import annotations

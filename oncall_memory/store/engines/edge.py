@@ -356,7 +356,7 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
         """After a search that scored by the original vectors: let go of their mapped pages (`AfterEachRead`),
         unless the collection has no vector index yet and its originals are small (`KEEP_MAPPED_BYTES`). An
         exact search reads them all again at the next lookup, and mapping them back each time cost 9 ms of a
-        24 ms lookup at 7,000 incidents of 1,536 dims (`python -m bench.originals`)."""
+        24 ms lookup at 7,000 incidents of 1,536 dims (`python -m bench.perf.originals`)."""
         if not self._indexed:  # counted only then: 0.03 ms a lookup
             originals = self.shard.count(E.CountRequest(exact=False)) * self._vector_bytes  # 0: not known, let go
             if 0 < originals <= KEEP_MAPPED_BYTES:

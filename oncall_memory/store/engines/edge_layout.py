@@ -69,7 +69,7 @@ def edge_config(dimension: int, *, payload_on_disk: bool = False, quantization: 
         vectors={
             DENSE: E.EdgeVectorParams(
                 # Cold: the originals stay on disk and are read only to rescore a lookup's few candidates (at
-                # 100,000 x 1536 dims, Cached kept 940 MB resident after load, Cold 355 MB; see bench.scale).
+                # 100,000 x 1536 dims, Cached kept 940 MB resident after load, Cold 355 MB; see bench.perf.scale).
                 size=dimension,
                 distance=E.Distance.Cosine,
                 memory=E.Memory.Cold,
@@ -87,7 +87,7 @@ def edge_config(dimension: int, *, payload_on_disk: bool = False, quantization: 
         # asked, every segment gets its graph, whatever its size.
         optimizers=E.EdgeOptimizersConfig(indexing_threshold=1),
         # Cached: a lookup reads the ranking fields of its 50 candidates, scattered over the payload pages;
-        # read from disk that was 5 of the 11 ms of a first-time lookup at 100,000 incidents (bench.scale).
+        # read from disk that was 5 of the 11 ms of a first-time lookup at 100,000 incidents (bench.perf.scale).
         # On disk (Cold), 2 KB an incident less in RAM: a service then keeps the ranking fields packed in
         # memory (`RankingTable`) and reads from disk only the payloads it shows.
         payload_memory=E.Memory.Cold if payload_on_disk else E.Memory.Cached,
