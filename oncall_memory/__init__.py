@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 _EXPORTS = {
     "Alert": "domain.alert",
     "Filters": "domain.alert",
-    "Rejected": "ingest.backlog",
-    "read_jsonl": "ingest.backlog",
+    "Rejected": "domain.rejected",
+    "read_jsonl": "sources.jsonl_files",
     "read_backlog": "sources.files",
     "Embedder": "embedders",
     "make_embedder": "embedders",
@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from .answer.retrieve import Lookup
     from .domain.alert import Alert, Filters
     from .domain.incident import Fix, Incident, Outcome
+    from .domain.rejected import Rejected
     from .embedders import Embedder, make_embedder
     from .errors import (
         ContractMismatch,
@@ -61,16 +62,18 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         SourceFailed,
         StoreUnavailable,
     )
-    from .ingest.backlog import Rejected, read_jsonl
     from .ingest.ingest import IngestReport, IngestStopped
     from .memory import Memory
     from .settings import RankingWeights, Settings
     from .sources.files import read_backlog
+    from .sources.jsonl_files import read_jsonl
     from .store.readiness import Readiness
 
 
-# Modules that moved when the domain got its package (issue 53): their old paths still import, the same
-# module under both names, for plugins written against them.
+# Old paths that still import, the same module under both names, for plugins written against them and Prefect
+# deployments registered before the flow moved. Each warns once (a FutureWarning naming the new path) and stops
+# working after OLD_PATHS_UNTIL: a plugin imports from `oncall_memory.plugin`, which does not move.
+OLD_PATHS_UNTIL = "2027-06-30"
 _MOVED = {
     **{
         m: f"domain.{m}"
@@ -84,26 +87,42 @@ _MOVED = {
             "lexical",
             "noise",
             "pasted",
-            "rule_alerts",
             "signature",
             "vocabulary",
         )
     },
+    "rule_alerts": "integrations.rule_alerts",
+    "domain.rule_alerts": "integrations.rule_alerts",
     "mcp_server": "mcp.server",
     "mcp_proxy": "mcp.proxy",
     "signatures": "credentials",
+    "ingest.backlog": "sources.jsonl_files",  # Rejected and validation_message are read there too
+    "ingest.flow": "orchestration.flow",  # a deployment's entrypoint (`schedule` registers the new one)
+    "integrations.payload": "integrations.loose",
 }
+_warned: set[str] = set()
 
 
 class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: object, target: object = None) -> importlib.machinery.ModuleSpec | None:
-        package, _, name = fullname.rpartition(".")
-        if package != __name__ or name not in _MOVED:
+        prefix, _, old = fullname.partition(".")
+        if prefix != __name__ or old not in _MOVED:
             return None
         return importlib.machinery.ModuleSpec(fullname, self)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return import_module(f".{_MOVED[spec.name.rpartition('.')[2]]}", __name__)
+        old = spec.name.partition(".")[2]
+        if not _warned:
+            import warnings
+
+            warnings.warn(
+                f"{spec.name} is an old path of {__name__}.{_MOVED[old]}: import from oncall_memory.plugin "
+                f"(old paths stop importing after {OLD_PATHS_UNTIL})",
+                FutureWarning,
+                stacklevel=2,
+            )
+        _warned.add(old)
+        return import_module(f".{_MOVED[old]}", __name__)
 
     def exec_module(self, module: ModuleType) -> None:
         pass  # imported whole by `create_module`

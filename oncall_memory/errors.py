@@ -52,3 +52,8 @@ class SourceFailed(OncallMemoryError):
 
 class DiskFull(OncallMemoryError):
     """The disk under the data dir has no room for what was about to be written. Nothing was written."""
+
+
+class PluginError(InvalidInput):
+    """An installed integration could not be loaded, or offers a hook the contract does not have (a misspelt
+    name, arguments the spec lacks): one line naming it and what to fix. The other integrations load."""

@@ -23,21 +23,21 @@ from .answer.confidence import overall
 from .answer.feedback import FeedbackStore, unknown_incident
 from .answer.retrieve import Lookup, Retriever, check_limit, make_query
 from .answer.scale import MemoryScale, Scale
+from .domain import payload as P
 from .domain.alert import Alert, Filters
+from .domain.conditions import Match
 from .domain.incident import Incident
+from .domain.rejected import Rejected
 from .domain.signature import canonical_signature
 from .embedders import Embedder, make_embedder
 from .errors import InvalidInput, NotFound
 from .ingest import last_ingest
 from .ingest import maintenance as M
-from .ingest.backlog import Rejected
 from .ingest.ingest import Embed, IngestReport, IngestStopped, ingest
 from .ingest.last_ingest import LastIngest
 from .observe import UNOBSERVED, Observer, TimedEmbedder
 from .settings import Settings
-from .store import payload as P
 from .store.backup import Verification, backup, verify_against
-from .store.conditions import Match
 from .store.engines import IncidentStore, Mode, open_store
 from .store.engines.base import IndexReport, IndexState
 from .store.guard import GuardedStore

@@ -23,9 +23,9 @@ from pydantic import (
 )
 from pydantic_settings import SettingsConfigDict
 
+from .datadir import LEGACY_DATA_DIR, DataDir, default_data_dir
 from .domain.label_facts import LABEL_FACTS
 from .env_values import ReadsPeople, said
-from .store.datadir import LEGACY_DATA_DIR, DataDir, default_data_dir
 
 
 class RankingWeights(ReadsPeople):
@@ -200,7 +200,7 @@ CORE_GROUPS: dict[str, tuple[type[SettingsGroup], str]] = {
 def integration_groups() -> dict[str, type[SettingsGroup]]:
     """The integrations' settings groups by name (their `settings_group` hook), built in and installed; a name
     that is already a setting of the core's cannot be taken."""
-    from .integrations import settings_groups
+    from .plugins import settings_groups
 
     return {name: group for name, group in settings_groups().items() if name not in Settings.model_fields}
 

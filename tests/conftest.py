@@ -257,7 +257,7 @@ def serving(app, log_level: str = "warning"):
     access log, as `oncall-memory serve` does.)"""
     import uvicorn
 
-    from oncall_memory.ingest.schedule import free_port
+    from oncall_memory.orchestration.schedule import free_port
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level))

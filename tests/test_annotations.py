@@ -22,13 +22,13 @@ from werkzeug import Response
 
 from oncall_memory.domain.annotations import texts
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
 from oncall_memory.integrations.opsgenie.webhook import OpsgenieWebhook, opsgenie_job
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.outbox import Outbox
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 MIXINS = Path(__file__).parent / "mixins"

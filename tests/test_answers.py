@@ -14,10 +14,10 @@ from local_client import TestClient
 from oncall_memory.cli import main
 from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 GROUP = (FIXTURES / "webhooks" / "alertmanager-group.json").read_bytes()
 JSON = {"Content-Type": "application/json"}

@@ -2,8 +2,9 @@ import pytest
 from conftest import FIXTURES, write_jsonl
 
 from oncall_memory.domain.incident import Incident
+from oncall_memory.domain.rejected import Rejected
 from oncall_memory.errors import InvalidInput
-from oncall_memory.ingest.backlog import Rejected, read_jsonl
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 
 def test_broken_lines_are_reported_with_line_numbers_and_the_rest_kept(tmp_path):

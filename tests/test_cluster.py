@@ -9,9 +9,9 @@ from qdrant_client import QdrantClient, models
 
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.cluster import migrate_to
 from oncall_memory.store.engines import open_edge
 from oncall_memory.store.engines.qdrant import QdrantStore, collection_config

@@ -10,12 +10,12 @@ from conftest import FIXTURES
 from local_client import TestClient
 
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.alertmanager.webhook import AlertmanagerHook
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.collector import held_off
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 

@@ -25,11 +25,11 @@ from oncall_memory.answer.render import NOTHING_CLOSE, note_text, terminal
 from oncall_memory.cli import main
 from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.slack.render import slack_message
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 NONSENSE = "zebra giraffe banana"
 KNOWN = "IPsec tunnel to the payment processor is down"

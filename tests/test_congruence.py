@@ -10,8 +10,8 @@ from conftest import BACKENDS, FIXTURES, backend_settings
 
 from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 pytestmark = pytest.mark.skipif(len(BACKENDS) < 2, reason="needs two engines")
 

@@ -16,10 +16,10 @@ from pydantic import SecretStr
 from slack_sdk.signature import SignatureVerifier
 
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 CONTROLS = [chr(c) for c in (*range(32), 127)]

@@ -14,12 +14,12 @@ from pydantic import SecretStr
 
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.http_answers import error_message
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.outbox import Outbox
 from oncall_memory.service.worker import RetryPolicy
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 TRIGGERED = {

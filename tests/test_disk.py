@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, ROOT
 
+from oncall_memory.datadir import DataDir, filesystem_type, holes, stored_bytes
 from oncall_memory.errors import DiskFull
-from oncall_memory.store.datadir import DataDir, filesystem_type, holes, stored_bytes
 
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("ONCALL_MEMORY_")}
 
@@ -104,10 +104,10 @@ def test_a_service_whose_data_dir_fills_refuses_webhooks_with_503_and_keeps_answ
     from pydantic import SecretStr
 
     from oncall_memory.embedders.fake import FakeEmbedder
-    from oncall_memory.ingest.backlog import read_jsonl
     from oncall_memory.memory import Memory
     from oncall_memory.service import create_app
     from oncall_memory.settings import Settings
+    from oncall_memory.sources.jsonl_files import read_jsonl
     from oncall_memory.store.engines import open_store
 
     data = small_tmpfs(16) / "data"

@@ -151,7 +151,7 @@ def test_the_readmes_command_table_and_help_agree_both_ways():
     import argparse
 
     from oncall_memory.cli import build_parser
-    from oncall_memory.ingest.schedule import add_arguments
+    from oncall_memory.orchestration.schedule import add_arguments
 
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     helped = {name: _options(command) for name, command in sub.choices.items()}

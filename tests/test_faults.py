@@ -22,9 +22,9 @@ from pydantic import SecretStr
 from synth import synthetic_rows  # noqa: I001
 
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.schedule import free_port
 from oncall_memory.integrations.pagerduty.backlog import PagerDutySource
 from oncall_memory.memory import Memory
+from oncall_memory.orchestration.schedule import free_port
 from oncall_memory.settings import Settings
 from oncall_memory.sources import Window
 from oncall_memory.store.engines import open_store
@@ -153,7 +153,7 @@ def test_a_429_storm_from_pagerduty_is_waited_out(httpserver):
 
 
 def _fixture_incidents():
-    from oncall_memory.ingest.backlog import read_jsonl
+    from oncall_memory.sources.jsonl_files import read_jsonl
 
     return read_jsonl(ROOT / "fixtures" / "incidents.jsonl")
 

@@ -14,7 +14,7 @@ from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident  # noqa: E402
 from pydantic import SecretStr  # noqa: E402
 
 from oncall_memory.embedders.fake import FakeEmbedder  # noqa: E402
-from oncall_memory.ingest.flow import ingest_flow  # noqa: E402
+from oncall_memory.orchestration.flow import ingest_flow  # noqa: E402
 from oncall_memory.settings import Settings  # noqa: E402
 from oncall_memory.store.engines import open_store  # noqa: E402
 
@@ -108,7 +108,7 @@ def test_a_pagerduty_outage_fails_the_run_and_leaves_memory_exactly_as_it_was(fl
 def test_runs_are_named_by_what_they_read_and_when():
     from datetime import datetime, timezone
 
-    from oncall_memory.ingest.flow import run_name
+    from oncall_memory.orchestration.flow import run_name
 
     now = datetime(2026, 12, 1, 22, 50, tzinfo=timezone.utc)
     assert run_name({"source": "jsonl", "path": "fixtures/incidents.jsonl"}, now) == (

@@ -22,13 +22,13 @@ from oncall_memory.answer.render import note_text
 from oncall_memory.cli import main
 from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.pagerduty.notes import NOTE_LIMIT as PAGERDUTY_NOTE_LIMIT
 from oncall_memory.integrations.slack.render import slack_message
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.app import openapi_schema
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 JSON = {"Content-Type": "application/json"}

@@ -19,12 +19,12 @@ from conftest import FIXTURES, ROOT, serving
 from pydantic import SecretStr
 
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
-from oncall_memory.ingest.schedule import free_port
 from oncall_memory.integrations.alertmanager.webhook import AlertmanagerWebhook, alertmanager_jobs
 from oncall_memory.memory import Memory
+from oncall_memory.orchestration.schedule import free_port
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 ALERTMANAGER = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
 AMTOOL = shutil.which("amtool")

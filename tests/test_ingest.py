@@ -4,8 +4,8 @@ from conftest import FIXTURES, make_incident, snapshot
 from oncall_memory.domain.incident import point_id
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import ContractMismatch, EmbeddingFailed
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.ingest.ingest import ingest
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 
 def fixtures():

@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "oncall_memory"
 ENTRY_POINTS = (
     "oncall_memory.cli",
     "oncall_memory.service",
-    "oncall_memory.ingest.flow",
-    "oncall_memory.ingest.schedule",
+    "oncall_memory.orchestration.flow",
+    "oncall_memory.orchestration.schedule",
 )
 
 
@@ -90,7 +90,7 @@ def test_no_import_cycles(type_only):
 STAGES = ("ingest", "store", "answer")
 MAY_IMPORT = {"store": set(), "ingest": {"store"}, "answer": {"store"}}
 # `evaluate` measures the memory on labelled sets it reads as a backlog.
-STAGE_EXCEPTIONS = {("oncall_memory.answer.evaluate", "oncall_memory.ingest.backlog")}
+STAGE_EXCEPTIONS = {("oncall_memory.evaluation", "oncall_memory.ingest.backlog")}
 
 
 def stage_of(name: str) -> str | None:

@@ -45,7 +45,7 @@ def test_crashing_pods_find_the_never_ready_deployment_before_the_expired_certif
 def fixture_memory(local_embedder, tmp_path_factory):
     from conftest import FIXTURES
 
-    from oncall_memory.ingest.backlog import read_jsonl
+    from oncall_memory.sources.jsonl_files import read_jsonl
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("local-memory"))
     with Memory.open(settings, embedder=local_embedder) as memory:
@@ -241,9 +241,9 @@ def test_answers_say_when_they_are_guesses_on_the_shipped_sets(tmp_path, request
     )
     from conftest import FIXTURES
 
-    from oncall_memory.answer.evaluate import Abstention, abstention, read_labels
     from oncall_memory.cli.lookup import SHIPPED_SETS
-    from oncall_memory.ingest.backlog import read_jsonl
+    from oncall_memory.evaluation import Abstention, abstention, read_labels
+    from oncall_memory.sources.jsonl_files import read_jsonl
 
     with Memory.open(Settings(data_dir=tmp_path / "data"), embedder=local_embedder) as memory:
         memory.ingest(read_jsonl(FIXTURES / "incidents.jsonl"))
@@ -260,7 +260,7 @@ def test_the_services_own_crash_loop_in_its_responders_words_comes_before_anothe
     recurrence, another service's incident is not the same problem."""
     from conftest import FIXTURES
 
-    from oncall_memory.ingest.backlog import read_jsonl
+    from oncall_memory.sources.jsonl_files import read_jsonl
 
     sample = [i for i in read_jsonl(FIXTURES / "incidents.jsonl") if i.id != "INC-1001"]  # checkout's, reworded:
     own = make_incident(
@@ -299,7 +299,7 @@ def test_a_recurrence_worded_without_the_vocabularys_words_keeps_its_facts_by_me
     candidate tells of the symptom by its meaning too (`answer/told.py`): nearest the crash loop's prototypes
     of all the symptoms, and as near them as this memory's own crash loops stand."""
     from oncall_memory.domain.vocabulary import symptoms
-    from oncall_memory.ingest.backlog import read_jsonl
+    from oncall_memory.sources.jsonl_files import read_jsonl
 
     own = make_incident(
         id="CHK-9",
@@ -426,7 +426,7 @@ def test_a_recurrence_on_the_same_service_outranks_another_services_wording(tmp_
     and the same service's other problem last and weak."""
     import json
 
-    from oncall_memory.answer.evaluate import PagerQuery
+    from oncall_memory.evaluation import PagerQuery
 
     memory = Memory.open(Settings(data_dir=tmp_path / "data"), embedder=local_embedder)
     memory.ingest(
@@ -472,11 +472,11 @@ def test_no_probe_is_a_near_copy_of_an_alert_the_protocol_scores(tmp_path, int8_
     rewritten; the third-party sets' alerts were checked the same way, docs/evaluation.md)."""
     import numpy as np
 
-    from oncall_memory.answer.evaluate import read_labels
     from oncall_memory.answer.scale import PROBES
     from oncall_memory.domain.distill import distill, distill_alert
     from oncall_memory.domain.incident import Incident
-    from oncall_memory.ingest.backlog import read_jsonl
+    from oncall_memory.evaluation import read_labels
+    from oncall_memory.sources.jsonl_files import read_jsonl
 
     sets = FIXTURES.parent / "oncall_memory" / "evalsets"
     incidents = [i for i in read_jsonl(FIXTURES / "incidents.jsonl") if isinstance(i, Incident)]

@@ -5,9 +5,9 @@ from conftest import FIXTURES, assert_same_points, snapshot
 
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import EmbeddingFailed, InvalidInput
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 migrate = Memory.migrate

@@ -22,13 +22,13 @@ from pydantic import SecretStr
 from oncall_memory.cli import main
 from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.pagerduty import PagerDutyAPI
 from oncall_memory.integrations.pagerduty.live import PagerDutyIncidents
 from oncall_memory.mcp.server import build_server
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 ALERT = "IPsec tunnel to card processor down"
 NO_MATCH = "Office coffee machine is out of beans"  # nothing like it on record (the fake model marks it low)
@@ -278,7 +278,7 @@ def test_a_finding_is_posted_to_the_live_incident_redacted(memory, pagerduty):
 def test_the_live_incidents_come_through_the_integrations_hook_when_pagerduty_can_post(memory, tmp_path):
     """The agents' door finds a pager's live incidents through the hook an integration offers: PagerDuty's
     once its REST key and From address are set, and nothing without them (the memory's own tools only)."""
-    from oncall_memory.integrations import live_incidents
+    from oncall_memory.plugins import live_incidents
 
     assert live_incidents(Settings(data_dir=tmp_path, pagerduty_token="k")) is None  # no From: address
     live = live_incidents(Settings(data_dir=tmp_path, pagerduty_token="k", pagerduty_from_email="m@example.com"))

@@ -18,11 +18,11 @@ from test_service import SLACK, body_of, drain, post_pd, slack_ok
 from werkzeug import Response
 
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.outbox import Outbox
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 API = "metrics-reader-token"

@@ -10,11 +10,11 @@ from local_client import TestClient
 from pydantic import SecretStr
 
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.page_login import COOKIE, safe_next
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 TOKEN = "page-test-token-51c2"

@@ -178,9 +178,9 @@ def test_an_unindexed_store_keeps_its_small_originals_mapped_and_an_indexed_one_
 
     from oncall_memory.domain.alert import Alert
     from oncall_memory.embedders.fake import FakeEmbedder
-    from oncall_memory.ingest.backlog import read_jsonl
     from oncall_memory.memory import Memory
     from oncall_memory.settings import Settings
+    from oncall_memory.sources.jsonl_files import read_jsonl
     from oncall_memory.store.engines import edge
 
     with Memory.open(Settings(data_dir=tmp_path / "data", embedder="fake"), embedder=FakeEmbedder()) as memory:

@@ -7,8 +7,8 @@ import pytest
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident
 from pydantic import SecretStr
 
+from oncall_memory.domain.rejected import Rejected
 from oncall_memory.errors import SourceFailed
-from oncall_memory.ingest.backlog import Rejected
 from oncall_memory.integrations.pagerduty import api as pd
 from oncall_memory.integrations.pagerduty.api import PagerDutyAPI, RateLimiter, limiter_for
 from oncall_memory.integrations.pagerduty.backlog import PagerDutySource, to_incident

@@ -307,7 +307,7 @@ def test_a_shared_symptom_is_a_reason_in_words():
 
 
 def test_the_shipped_pager_set_parses():
-    from oncall_memory.answer.evaluate import PagerQuery, read_labels
+    from oncall_memory.evaluation import PagerQuery, read_labels
 
     queries = read_labels(ROOT / "oncall_memory" / "evalsets" / "alerts.jsonl")
     assert len(queries) >= 40 and all(isinstance(q, PagerQuery) for q in queries)
@@ -323,7 +323,7 @@ def test_a_labelled_pager_alert_is_read_by_that_pagers_own_webhook_and_an_unknow
 
     from pydantic import ValidationError
 
-    from oncall_memory.answer.evaluate import PagerQuery
+    from oncall_memory.evaluation import PagerQuery
     from oncall_memory.memory import Memory
     from oncall_memory.settings import Settings
 

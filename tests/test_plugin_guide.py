@@ -14,10 +14,10 @@ from local_client import TestClient
 
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 GUIDE = FIXTURES.parent / "docs" / "plugins.md"
@@ -32,16 +32,46 @@ def the_guides(kind: str, after: str) -> str:
     return found.group(1)
 
 
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The guide's package, built from the page (its `pyproject.toml` and the whole example as the module it
+    names) and installed by pip as a user would, into a folder of its own: the entry point pip writes is the
+    one the registry finds."""
+    import subprocess
+    import tomllib
+
+    pyproject = the_guides("toml", "## The package")
+    declared = tomllib.loads(pyproject)
+    ((name, module),) = declared["project"]["entry-points"]["oncall_memory.integrations"].items()
+    source = tmp_path_factory.mktemp("opsdesk-src")
+    (source / "pyproject.toml").write_text(pyproject)
+    (source / module).mkdir()
+    (source / module / "__init__.py").write_text(the_guides("python", "## The whole example"))
+    site = tmp_path_factory.mktemp("opsdesk-site")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(site),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return site, name, module
+
+
 @pytest.fixture
-def opsdesk(tmp_path, monkeypatch):
-    name, module = re.search(r'^(\w+) = "(\w+)"$', the_guides("toml", "## The entry point"), re.M).groups()
-    site = tmp_path / "site"
-    (site / module).mkdir(parents=True)
-    (site / module / "__init__.py").write_text(the_guides("python", "## The whole example"))
-    dist = site / f"{module}-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(f"[oncall_memory.integrations]\n{name} = {module}\n")
+def opsdesk(installed, tmp_path, monkeypatch):
+    site, name, module = installed
     monkeypatch.syspath_prepend(str(site))
     for variable in ("OPSDESK_WEBHOOK_TOKEN", "OPSDESK_URL", "OPSDESK_TOKEN"):
         monkeypatch.delenv(variable, raising=False)
@@ -50,6 +80,15 @@ def opsdesk(tmp_path, monkeypatch):
     loaded = __import__(module)
     yield loaded
     sys.modules.pop(module, None)
+
+
+def test_the_guides_plugin_imports_only_the_public_module(installed):
+    site, name, module = installed
+    code = (site / module / "__init__.py").read_text()
+    imported = set(re.findall(r"^(?:from|import) (oncall_memory[\w.]*)", code, re.M))
+    assert imported == {"oncall_memory.plugin"}, imported
+    (dist,) = site.glob("*.dist-info")  # what pip wrote from the page's pyproject.toml
+    assert f"[oncall_memory.integrations]\n{name} = {module}" in (dist / "entry_points.txt").read_text()
 
 
 HISTORY = """id,title,service,cause,fix,resolved_at

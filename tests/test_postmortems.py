@@ -9,7 +9,7 @@ from conftest import FIXTURES, with_exported_model
 
 from oncall_memory.cli import main
 from oncall_memory.domain.incident import Incident
-from oncall_memory.ingest.backlog import Rejected
+from oncall_memory.domain.rejected import Rejected
 from oncall_memory.sources.files import read_backlog
 from oncall_memory.sources.git_links import web_url
 

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from conftest import make_incident
 
+from oncall_memory.domain import payload as P
 from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.store import payload as P
 from oncall_memory.store.ranking_table import RankingTable
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

@@ -18,10 +18,10 @@ from pagerduty_fake import FakePagerDuty, pd_incident
 from pydantic import SecretStr
 
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 TOKEN = "api-token-for-the-test"
 MB = 1 << 20

@@ -6,14 +6,14 @@ import pytest
 from conftest import make_incident
 from pydantic import ValidationError
 
-from oncall_memory.answer.evaluate import Configuration, evaluate, metrics, read_labels
 from oncall_memory.domain.alert import Alert, Filters
+from oncall_memory.domain.conditions import holds
 from oncall_memory.domain.signature import canonical_signature
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import InvalidInput
+from oncall_memory.evaluation import Configuration, evaluate, metrics, read_labels
 from oncall_memory.memory import Memory
 from oncall_memory.settings import RankingWeights, Settings
-from oncall_memory.store.conditions import holds
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 STORY = "coredns lookups time out under load, cluster dns i/o timeout"

@@ -27,9 +27,9 @@ from oncall_memory.domain.alert import Alert
 from oncall_memory.domain.distill import distill_alert
 from oncall_memory.domain.lexical import idf, term_index
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 # A model the shipped calibration reads the standing for (the fake embedder's own gives it no weight).
 READ = "all-MiniLM-L6-v2"

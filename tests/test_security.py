@@ -26,12 +26,12 @@ from slack_sdk.signature import SignatureVerifier
 
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
-from oncall_memory.ingest.schedule import free_port
 from oncall_memory.memory import Memory
+from oncall_memory.orchestration.schedule import free_port
 from oncall_memory.redact import MARKER, redact, secret_spans
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 SHAPES = corpus()
 TEXT_FIELDS = [

@@ -19,11 +19,11 @@ from werkzeug import Response
 
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.outbox import Outbox
 from oncall_memory.settings import MAX_BODY_BYTES, Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 SECRET = "whsec-topsecret-value"

@@ -12,11 +12,11 @@ from conftest import FIXTURES
 from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import EmbeddingFailed
-from oncall_memory.ingest.backlog import read_jsonl
-from oncall_memory.ingest.schedule import free_port
 from oncall_memory.memory import Memory
+from oncall_memory.orchestration.schedule import free_port
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 EMBED_SECONDS = 2.0  # long, so a blocked event loop shows as seconds against a bound of 100 ms
 

@@ -14,10 +14,10 @@ from local_client import TestClient
 from oncall_memory.answer.feedback import FeedbackStore
 from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 GARBAGE = b"this is not a database" * 300
 
@@ -93,7 +93,7 @@ def test_serve_removes_its_service_file_when_stopped_by_a_signal(tmp_path):
     import signal
     import time
 
-    from oncall_memory.ingest.schedule import free_port
+    from oncall_memory.orchestration.schedule import free_port
 
     data = tmp_path / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONCALL_MEMORY_")}
@@ -151,7 +151,7 @@ def test_a_copy_left_by_a_killed_index_build_is_removed_when_the_store_opens(tmp
 
 def test_a_qdrant_server_that_does_not_answer_is_unavailable_in_words(tmp_path):
     from oncall_memory.errors import StoreUnavailable
-    from oncall_memory.ingest.schedule import free_port
+    from oncall_memory.orchestration.schedule import free_port
     from oncall_memory.store.engines.qdrant import QdrantStore
 
     store = QdrantStore.server(f"http://127.0.0.1:{free_port()}", None, "incidents")

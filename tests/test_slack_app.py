@@ -22,12 +22,12 @@ from werkzeug import Request, Response
 
 from oncall_memory.domain.alert import Alert
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.integrations.slack.app import SlackApp, signature
 from oncall_memory.integrations.slack.targets import SlackBot
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 from oncall_memory.targets import DeliveryError
 

@@ -9,10 +9,10 @@ from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.domain.lexical import sparse_vector
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.errors import ContractMismatch, StoreUnavailable
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.ingest.ingest import ingest
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store
 
 

@@ -25,8 +25,8 @@ from tracker_fakes import (
 
 from oncall_memory.cli import main
 from oncall_memory.domain.incident import Incident
+from oncall_memory.domain.rejected import Rejected
 from oncall_memory.errors import InvalidInput, SourceFailed
-from oncall_memory.ingest.backlog import Rejected
 from oncall_memory.integrations.jira.adf import to_markdown
 from oncall_memory.settings import Settings
 from oncall_memory.sources import Window

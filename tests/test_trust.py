@@ -19,12 +19,12 @@ from pydantic import SecretStr
 
 from oncall_memory.cli import main
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.service.cross_site import PROBES, SAFE_METHODS
 from oncall_memory.service.route_list import paths_and_methods
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 FOREIGN = "rebind.attacker.example"
 GHP = "ghp_" + "Zq3tXw9Lp2Vb7Nc4Hm8Jr1Kd6Fs0Gy5Ta3Ue"  # a GitHub token's shape (not a real one)

@@ -26,7 +26,7 @@ from pathlib import Path
 import httpx
 from synth import sample_alerts, varied_rows
 
-from oncall_memory.ingest.schedule import free_port
+from oncall_memory.orchestration.schedule import free_port
 
 from .scale import pct
 

@@ -22,10 +22,10 @@ from pydantic import SecretStr
 from pytest_httpserver import HTTPServer
 
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.ingest.backlog import read_jsonl
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
 from oncall_memory.settings import Settings
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 from pagerduty_fake import TOKEN, FakePagerDuty, pd_incident  # noqa: E402

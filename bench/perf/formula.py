@@ -22,13 +22,13 @@ from pathlib import Path
 import qdrant_edge as E
 from synth import sample_alerts, synthetic_incidents
 
+from oncall_memory.domain import payload as P
 from oncall_memory.domain.alert import Alert
 from oncall_memory.domain.distill import distill_alert
 from oncall_memory.domain.lexical import sparse_vector
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.store import payload as P
 from oncall_memory.store.engines import DENSE, SPARSE
 from oncall_memory.store.engines.base import RRF_K
 

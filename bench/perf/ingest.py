@@ -73,9 +73,9 @@ def backlog_rows(n: int) -> list[dict]:
 
 def child(config: str, backlog: str) -> None:
     from oncall_memory.embedders.local import LocalEmbedder
-    from oncall_memory.ingest.backlog import read_jsonl
     from oncall_memory.memory import Memory
     from oncall_memory.settings import Settings
+    from oncall_memory.sources.jsonl_files import read_jsonl
 
     settings = Settings()
     embedder = LocalEmbedder() if os.environ.get("BENCH_RUNTIME") == "torch" else None  # no cache: torch

@@ -35,13 +35,13 @@ import numpy as np
 from synth import varied_rows
 
 from oncall_memory.answer.retrieve import make_query
+from oncall_memory.domain import payload as P
 from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.domain.distill import distill_alert
 from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory
 from oncall_memory.settings import Settings
-from oncall_memory.store import payload as P
 from oncall_memory.store.engines import QueryPlan
 
 from .engine import edge_shard, store_of

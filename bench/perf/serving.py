@@ -9,7 +9,7 @@ import time
 
 import httpx
 
-from oncall_memory.ingest.schedule import free_port
+from oncall_memory.orchestration.schedule import free_port
 
 
 class Serve:

@@ -30,13 +30,13 @@ import qdrant_edge as E
 from synth import varied_rows
 
 from oncall_memory.answer.retrieve import make_query
+from oncall_memory.domain import payload as P
 from oncall_memory.domain.alert import Alert
 from oncall_memory.domain.distill import distill
 from oncall_memory.domain.incident import Incident
 from oncall_memory.domain.lexical import Sparse
 from oncall_memory.domain.vocabulary import symptoms
 from oncall_memory.embedders.fake import FakeEmbedder
-from oncall_memory.store import payload as P
 from oncall_memory.store.engines.base import SPARSE
 
 

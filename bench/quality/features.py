@@ -28,14 +28,14 @@ from oncall_memory import Memory, Settings
 from oncall_memory.answer import ranking as R
 from oncall_memory.answer.bm25 import BM25
 from oncall_memory.answer.confidence import FEATURES
-from oncall_memory.answer.evaluate import LabelledQuery, PagerQuery
 from oncall_memory.answer.retrieve import metric_words, metrics_named
+from oncall_memory.domain import payload as P
 from oncall_memory.domain.alert import Alert, Filters
 from oncall_memory.domain.distill import distill_alert
 from oncall_memory.domain.lexical import Rarity, idf, sparse_vector
 from oncall_memory.domain.vocabulary import symptoms, terms
+from oncall_memory.evaluation import LabelledQuery, PagerQuery
 from oncall_memory.settings import RankingWeights
-from oncall_memory.store import payload as P
 from oncall_memory.store.engines import Mode
 
 from .sets import CACHE, EvalSet, SetQuery

@@ -46,11 +46,11 @@ import httpx
 from oncall_memory import Alert, Memory, Settings
 from oncall_memory.answer import retrieve, wording
 from oncall_memory.answer.bm25 import BM25
-from oncall_memory.answer.evaluate import BASELINE, CONFIGURATIONS, DEPTH, Scores, metrics
+from oncall_memory.domain import payload
 from oncall_memory.domain.distill import distill_alert
 from oncall_memory.domain.incident import Incident
+from oncall_memory.evaluation import BASELINE, CONFIGURATIONS, DEPTH, Scores, metrics
 from oncall_memory.settings import RankingWeights
-from oncall_memory.store import payload
 
 LABELS = Path(__file__).with_name("github_issues_labels.jsonl")
 DEFAULT_TEXTS = Path.home() / ".cache" / "oncall-memory" / "github-issues.jsonl"

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from ..datadir import write_atomic
 from ..settings import Settings
-from ..store.datadir import write_atomic
 from .confidence import FEATURES, Calibration, Evidence, Recalibration, calibration_for, recalibrate
 from .feedback import FeedbackStore
 from .ranking import Neighbour

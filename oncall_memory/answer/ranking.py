@@ -13,10 +13,10 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
+from ..domain import payload as P
 from ..domain.facts import Facts
 from ..domain.vocabulary import BY_KEY
 from ..settings import RankingWeights
-from ..store import payload as P
 from .confidence import Evidence, Level
 from .feedback import Tally
 from .fixes import stories

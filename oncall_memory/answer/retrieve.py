@@ -14,7 +14,9 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
+from ..domain import payload as P
 from ..domain.alert import Alert, Filters
+from ..domain.conditions import holds
 from ..domain.distill import distill_alert
 from ..domain.lexical import Rarity, Sparse, sparse_vector, term_index
 from ..domain.lexical import terms as lexical_terms
@@ -23,8 +25,6 @@ from ..domain.vocabulary import symptoms, terms
 from ..embedders import Embedder
 from ..errors import EmbeddingFailed, InvalidInput
 from ..settings import RankingWeights
-from ..store import payload as P
-from ..store.conditions import holds
 from ..store.engines import Hit, IncidentStore, Mode, QueryPlan
 from . import confidence, ranking
 from .confidence import DEFAULT, Calibration, Evidence, Level

@@ -43,12 +43,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..datadir import write_atomic
+from ..domain import payload as P
 from ..domain.distill import distill_alert
 from ..domain.lexical import idf
 from ..embedders import Embedder
 from ..errors import EmbeddingFailed
-from ..store import payload as P
-from ..store.datadir import write_atomic
 from ..store.engines import DENSE, IncidentStore, QueryPlan
 from .told import NONE as NO_TOLD
 from .told import Told, centroids, prototype_texts

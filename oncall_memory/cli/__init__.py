@@ -17,8 +17,8 @@ import sys
 from collections.abc import Sequence
 
 from .. import log_format
+from ..datadir import cannot_write, no_space
 from ..errors import InvalidInput, OncallMemoryError
-from ..store.datadir import cannot_write, no_space
 from . import agents, answers, config, deliveries, ingest, leaving, lookup, maintenance, run, thin, users
 from .common import EXIT_FAILED, EXIT_USAGE, err, legacy_data_dir_warning, said
 

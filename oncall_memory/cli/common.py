@@ -21,7 +21,7 @@ def said(exc: BaseException) -> str:
 
 
 def legacy_data_dir_warning() -> None:
-    from ..store.datadir import user_data_dir
+    from ..datadir import user_data_dir
 
     err(
         f"using ./.oncall-memory (found here, made by an earlier version); the default is now "

@@ -85,7 +85,7 @@ def alert_from_args(args: argparse.Namespace, data: dict[str, Any] | None = None
     from pydantic import ValidationError
 
     from ..domain.alert import Alert
-    from ..ingest.backlog import validation_message
+    from ..domain.rejected import validation_message
 
     data = thin.alert_data(args) if data is None else data
     try:
@@ -99,7 +99,7 @@ def filters_from_args(args: argparse.Namespace) -> Filters:
     from pydantic import ValidationError
 
     from ..domain.alert import Filters
-    from ..ingest.backlog import validation_message
+    from ..domain.rejected import validation_message
 
     past(args.since, "--since")
     try:
@@ -200,7 +200,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from ..answer.confidence import MIN_EACH, MIN_VERDICTS
-    from ..answer.evaluate import (
+    from ..evaluation import (
         Abstention,
         abstention,
         as_json,

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .. import local_token
+from ..datadir import DataDir
 from ..errors import InvalidInput
 from ..hosts import is_loopback
-from ..store.datadir import DataDir
 
 if TYPE_CHECKING:
     import http.client

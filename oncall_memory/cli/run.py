@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_schedule(args: argparse.Namespace, settings: Settings) -> int:
-    from ..ingest import schedule
+    from ..orchestration import schedule
 
     return schedule.main(args.options, settings)
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from ..datadir import LEGACY_DATA_DIR, DataDir, default_data_dir
 from ..errors import InvalidInput, OncallMemoryError
-from ..store.datadir import LEGACY_DATA_DIR, DataDir, default_data_dir
 from . import remote
 from .common import err, legacy_data_dir_warning, terminal_style
 from .when import past

@@ -11,8 +11,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..domain.rejected import Rejected
 from ..errors import OncallMemoryError
-from ..ingest.backlog import Rejected
 from ..ingest.ingest import COUNTS, Embed, IngestReport, IngestStopped
 from ..store.backup import Verification
 from . import remote

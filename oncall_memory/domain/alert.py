@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..store import payload as P
-from ..store.conditions import Condition, Match, Range
+from . import payload as P
 from .blank import NOT_BLANK
+from .conditions import Condition, Match, Range
 from .facts import Facts, UtcDatetime
 from .promql import MAX_METRICS, is_metric_name
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from ..datadir import write_atomic
 from ..sources import Window
-from ..store.datadir import write_atomic
 from .ingest import IngestReport
 from .job import IngestJob, Ingests
 

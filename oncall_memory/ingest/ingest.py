@@ -13,14 +13,14 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..domain import payload as P
 from ..domain.distill import distill
 from ..domain.incident import Incident
 from ..domain.lexical import Sparse
+from ..domain.rejected import Rejected
 from ..embedders import Embedder
 from ..errors import EmbeddingFailed
-from ..store import payload as P
 from ..store.engines import IncidentStore, StoredPoint
-from .backlog import Rejected
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,11 @@ from functools import cached_property
 from typing import Protocol
 
 from ..domain.incident import Incident
+from ..domain.rejected import Rejected
 from ..settings import Settings
 from ..sources import Window, default_window_days, scheduled_window
 from ..sources.factory import make_source
 from ..store.engines.base import IndexReport
-from .backlog import Rejected
 from .ingest import Embed, IngestReport
 
 

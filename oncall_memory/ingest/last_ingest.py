@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..datadir import write_atomic
 from ..errors import OncallMemoryError
-from ..store.datadir import write_atomic
 from .ingest import IngestReport
 
 log = logging.getLogger(__name__)

@@ -9,13 +9,13 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from ..domain.payload import incident_from_payload
 from ..embedders import Embedder
 from ..errors import InvalidInput, OncallMemoryError
 from ..settings import Settings
 from ..store.backup import read_manifest, restore_into
 from ..store.engines import IncidentStore, copy_points, open_edge, open_local, open_store
 from ..store.guard import GuardedStore
-from ..store.payload import incident_from_payload
 from .ingest import IngestReport, ingest
 
 REINDEX_SUFFIX = "__reindex"

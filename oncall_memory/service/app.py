@@ -33,15 +33,16 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from .. import local_token
 from ..chat import ChatApp
+from ..datadir import write_atomic
 from ..errors import DiskFull, InvalidInput, NotFound, OncallMemoryError
-from ..integrations import BUILT_IN, BUILT_IN_WHERE, Plugin, live_incidents, service_plugins, targets_hint
+from ..integrations import BUILT_IN
 from ..jobs import Job, Refiner
 from ..logs import redacted_logs
 from ..memory import Memory
+from ..plugins import BUILT_IN_WHERE, Plugin, live_incidents, service_plugins, targets_hint
 from ..redact import already_redacted, redact
 from ..redact.engine import load_in_background
 from ..settings import Settings
-from ..store.datadir import write_atomic
 from ..targets import Target
 from ..webhook import Webhook
 from . import answers_api, api, commands, mcp_http, page, page_answers, webhooks
@@ -317,7 +318,7 @@ def create_app(
         hook = plugin.webhook
         taken = isinstance(hook, Webhook) and (hook.name in BUILT_IN or hook.name.endswith("-learn"))
         if isinstance(hook, Webhook) and (built_in or not taken):
-            mounted.append((plugin.webhook, plugin.where))
+            mounted.append((hook, plugin.where))
         elif plugin.webhook is not None:
             log.error("the integration %s offers a webhook that is not a oncall_memory.webhook.Webhook", plugin.where)
     for hook, where in mounted:

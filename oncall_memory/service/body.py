@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import HTTPException, Request
 from pydantic import BaseModel, ValidationError
 
-from ..ingest.backlog import validation_message
+from ..domain.rejected import validation_message
 from .deps import settings_of
 
 MAX_DEPTH = 32  # no pager nests deeper than a handful of levels; deeper input is an attack, not an alert

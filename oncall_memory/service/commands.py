@@ -23,12 +23,12 @@ from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field, ValidationError
 from starlette.background import BackgroundTask
 
+from ..datadir import ENGINE_HEADROOM, stored_bytes
 from ..domain.incident import Incident
+from ..domain.rejected import Rejected, validation_message
 from ..errors import EmbeddingFailed
-from ..ingest.backlog import Rejected, validation_message
 from ..ingest.ingest import IngestStopped
 from ..redact import redact
-from ..store.datadir import ENGINE_HEADROOM, stored_bytes
 from .auth import writer
 from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import errors

@@ -33,8 +33,8 @@ from ..answer.retrieve import Lookup
 from ..credentials import same_secret
 from ..domain.alert import Alert, Filters
 from ..domain.incident import worked
+from ..domain.rejected import validation_message
 from ..errors import InvalidInput, OncallMemoryError
-from ..ingest.backlog import validation_message
 from ..memory import Memory
 from ..redact import already_redacted, redact, redact_all
 from .deps import accounts_of, attempts_of, memory_provider, sessions_of, settings_of

@@ -16,13 +16,13 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..answer.ranking import AGE, FIX_KINDS, Neighbour, human_age
 from ..answer.retrieve import Lookup
+from ..domain import payload as P
 from ..domain.incident import worked
 from ..domain.pasted import pasted_facts
 from ..errors import OncallMemoryError
 from ..links import web_link
 from ..memory import Memory
 from ..redact import redact
-from ..store import payload as P
 from .deps import outbox_of
 from .outbox import FAILED, NEW, PENDING, SENDING
 

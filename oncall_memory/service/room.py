@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import time
 
-from ..store.datadir import MB, DataDir, cannot_write
+from ..datadir import MB, DataDir, cannot_write
 
 __all__ = ["RETRY_AFTER", "Room", "cannot_write"]
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi import Depends, FastAPI, HTTPException, Request
 from pydantic import ValidationError
 
+from ..domain.rejected import validation_message
 from ..errors import InvalidInput
-from ..ingest.backlog import validation_message
 from ..jobs import Job
 from ..redact import already_redacted, redact_all
 from ..webhook import Webhook

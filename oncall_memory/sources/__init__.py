@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from ..domain.incident import Incident
-from ..ingest.backlog import Rejected
+from ..domain.rejected import Rejected
 
 if TYPE_CHECKING:
     from ..settings import Settings

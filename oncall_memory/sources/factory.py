@@ -19,10 +19,10 @@ from types import ModuleType
 from typing import Any
 
 from ..domain.incident import Incident
+from ..domain.rejected import Rejected
 from ..errors import InvalidInput, OncallMemoryError, SourceFailed
-from ..ingest.backlog import Rejected
-from ..integrations import BUILT_IN_SOURCES, ENTRY_POINT_GROUP
-from ..integrations import plugins as installed
+from ..plugins import ENTRY_POINT_GROUP, built_in_sources
+from ..plugins import plugins as installed
 from ..settings import Settings
 from . import Source, Window
 from .jsonl import JsonlSource
@@ -31,7 +31,7 @@ from .jsonl import JsonlSource
 def built_in() -> tuple[str, ...]:
     """The built-in sources: files (`jsonl`), then each built-in integration whose package offers the
     `source` hook, in `integrations.BUILT_IN`'s order."""
-    return ("jsonl", *BUILT_IN_SOURCES)
+    return ("jsonl", *built_in_sources())
 
 
 def _package(name: str) -> Any:

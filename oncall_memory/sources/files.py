@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..domain.incident import Incident
+from ..domain.rejected import Rejected
 from ..errors import InvalidInput
-from ..ingest.backlog import Rejected, read_jsonl
 from .git_links import repository
+from .jsonl_files import read_jsonl
 from .postmortem import documents, read_postmortem
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..domain.incident import Incident
-from ..ingest.backlog import Rejected
+from ..domain.rejected import Rejected
 from . import Source, Window
 from .files import read_backlog
 

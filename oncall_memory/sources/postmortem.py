@@ -34,8 +34,9 @@ import yaml
 from pydantic import ValidationError
 
 from ..domain.incident import Incident
-from ..ingest.backlog import Rejected, not_text, validation_message
+from ..domain.rejected import Rejected, validation_message
 from . import moment
+from .jsonl_files import not_text
 from .sections import META, Reading, label, read_sections, signal_lines
 from .told_fixes import effect, told_fixes
 

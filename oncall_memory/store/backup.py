@@ -21,11 +21,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..domain import payload as P
 from ..domain.distill import content_hash
 from ..domain.incident import Incident, point_id
 from ..domain.lexical import Sparse
 from ..errors import InvalidInput, NothingStored, StoreDamaged
-from . import payload as P
 from .engines import DENSE, SPARSE, IncidentStore, StoredPoint
 from .engines.base import no_collection
 

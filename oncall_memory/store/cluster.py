@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..domain import payload as P
 from ..errors import InvalidInput, OncallMemoryError
-from . import payload as P
 from .engines import DENSE, SPARSE, IncidentStore, StoredPoint
 
 BATCH = 256

@@ -23,7 +23,7 @@ import numpy as np
 import orjson
 import zstandard
 
-from . import payload as P
+from ..domain import payload as P
 
 PACKED = tuple(f for f in P.RANKING_FIELDS if f != P.TERMS)
 DICTIONARY_BYTES = 16 * 1024

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from oncall_memory.domain.distill import distill
 from oncall_memory.domain.incident import Incident
-from oncall_memory.ingest.backlog import read_jsonl
+from oncall_memory.sources.jsonl_files import read_jsonl
 
 from . import EvalSet, SetQuery, read_set
 

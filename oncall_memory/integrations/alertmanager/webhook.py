@@ -11,20 +11,12 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from ...credentials import bearer, same_secret
-from ...domain.rule_alerts import (
-    READ_AT_ONCE,
-    RuleAlert,
-    group_key,
-    read_unread,
-    rule_alert,
-    rule_alert_item,
-    unread_job,
-)
 from ...jobs import Item, Job
 from ...links import web_link
 from ...settings import Settings
 from ...webhook import Webhook
 from .. import Loose
+from ..rule_alerts import READ_AT_ONCE, RuleAlert, group_key, read_unread, rule_alert, rule_alert_item, unread_job
 
 AMAlert = RuleAlert  # the name tests and plugins know
 alertmanager_alert = rule_alert

@@ -34,8 +34,8 @@ from urllib.parse import quote
 from pydantic import SecretStr, ValidationError
 
 from ...domain.incident import Incident
+from ...domain.rejected import Rejected, validation_message
 from ...errors import InvalidInput
-from ...ingest.backlog import Rejected, validation_message
 from ...sources import Source, Window, moment
 from ...sources.comments import Comment, add_story, read_comments
 from ...sources.sections import described

@@ -18,11 +18,11 @@ from pydantic import BaseModel
 
 from ...credentials import bearer, same_secret
 from ...domain.annotations import texts
-from ...domain.rule_alerts import READ_AT_ONCE, RuleAlert, group_key, read_unread, rule_alert, rule_item, unread_job
 from ...jobs import Item, Job
 from ...settings import Settings
 from ...webhook import Webhook
 from .. import Loose
+from ..rule_alerts import READ_AT_ONCE, RuleAlert, group_key, read_unread, rule_alert, rule_item, unread_job
 
 # Grafana's default signature header; the timestamp header has no default name in Grafana, so both names
 # its documentation and its provisioning examples use are read.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import lazy_webhook
+from ...plugins import lazy_webhook
 from .config import JiraSettings
 
 if TYPE_CHECKING:

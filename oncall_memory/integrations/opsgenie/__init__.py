@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import lazy_webhook
+from ...plugins import lazy_webhook
 from .config import OpsgenieSettings
 
 if TYPE_CHECKING:

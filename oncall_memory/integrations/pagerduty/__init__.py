@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import lazy_webhook
+from ...plugins import lazy_webhook
 from .config import PagerDutySettings
 
 if TYPE_CHECKING:

@@ -27,12 +27,12 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from ...datadir import write_atomic
 from ...domain.incident import Incident, Outcome
 from ...domain.label_facts import facts_from_labels, monitor_tags
-from ...ingest.backlog import Rejected, validation_message
+from ...domain.rejected import Rejected, validation_message
 from ...sources import FIRST_YEAR, Source, Window
 from ...sources.comments import fix_line
-from ...store.datadir import write_atomic
 from .api import PagerDutyAPI
 
 _OUTCOMES = {o.value for o in Outcome}  # a "Fix:" line with another outcome stays free text, not lost

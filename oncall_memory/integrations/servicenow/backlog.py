@@ -29,7 +29,7 @@ from urllib.parse import quote
 from pydantic import SecretStr, ValidationError
 
 from ...domain.incident import Incident
-from ...ingest.backlog import Rejected, validation_message
+from ...domain.rejected import Rejected, validation_message
 from ...sources import Source, Window, moment
 from ...sources.comments import Comment, add_story, read_comments
 from ...sources.sections import described

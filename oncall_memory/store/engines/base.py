@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from ...domain import payload as P
+from ...domain.conditions import HasId, Match, Where
 from ...domain.lexical import Sparse
 from ...errors import ContractMismatch, NothingStored
-from .. import payload as P
-from ..conditions import HasId, Match, Where
 
 if TYPE_CHECKING:
     from ..ranking_table import Trained

@@ -16,11 +16,11 @@ from typing import IO, Any
 
 import qdrant_edge as E
 
+from ...datadir import write_atomic
+from ...domain import payload as P
+from ...domain.conditions import HasId, Where
 from ...domain.lexical import Sparse
 from ...errors import NothingStored, StoreDamaged, StoreUnavailable
-from .. import payload as P
-from ..conditions import HasId, Where
-from ..datadir import write_atomic
 from ..pages import AfterEachRead, release, trim_heap
 from ..ranking_table import TRAINED_ON, RankingTable, Trained
 from .base import (

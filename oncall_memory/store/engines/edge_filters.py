@@ -7,8 +7,8 @@ from typing import Any
 
 import qdrant_edge as E
 
+from ...domain.conditions import HasId, Match, Range, Where
 from ...domain.lexical import Sparse
-from ..conditions import HasId, Match, Range, Where
 
 
 def _sparse(vector: Sparse) -> E.SparseVector:

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 import qdrant_edge as E
 
+from ...domain import payload as P
 from ...errors import OncallMemoryError, StoreDamaged, StoreUnavailable
-from .. import payload as P
 from .base import DENSE, SPARSE
 
 _INDEX_TYPES = {

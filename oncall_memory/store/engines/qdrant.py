@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 
 from qdrant_client import QdrantClient, models
 
+from ...domain.conditions import HasId, Match, Range, Where
 from ...domain.lexical import Sparse
 from ...errors import OncallMemoryError, StoreDamaged, StoreUnavailable
-from ..conditions import HasId, Match, Range, Where
 from .base import (
     DENSE,
     INDEXES,

@@ -26,7 +26,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from ..errors import DiskFull
+from .errors import DiskFull
 
 MEMORY = ":memory:"
 MB = 1 << 20

@@ -12,12 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..domain.alert import Alert
+from ..domain.annotations import repeats, texts
+from ..domain.label_facts import facts_from_labels, is_exporter
+from ..domain.promql import watched_metrics
+from ..domain.rule_words import expression_words, says_something, without_leftovers, words_of_name
 from ..jobs import Item, Job
-from .alert import Alert
-from .annotations import repeats, texts
-from .label_facts import facts_from_labels, is_exporter
-from .promql import watched_metrics
-from .rule_words import expression_words, says_something, without_leftovers, words_of_name
 
 
 class RuleAlert(BaseModel):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..domain.distill import content_hash
-from ..domain.incident import Incident
-from ..domain.lexical import Sparse, sparse_vector
-from ..domain.signature import canonical_signature
-from ..domain.vocabulary import symptoms, terms
 from ..redact import already_redacted
+from .distill import content_hash
+from .incident import Incident
+from .lexical import Sparse, sparse_vector
+from .signature import canonical_signature
+from .vocabulary import symptoms, terms
 
 # Field names the store indexes and the retriever filters on.
 SOURCE = "source"

@@ -19,16 +19,16 @@ from typing import Any
 
 from pydantic import ValidationError, field_validator
 
-from ..domain.alert import Alert, Filters
-from ..domain.distill import distill_alert
-from ..domain.facts import Facts, Redacted
-from ..errors import InvalidInput
-from ..ingest.backlog import validation_message
-from ..memory import Memory
-from ..store import payload as P
-from ..store.conditions import holds
-from ..store.engines import Mode
-from .bm25 import BM25
+from .answer.bm25 import BM25
+from .domain import payload as P
+from .domain.alert import Alert, Filters
+from .domain.conditions import holds
+from .domain.distill import distill_alert
+from .domain.facts import Facts, Redacted
+from .domain.rejected import validation_message
+from .errors import InvalidInput
+from .memory import Memory
+from .store.engines import Mode
 
 BASELINE = "BM25"  # the row of the word-search baseline
 DEPTH = 10  # neighbours fetched per query; MRR counts a first relevant hit within this depth
@@ -74,7 +74,7 @@ class PagerQuery(Redacted):
 
 
 def _webhooks() -> list[Any]:
-    from ..integrations import built_in_webhooks
+    from .plugins import built_in_webhooks
 
     return built_in_webhooks()
 

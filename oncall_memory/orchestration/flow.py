@@ -22,11 +22,11 @@ from prefect.logging import get_run_logger
 from prefect.runtime import flow_run, task_run
 
 from ..embedders import Embedder
+from ..ingest.ingest import embed_texts
+from ..ingest.job import IngestJob, Items
 from ..memory import Memory
 from ..settings import Settings
 from ..sources import default_window_days, scheduled_window
-from .ingest import embed_texts
-from .job import IngestJob, Items
 
 
 # Objects (source, embedder) are never hashed or persisted as task inputs: no caching.
