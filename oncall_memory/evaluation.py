@@ -74,7 +74,7 @@ class PagerQuery(Redacted):
 
 
 def _webhooks() -> list[Any]:
-    from .plugins import built_in_webhooks
+    from .integrations.offers import built_in_webhooks
 
     return built_in_webhooks()
 

@@ -35,10 +35,6 @@ from .hookspecs import GIVEN, HOOKS, PROJECT
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from .chat import ChatApp
-    from .live import LiveIncidents
-    from .webhook import Webhook
-
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 ENTRY_POINT_GROUP = "oncall_memory.integrations"
@@ -208,25 +204,6 @@ class _SourceOnly:
 # -- the registry ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Plugin:
-    """What one integration offers the service (its source is `source_factory`'s)."""
-
-    name: str
-    where: str  # its entry point, for messages: "zabbix = oncall_memory_zabbix"; BUILT_IN_WHERE for ours
-    webhook: Webhook | None = None
-    targets: Callable[..., list[Any]] | None = None  # settings -> [targets.Target]
-    learners: Callable[..., list[Any]] | None = None  # settings, memory -> [targets.Target]
-    targets_need: str | None = None  # what to set for its targets, in words
-    refiners: Callable[..., list[Any]] | None = None  # settings -> [jobs.Refiner]
-    chat_app: type[ChatApp] | None = None
-    live_incidents: Callable[..., LiveIncidents | None] | None = None
-
-
-# The hooks a `Plugin` holds (its fields after `name` and `where`).
-SERVICE_HOOKS = ("webhook", "targets", "learners", "targets_need", "refiners", "chat_app", "live_incidents")
-
-
 @dataclass
 class Registry:
     """Every integration registered on one `PluginManager`, with where each came from, and the installed ones
@@ -264,13 +241,6 @@ class Registry:
     def names(self) -> Iterator[str]:
         """The registered integrations: the built-in ones in their order, then the installed by name."""
         yield from self.where
-
-    def plugin(self, name: str) -> Plugin | None:
-        """The service's view of `name` (None when it offers the service nothing)."""
-        hooks: dict[str, Any] = {h: (self.given(name, h) if h in GIVEN else self.hook(name, h)) for h in SERVICE_HOOKS}
-        if all(v is None for v in hooks.values()):
-            return None
-        return Plugin(name, self.where[name], **hooks)
 
 
 def _said(exc: Exception) -> str:
@@ -333,22 +303,6 @@ def _registry(path: tuple[str, ...]) -> Registry:
 # -- what the service, the CLI and the flow ask ----------------------------------------------------------------
 
 
-def service_plugins() -> list[Plugin]:
-    """The integrations offering the service anything (a webhook, targets, learners...), built in and installed.
-    Each installed one that was refused is logged, one line naming it, and left out: a broken plugin does not
-    keep the service down."""
-    found = registry()
-    for line in found.refused.values():
-        log.error("%s", line)
-    return [p for name in found.names() if (p := found.plugin(name)) is not None]
-
-
-def built_in_webhooks() -> list[Webhook]:
-    """The webhooks the built-in integrations offer through the hook: every built-in pager's and learner's."""
-    found = registry()
-    return [hook for name in built_in() if (hook := found.given(name, "webhook")) is not None]
-
-
 def source_factory(name: str) -> Callable[..., Any] | None:
     """The `source` hook of the integration `name`, or None. Raises `PluginError` for an installed one that
     was refused."""
@@ -356,34 +310,6 @@ def source_factory(name: str) -> Callable[..., Any] | None:
     if name in found.refused:
         raise PluginError(found.refused[name])
     return found.hook(name, "source")
-
-
-def targets_hint(offered: list[Plugin]) -> str:
-    """What to set so that answers go somewhere: each integration's `targets_need`, for the line said at start
-    and when an alert arrives with nowhere to go."""
-    needs = [p.targets_need for p in offered if isinstance(p.targets_need, str) and p.targets_need]
-    return "set " + "; or ".join(needs) if needs else "no integration here posts answers"
-
-
-def live_incidents(settings: Any, offered: list[Plugin] | None = None) -> Any | None:
-    """The live incidents (`live.LiveIncidents`) of the first integration whose settings turn them on, built
-    in first, then installed (`offered`: the service's plugins, else found here): what the MCP server offers
-    an agent beside the memory. One that fails to build is logged and passed over."""
-    from .live import LiveIncidents
-
-    for plugin in service_plugins() if offered is None else offered:
-        if plugin.live_incidents is None:
-            continue
-        try:
-            live = plugin.live_incidents(settings)
-        except Exception as exc:
-            log.error(
-                "the integration %s could not offer its live incidents: %s: %s", plugin.where, type(exc).__name__, exc
-            )
-            continue
-        if isinstance(live, LiveIncidents):
-            return live
-    return None
 
 
 def settings_groups() -> dict[str, type[Any]]:

@@ -86,7 +86,7 @@ _COLLECTION = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 class SettingsGroup(ReadsPeople):
     """Settings of one concern; the environment variables keep their flat names (`env_prefix`). The core's
-    groups are below; each integration declares its own (its `settings_group` hook, `integrations/__init__.py`),
+    groups are below; each integration declares its own (its `settings_group` hook, `hookspecs.py`),
     with `env_prefix="ONCALL_MEMORY_<NAME>_"`, and `Settings` merges it as `settings.<name>`."""
 
     model_config = SettingsConfigDict(env_prefix="ONCALL_MEMORY_", extra="ignore")

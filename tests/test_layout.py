@@ -1,72 +1,140 @@
 """The house rules of docs/architecture.md, checked on the source so they hold after the next change:
-no upward imports, no import cycles, one reader of the environment, one reader of the app's state, a
+no import up the floors and no import cycle (wherever an import stands, in the package and the lab), one reader of the environment, one reader of the app's state, a
 docstring on every module, and a `Memory` that stays a façade."""
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "oncall_memory"
-# What runs the pipeline: the commands, the service, the Prefect flow and its deployment (`schedule`).
-ENTRY_POINTS = (
-    "oncall_memory.cli",
-    "oncall_memory.service",
-    "oncall_memory.orchestration.flow",
-    "oncall_memory.orchestration.schedule",
-)
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "oncall_memory"
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+# The lab is held to the same rules: above the whole package, no cycle among its own modules.
+LAB = {module_name(p): p for p in sorted((ROOT / "bench").rglob("*.py"))}
+EVERY = {**MODULES, **LAB}
 
 
-def module_level_imports(name: str, *, type_only: bool = False) -> set[str]:
-    """The package's modules `name` imports when it is imported: top-level statements, not those inside
-    functions (those load lazily, on purpose); with `type_only`, also those under `if TYPE_CHECKING:`."""
-    path = MODULES[name]
+@dataclass(frozen=True)
+class Import:
+    target: str
+    type_only: bool  # under `if TYPE_CHECKING:`: read by type checkers, never run
+    line: int
+
+
+def imports_of(name: str) -> list[Import]:
+    """Every import of one of our modules that `name` makes, wherever it stands: at the top, inside a function
+    (a lazy import is still a dependency), or under `if TYPE_CHECKING:` (marked type-only)."""
+    path = EVERY[name]
     tree = ast.parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    body = list(tree.body)
-    if type_only:
-        for node in tree.body:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                body += node.body
-    for node in body:
+    typed = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    found = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
+                target = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            for alias in node.names:
-                sub = f"{target}.{alias.name}"
-                found.add(sub if sub in MODULES else target)
+            names = [f"{target}.{a.name}" if f"{target}.{a.name}" in EVERY else target for a in node.names]
         elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return {m for m in found if m in MODULES and m != name}
-
-
-def test_the_pipeline_never_imports_an_entry_point():
-    for name in MODULES:
-        if name.startswith(ENTRY_POINTS) or name in ("oncall_memory", "oncall_memory.__main__"):
+            names = [a.name for a in node.names]
+        else:
             continue
-        upward = {m for m in module_level_imports(name) if m.startswith(ENTRY_POINTS)}
-        assert not upward, f"{name} imports {sorted(upward)}: the pipeline must not know its entry points"
+        found += [Import(t, id(node) in typed, node.lineno) for t in dict.fromkeys(names) if t in EVERY and t != name]
+    return found
 
 
-@pytest.mark.parametrize("type_only", [False, True], ids=["at-import", "type-only-included"])
-def test_no_import_cycles(type_only):
-    graph = {name: module_level_imports(name, type_only=type_only) for name in MODULES}
+# The floors, lowest first: a module imports only from its own floor or below (docs/architecture.md draws
+# them). Ground: errors, the data dir, the environment's reader, the plugin registry and contract (pluggy and
+# the standard library). Then the redaction every text passes, the domain (incidents, alerts, what rides with
+# them), settings, the ports and what fills them (embedders, sources, the pager's job, its webhook), the store,
+# the two stages (ingest writes, answer reads), the memory's façade, where answers go, the integrations,
+# and the surfaces: the service, the CLI, the MCP server, the Prefect flow, the evaluation harness, the
+# public plugin module.
+FLOORS = (
+    ("errors", "env_values", "links", "datadir", "local_token", "log_format", "hosts", "credentials",
+     "http_answers", "hookspecs", "plugins"),
+    ("redact",),
+    ("domain", "logs"),
+    ("settings",),
+    ("embedders", "jobs", "live", "webhook", "sources"),
+    ("store",),
+    ("ingest", "answer"),
+    ("observe",),
+    ("memory",),
+    ("targets", "chat", "learning"),
+    ("integrations",),
+    ("service", "cli", "mcp", "orchestration", "evaluation", "plugin", "__main__", ""),
+)  # fmt: skip
+TOP = len(FLOORS)  # the lab
+# The one import up the floors: types only. The contract's hooks are typed with the public module's names.
+TYPE_ONLY_UP = {("oncall_memory.hookspecs", "oncall_memory.plugin")}
+
+
+def floor_of(name: str) -> int:
+    if name.startswith("bench"):
+        return TOP
+    head = name.removeprefix("oncall_memory").removeprefix(".").split(".")[0]
+    found = [i for i, names in enumerate(FLOORS) if head in names]
+    assert found, f"{name} stands on no floor: add its package or module to FLOORS (and docs/architecture.md)"
+    return found[0]
+
+
+def test_no_module_imports_from_a_floor_above_its_own():
+    upward = [
+        f"{name} (floor {floor_of(name)}) imports {i.target} (floor {floor_of(i.target)}), line {i.line}"
+        + (" (type only)" if i.type_only else "")
+        for name in EVERY
+        for i in imports_of(name)
+        if floor_of(i.target) > floor_of(name) and (name, i.target) not in TYPE_ONLY_UP
+    ]
+    assert not upward, "imports up the floors (move the module, or what it needs):\n" + "\n".join(upward)
+    for name, target in TYPE_ONLY_UP:  # still there, and still for types only
+        assert [i.type_only for i in imports_of(name) if i.target == target] == [True], (name, target)
+
+
+def test_the_layout_rules_see_what_they_look_for(tmp_path, monkeypatch):
+    probe = PACKAGE / "answer" / "_layout_probe.py"
+    monkeypatch.setitem(EVERY, "oncall_memory.answer._layout_probe", probe)
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: PROBE if self == probe else READ(self, *a, **k))
+    found = {(i.target, i.type_only) for i in imports_of("oncall_memory.answer._layout_probe")}
+    assert found == {("oncall_memory.memory", False), ("oncall_memory.service", True), ("oncall_memory.errors", False)}
+
+
+READ = Path.read_text
+PROBE = (
+    '"""probe"""\nfrom typing import TYPE_CHECKING\nfrom ..errors import InvalidInput\n'
+    "if TYPE_CHECKING:\n    from .. import service\n"
+    "def f():\n    from ..memory import Memory\n    return Memory\n"
+)
+
+
+def import_graph() -> dict[str, set[str]]:
+    return {name: {i.target for i in imports_of(name) if (name, i.target) not in TYPE_ONLY_UP} for name in EVERY}
+
+
+def test_no_import_cycles():
+    graph = import_graph()
     state: dict[str, int] = {}  # 1 on the current path, 2 done
 
     def visit(name: str, path: list[str]) -> None:
@@ -79,65 +147,41 @@ def test_no_import_cycles(type_only):
                 visit(nxt, [*path, name])
         state[name] = 2
 
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
     for name in graph:
         if name not in state:
             visit(name, [])
 
 
-# The core grouped by stage. The store serves both others and knows neither; ingest writes through the store;
-# answering reads through it. What every stage shares (the incident and the alert, settings, the cleaning
-# and the words, the redaction) stays at the top, with the surfaces (cli, service, the MCP server).
-STAGES = ("ingest", "store", "answer")
-MAY_IMPORT = {"store": set(), "ingest": {"store"}, "answer": {"store"}}
-# `evaluate` measures the memory on labelled sets it reads as a backlog.
-STAGE_EXCEPTIONS = {("oncall_memory.evaluation", "oncall_memory.ingest.backlog")}
-
-
-def stage_of(name: str) -> str | None:
-    parts = name.split(".")
-    return parts[1] if len(parts) > 2 and parts[1] in STAGES else None
-
-
-def test_each_stage_imports_only_the_stages_below_it():
-    assert all((PACKAGE / s / "__init__.py").exists() for s in STAGES)
-    for name in MODULES:
-        stage = stage_of(name)
-        if stage is None:
-            continue
-        for m in module_level_imports(name, type_only=True):
-            other = stage_of(m)
-            if other in (None, stage) or (name, m) in STAGE_EXCEPTIONS:
-                continue
-            assert other in MAY_IMPORT[stage], f"{name} ({stage}) imports {m} ({other}): see docs/architecture.md"
+def test_the_architecture_pages_map_is_the_floors():
+    """docs/architecture.md's map lists each floor's packages and modules, lowest last, as FLOORS has them."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    start = page.index("<!-- floors: checked by tests/test_layout.py -->")
+    end = page.index("<!-- /floors -->")
+    rows = [line for line in page[start:end].splitlines() if line.startswith("| ") and "---" not in line][1:]
+    drawn = [tuple(sorted(c.strip("` ") for c in row.split("|")[2].split(","))) for row in reversed(rows)]
+    assert drawn == [tuple(sorted(f if f else "__init__" for f in floor)) for floor in FLOORS]
 
 
 INTEGRATIONS = "oncall_memory.integrations"
-# Where answers leave for people and agents: they wire integrations in (the MCP server offers PagerDuty's tools).
-SURFACES = (*ENTRY_POINTS, "oncall_memory.mcp.server")
 
 
 def integration_of(name: str) -> str | None:
     """`oncall_memory.integrations.pagerduty.notes` -> "pagerduty"; None outside a vendor's package (a module
-    beside the packages, `integrations/payload.py`, is shared by them all, as `integrations` itself is)."""
+    beside the packages, `integrations/loose.py`, is shared by them all, as `integrations` itself is)."""
     parts = name.split(".")
     inside = name.startswith(INTEGRATIONS + ".") and len(parts) > 2
     return parts[2] if inside and (PACKAGE / "integrations" / parts[2]).is_dir() else None
 
 
 def test_each_integration_keeps_to_itself_and_the_core():
-    """A vendor's package imports the core (and `integrations` itself), never another vendor's package,
-    the service or the CLI; the core names no vendor at import time (the source factory and the service
-    load them by name, inside functions)."""
+    """A vendor's package imports the core (and what `integrations/` shares), never another vendor's package;
+    below the integrations' floor nothing names one (the registry loads them by name), as the floors hold."""
     for name in MODULES:
-        imports = module_level_imports(name, type_only=True)
         vendor = integration_of(name)
         if vendor is not None:
-            others = {m for m in imports if integration_of(m) not in (None, vendor)}
+            others = {i.target for i in imports_of(name) if integration_of(i.target) not in (None, vendor)}
             assert not others, f"{name} imports another integration: {sorted(others)}"
-            assert not {m for m in imports if m.startswith(ENTRY_POINTS)}, f"{name} imports an entry point"
-        elif not name.startswith(SURFACES) and name not in ("oncall_memory", "oncall_memory.__main__"):
-            vendors = {m for m in imports if integration_of(m) is not None}
-            assert not vendors, f"core module {name} imports a vendor's package: {sorted(vendors)}"
 
 
 def test_there_is_one_web_link_rule():

@@ -278,7 +278,7 @@ def test_a_finding_is_posted_to_the_live_incident_redacted(memory, pagerduty):
 def test_the_live_incidents_come_through_the_integrations_hook_when_pagerduty_can_post(memory, tmp_path):
     """The agents' door finds a pager's live incidents through the hook an integration offers: PagerDuty's
     once its REST key and From address are set, and nothing without them (the memory's own tools only)."""
-    from oncall_memory.plugins import live_incidents
+    from oncall_memory.integrations.offers import live_incidents
 
     assert live_incidents(Settings(data_dir=tmp_path, pagerduty_token="k")) is None  # no From: address
     live = live_incidents(Settings(data_dir=tmp_path, pagerduty_token="k", pagerduty_from_email="m@example.com"))

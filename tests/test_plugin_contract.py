@@ -159,7 +159,7 @@ def test_an_installed_plugin_with_a_misspelt_hook_is_left_out_with_one_logged_li
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: oncall-memory-typo\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[oncall_memory.integrations]\ntypo = oncall_memory_typo\n")
     monkeypatch.syspath_prepend(str(site))
-    from oncall_memory.plugins import service_plugins
+    from oncall_memory.integrations.offers import service_plugins
 
     with caplog.at_level(logging.ERROR, logger="oncall_memory"):
         names = [p.name for p in service_plugins()]

@@ -168,7 +168,7 @@ def zabbix(tmp_path, monkeypatch):
 def test_what_an_integrations_targets_need_is_said_when_answers_would_go_nowhere(zabbix):
     """The line said at start and when an alert will be posted nowhere names every integration's variables,
     the built-in ones' and an installed one's, from their own `targets_need`."""
-    from oncall_memory.plugins import service_plugins, targets_hint
+    from oncall_memory.integrations.offers import service_plugins, targets_hint
 
     hint = targets_hint(service_plugins())
     assert hint.startswith("set ") and "ONCALL_MEMORY_SLACK_WEBHOOK_URL" in hint
@@ -527,7 +527,7 @@ def test_a_built_in_pagers_hook_is_found_after_its_submodule_of_the_same_name_wa
     the evaluation and these tests do) must not hide the hook, or the service would not mount the route."""
     import importlib
 
-    from oncall_memory.plugins import built_in_webhooks
+    from oncall_memory.integrations.offers import built_in_webhooks
 
     pagers = ["alertmanager", "gitlab", "grafana", "incident_io", "jira", "opsgenie", "pagerduty"]
     for vendor in pagers:

@@ -126,7 +126,7 @@ def test_every_route_the_service_serves_is_named_with_its_guard_in_the_log_and_t
     """Issue 81: `/ingest`, `/verify` and `/backup` were missing from the startup's lines, auth.py's table and
     docs/security.md. Every route the app really serves, the installed integrations' included, must fall
     under one line of the guard table, and docs/security.md must name each."""
-    from oncall_memory.plugins import service_plugins
+    from oncall_memory.integrations.offers import service_plugins
     from oncall_memory.service.route_list import paths_and_methods
     from oncall_memory.service.startup import guards
     from oncall_memory.webhook import Webhook

@@ -78,9 +78,9 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
             err(f"relaying MCP to the service at {url}/mcp (it holds the memory)")
             mcp_proxy.run(url.url, url.token)
             return 0
+    from ..integrations.offers import live_incidents
     from ..mcp.server import build_server
     from ..memory import Memory
-    from ..plugins import live_incidents
 
     live = live_incidents(settings)
     try:

@@ -36,10 +36,11 @@ from ..chat import ChatApp
 from ..datadir import write_atomic
 from ..errors import DiskFull, InvalidInput, NotFound, OncallMemoryError
 from ..integrations import BUILT_IN
+from ..integrations.offers import Plugin, live_incidents, service_plugins, targets_hint
 from ..jobs import Job, Refiner
 from ..logs import redacted_logs
 from ..memory import Memory
-from ..plugins import BUILT_IN_WHERE, Plugin, live_incidents, service_plugins, targets_hint
+from ..plugins import BUILT_IN_WHERE
 from ..redact import already_redacted, redact
 from ..redact.engine import load_in_background
 from ..settings import Settings

@@ -37,7 +37,7 @@ from pydantic import SecretStr
 
 from ..credentials import bearer, same_secret
 from ..hosts import is_loopback
-from ..plugins import built_in_webhooks
+from ..integrations.offers import built_in_webhooks
 from ..settings import Settings
 from ..webhook import Webhook
 from .deps import local_token_of, settings_of
