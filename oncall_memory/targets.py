@@ -19,17 +19,9 @@ from typing import Any, ClassVar
 import httpx
 
 from .answer.render import Answer
+from .errors import DeliveryError
 from .http_answers import error_message, wait_hint
 from .jobs import Job
-
-
-class DeliveryError(Exception):
-    """An attempt that did not deliver. `retry`: trying later may work; `wait`: how long the target asked
-    for; `ambiguous`: the message may have arrived all the same."""
-
-    def __init__(self, error: str, *, retry: bool, wait: float | None = None, ambiguous: bool = False):
-        super().__init__(error)
-        self.retry, self.wait, self.ambiguous = retry, wait, ambiguous
 
 
 def check(response: httpx.Response, what: str, *, wait_cap: float) -> None:

@@ -407,3 +407,38 @@ def test_the_architecture_pages_pager_example_is_the_code():
 
     page = (PACKAGE.parent / "docs" / "architecture.md").read_text()
     assert f"```python\n{inspect.getsource(AlertmanagerHook)}```" in page
+
+
+# Files held to the 450-line ceiling: the package and the lab (what a newcomer reads to learn the code).
+CEILING = 450
+
+
+def test_no_module_is_over_the_ceiling():
+    long = {name: n for name, path in EVERY.items() if (n := len(path.read_text().splitlines())) > CEILING}
+    assert not long, f"over {CEILING} lines (split by what each part owns): {long}"
+
+
+def test_every_error_is_under_one_tree_drawn_in_errors_docstring():
+    """Every exception class the package defines is an `OncallMemoryError` (one private `ValueError` aside,
+    which pydantic's validators need), and errors.py's docstring draws each by name."""
+    import importlib
+    import inspect
+
+    import oncall_memory.errors as errors
+
+    outside, undrawn = [], []
+    for name in MODULES:
+        if name.endswith("__main__"):
+            continue
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if not (inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == name):
+                continue
+            if not issubclass(value, errors.OncallMemoryError) and f"{name}.{value.__name__}" != (
+                "oncall_memory.service.body._Refused"
+            ):
+                outside.append(f"{name}.{value.__name__}")
+            elif not value.__name__.startswith("_") and not re.search(rf"\b{value.__name__}\b", errors.__doc__ or ""):
+                undrawn.append(value.__name__)
+    assert not outside, f"errors outside OncallMemoryError: {outside}"
+    assert not undrawn, f"errors.py's tree does not draw {undrawn}"

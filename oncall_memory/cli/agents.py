@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidInput, OncallMemoryError
+from ..errors import InvalidInput, OncallMemoryError, ServiceUnreachable
 from . import remote
 from .common import err
 from .lookup import alert_from_args
@@ -56,7 +56,7 @@ def _feedback_remote(args: argparse.Namespace, settings: Settings, alert: Alert,
     }
     try:
         response = remote.post(url, "/feedback", body)
-    except remote.Unreachable as exc:
+    except ServiceUnreachable as exc:
         err(f"the service at {url} did not answer ({exc}); recording here instead")
         return None
     if response.status_code >= 400:
@@ -70,7 +70,7 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     if url:
         try:
             remote.get(url, "/healthz")
-        except remote.Unreachable as exc:
+        except ServiceUnreachable as exc:
             err(f"the service at {url} did not answer ({exc}); serving the memory here instead")
         else:
             from ..mcp import proxy as mcp_proxy

@@ -13,7 +13,7 @@ import time
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, OncallMemoryError
+from ..errors import InvalidInput, OncallMemoryError, ServiceUnreachable
 from . import remote
 from .when import moment
 
@@ -57,7 +57,7 @@ def _asked(settings: Settings, path: str, body: dict[str, Any] | None = None) ->
         return None
     try:
         answer = remote.post(service, path, body) if body is not None else remote.get(service, path)
-    except remote.Unreachable:
+    except ServiceUnreachable:
         return None
     if answer.status_code >= 400:
         error = InvalidInput if answer.status_code < 500 else OncallMemoryError

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidInput, OncallMemoryError
+from ..errors import InvalidInput, OncallMemoryError, ServiceUnreachable
 from .common import EXIT_FAILED
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ def _backup_through(settings: Settings, url: Service, path: Path) -> str:
         with tarfile.open(archive) as tar:
             tar.extractall(partial, filter="data")  # names, links and modes kept inside the folder
         archive.unlink()
-    except remote.Unreachable as exc:
+    except ServiceUnreachable as exc:
         shutil.rmtree(partial, ignore_errors=True)
         raise OncallMemoryError(f"the service at {url} did not answer ({exc}): is it still running?") from exc
     except (tarfile.TarError, EOFError) as exc:

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from .. import local_token
 from ..datadir import DataDir
-from ..errors import InvalidInput
+from ..errors import InvalidInput, ServiceUnreachable
 from ..hosts import is_loopback
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def _unproven(url: str, token: str) -> str | None:
     asked = local_token.challenge()
     try:
         answer = call(Service(url), "GET", f"/proof?challenge={asked}", timeout=PROOF_TIMEOUT)
-    except Unreachable as exc:
+    except ServiceUnreachable as exc:
         return f"it did not answer ({exc})"
     try:
         proof = str(answer.json().get("proof", "")) if answer.status_code == 200 else ""
@@ -126,10 +126,6 @@ def private_channel(url: str) -> bool:
     if parts.scheme == "https":
         return True
     return is_loopback(parts.hostname or "")
-
-
-class Unreachable(Exception):
-    """The service did not answer (refused, timed out, reset): the caller looks up by itself."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +157,7 @@ def call(
         answer = connection.getresponse()
         text = answer.read().decode("utf-8", "replace")
     except (OSError, http.client.HTTPException) as exc:
-        raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+        raise ServiceUnreachable(f"{type(exc).__name__}: {exc}") from exc
     finally:
         connection.close()
     return Response(answer.status, {k.lower(): v for k, v in answer.getheaders()}, text)
@@ -201,7 +197,7 @@ def detail(response: Response) -> str:
 
 def download(service: Service, path: str, into: Path) -> dict[str, str]:
     """POST `path` and write the answer's body to the file `into`, in pieces (a backup may be gigabytes).
-    Returns the answer's headers; raises `Unreachable` as `call` does, `OncallMemoryError` on a 4xx/5xx."""
+    Returns the answer's headers; raises `ServiceUnreachable` as `call` does, `OncallMemoryError` on a 4xx/5xx."""
     import http.client
 
     from ..errors import OncallMemoryError
@@ -219,6 +215,6 @@ def download(service: Service, path: str, into: Path) -> dict[str, str]:
                 out.write(chunk)
         return {k.lower(): v for k, v in answer.getheaders()}
     except (OSError, http.client.HTTPException) as exc:
-        raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+        raise ServiceUnreachable(f"{type(exc).__name__}: {exc}") from exc
     finally:
         connection.close()

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..datadir import LEGACY_DATA_DIR, DataDir, default_data_dir
-from ..errors import InvalidInput, OncallMemoryError
+from ..errors import InvalidInput, OncallMemoryError, ServiceUnreachable
 from . import remote
 from .common import err, legacy_data_dir_warning, terminal_style
 from .when import past
@@ -138,7 +138,7 @@ def similar(
         query = {"format": "text", **({"colour": "true"} if colour else {}), **({"width": str(width)} if width else {})}
     try:
         response = remote.call(url, "POST", "/similar" + (f"?{urlencode(query)}" if query else ""), body)
-    except remote.Unreachable as exc:
+    except ServiceUnreachable as exc:
         err(f"the service at {url} did not answer ({exc}); looking up here instead")
         args.local_only = True
         return None
@@ -161,7 +161,7 @@ def similar(
 def stats(args: argparse.Namespace, url: remote.Service) -> int | None:
     try:
         response = remote.call(url, "GET", "/stats")
-    except remote.Unreachable:
+    except ServiceUnreachable:
         args.local_only = True
         return None
     if response.status_code >= 400:  # an older service, or one without the store: look up here

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..domain.rejected import Rejected
-from ..errors import OncallMemoryError
+from ..errors import OncallMemoryError, ServiceUnreachable
 from ..ingest.ingest import COUNTS, Embed, IngestReport, IngestStopped
 from ..store.backup import Verification
 from . import remote
@@ -66,7 +66,7 @@ class ServiceMemory:
         for batch in _batches([i.model_dump(mode="json", exclude_none=True) for i in incidents]):
             try:
                 answer = remote.post(self.url, "/ingest", {"incidents": batch})
-            except remote.Unreachable as exc:
+            except ServiceUnreachable as exc:
                 raise IngestStopped(f"the service at {self.url} did not answer ({exc})", report) from exc
             if answer.status_code == 503:
                 raise IngestStopped(f"the service could not store a batch: {remote.detail(answer)}", report)
@@ -84,7 +84,7 @@ class ServiceMemory:
         body = {"source": None if source is None else [[i.source, i.id] for i in source]}
         try:
             return Verification(**self._json(remote.post(self.url, "/verify", body)))
-        except remote.Unreachable as exc:
+        except ServiceUnreachable as exc:
             raise ServiceFailed(f"the service at {self.url} did not answer ({exc}): is it still running?") from exc
 
     def _json(self, answer: remote.Response) -> dict[str, Any]:

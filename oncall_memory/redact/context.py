@@ -7,23 +7,15 @@ Each rule replaces the value only: the key, the flag, the host and the rest of t
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from collections.abc import Iterator
 
 from .base import Detector, Groups, Span, compile_re2, pattern
-
-# Key names that announce a password (their value may be several words after "key: ") and those that
-# announce a token or key (one token).
-_PASSWORD_WORDS = r"passw(?:or)?d|passphrase|passwd|pwd|(?:\b|_)pass(?:\b|_)|(?:\b|_)pw\b"
-_KEY_WORDS = (
-    r"secret|token|credentials?|apikey|api[_-]key|auth[_-]?key|access[_-]?key|private[_-]?key|"
-    r"client[_-]?secret|signing[_-]?key|encryption[_-]?key|master[_-]?key|license[_-]?key|"
-    r"account[_-]?key|app[_-]?key|(?:\b|_)auth\b|sas[_-]?token|storepass|keypass"
-)
-PASSWORD_KEYWORDS = ("pass", "pwd", "pw")
-KEY_KEYWORDS = ("secret", "token", "credential", "key", "auth", "storepass", "keypass")
+from .command_lines import COMMAND_LINES
+from .context_words import ASSIGN as _ASSIGN
+from .context_words import KEY_KEYWORDS, PASSWORD_KEYWORDS
+from .context_words import KEY_WORDS as _KEY_WORDS
+from .context_words import PASSWORD_WORDS as _PASSWORD_WORDS
+from .encoded import ENCODED
 
 # What follows a key word in a key name when the value is not the secret but something about it: a
 # count, a name, where it is kept (`max_tokens: 4096`, `secretName: db-creds`, `password_file: /run/pw`).
@@ -105,7 +97,6 @@ _WORDS = frozenset(
         "masked",
     }
 )
-_ASSIGN = r"[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
 
 
 def _is_placeholder(value: str) -> bool:
@@ -345,69 +336,13 @@ def _after_scheme(text: str) -> Iterator[Span]:
         yield m.span(_AFTER_G.s)
 
 
-_B64_CANDIDATE_REGEX = r"[A-Za-z0-9+/]{16,}={0,2}"
-# Python's `re`, not RE2, for this one pattern: a run of one character class then at most two "=", which
-# `re` matches in linear time too (from any start it reads one run, at most 15 characters when it fails), and
-# finds at a seventh of RE2's cost per match through RE2's Python layer (a storm's 10,000 fingerprints, each
-# a candidate: 54 -> 8 ms).
-_B64_CANDIDATE = re.compile(_B64_CANDIDATE_REGEX)
-_USER_PASS = compile_re2(r"[\w.@+-]{1,64}:[^\s:]{6,}")
-_ASSIGNED_IN = compile_re2(rf"(?i)(?:{_PASSWORD_WORDS}|{_KEY_WORDS})[\w.-]*{_ASSIGN}\S")
-
-
-def _base64_wrapped(text: str) -> Iterator[Span]:
-    """Base64 whose decoded text is `user:password` (a Basic credential without its header) or holds a key
-    assignment (`{"client_secret": ...}`). Each candidate is decoded once: linear in the text."""
-    for m in _B64_CANDIDATE.finditer(text):
-        candidate = m.group()
-        if len(candidate) % 4:
-            continue
-        try:
-            # The candidate holds only the alphabet (its pattern): `b64decode(validate=True)` would check so again.
-            decoded = binascii.a2b_base64(candidate).decode("utf-8")
-        except (binascii.Error, ValueError):
-            continue
-        if not decoded.isprintable():
-            continue
-        if _USER_PASS.fullmatch(decoded) or _ASSIGNED_IN.search(decoded):
-            yield m.span()
-
-
-_K8S_PAIR = r"\s*[{,]?\s*[\"']?[\w.-]+[\"']?\s*:\s*[\"']?(?P<v>[A-Za-z0-9+/]{4,}={0,2})[\"']?\s*}?"
-_K8S_BLOCK = compile_re2(rf"\b(?:data|stringData):(?:{_K8S_PAIR.replace('?P<v>', '')})+")
-_K8S_VALUE = compile_re2(_K8S_PAIR)
-
-
-def _kubernetes_secret_data(text: str) -> Iterator[Span]:
-    """The base64 values after a Secret's `data:` (YAML lines or a flow map), while they look like base64.
-    Each block is matched whole, then its pairs read within it: linear in the text."""
-    for block in _K8S_BLOCK.finditer(text):
-        offset = block.start() + block.group().index(":") + 1
-        for pair in _K8S_VALUE.finditer(text[offset : block.end()]):
-            if not _is_base64(pair.group(1)):
-                break
-            start, end = pair.span(1)
-            yield offset + start, offset + end
-
-
-def _is_base64(value: str) -> bool:
-    if len(value) % 4 or value.isalpha() and value.islower():  # an English word is not an encoding
-        return False
-    try:
-        base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True
-
-
 CONTEXT: list[Detector] = [
     KEYWORD_VALUES,
     _passphrases(),
     _flags(),
     Detector("password in a URL", _url_passwords, trigger=_URL_USERINFO_REGEX),
     Detector("cookie", _cookies, frozenset({"cookie"})),
-    Detector("base64-wrapped credential", _base64_wrapped, trigger=_B64_CANDIDATE_REGEX),
-    Detector("Kubernetes Secret data", _kubernetes_secret_data, frozenset({"data:"})),
+    *ENCODED,  # credentials wrapped in base64 (`encoded`)
     # Whole PEM blocks (also with escaped "\n" inside JSON, and a block cut off before its END line).
     pattern(
         "private key block",
@@ -442,47 +377,7 @@ CONTEXT: list[Detector] = [
         group="s",
         keywords=("pass", "secret", "token", "apikey", "api_key", "accesskey", "privatekey"),
     ),
-    # Everyday tools' own password flags.
-    pattern(
-        ".netrc entry",
-        r"(?i)\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+(?P<s>\S+)",
-        group="s",
-        keywords=("machine",),
-    ),
-    # host:port:database:user:password (a host of three characters or more with a letter or dot: a MAC
-    # address is not one).
-    pattern(
-        ".pgpass line",
-        r"(?:^|[\s\"'`])[\w-]*[A-Za-z.][\w.-]*:(?:\d{2,5}|\*):[\w.*-]+:[\w.*-]+:"
-        r"(?P<s>[^\s\"'`:]{4,})",
-        group="s",
-        keywords=(":",),
-    ),
-    pattern(
-        "mysql -p",
-        r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<s>[^\s\"']+)",
-        group="s",
-        keywords=("mysql", "mariadb"),
-    ),
-    pattern(
-        "curl -u",
-        r"\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|--user|--http-user)[ \t=]+[\"']?[^\s:\"']*:"
-        r"(?P<s>[^\s\"']+)",
-        group="s",
-        keywords=("curl", "wget", "http"),
-    ),
-    pattern(
-        "tool -p / -a / -w",
-        r"\b(?:sshpass|docker\s+login|podman\s+login|helm\s+registry\s+login|"
-        r"redis-cli|ldap\w*|mongo\w*|sqlcmd|smbclient|htpasswd\s+-b\S*\s+\S+\s+\S+|nuget\s+push)\b[^\n]*?"
-        r"\s(?:-p|-a|-w|-P|-k|-ApiKey)[ \t]+[\"']?(?P<s>[^\s\"']+)",
-        group="s",
-        keywords=("sshpass", "login", "redis-cli", "ldap", "mongo", "sqlcmd", "smbclient", "htpasswd", "nuget"),
-    ),
-    pattern(
-        "net use password", r"(?i)\bnet\s+use\s+\S+\s+/user:\S+\s+(?P<s>[^\s/]\S*)", group="s", keywords=("net use",)
-    ),
-    pattern("smbclient user%password", r"\s-U\s+[^\s%]+%(?P<s>\S+)", group="s", keywords=("%",)),
+    *COMMAND_LINES,  # everyday tools' own password flags (`command_lines`)
     pattern(
         "personal access token",
         r"(?i)\b(?:pat|personal[ _-]access[ _-]token)\b[^\n]{0,30}?\b"

@@ -12,6 +12,7 @@ from fastapi import HTTPException, Request
 from fastapi.responses import RedirectResponse
 
 from ..credentials import bearer, same_secret
+from ..errors import OncallMemoryError
 from .auth import proxies, proxy_trust_problem, trusted_peer
 from .deps import accounts_of, page_secret_of, sessions_of, settings_of
 from .page_view import HEADERS
@@ -20,8 +21,11 @@ from .sessions import Person, Session
 COOKIE = "oncall_memory_session"
 
 
-class LoginRequired(Exception):
+class LoginRequired(OncallMemoryError):
+    """The page needs a login first: answered with a redirect to the login form, back to `next_path` after."""
+
     def __init__(self, next_path: str):
+        super().__init__(f"log in to see {next_path}")
         self.next_path = next_path
 
 

@@ -80,14 +80,6 @@ def limiter_for(token: str, per_minute: float) -> RateLimiter:
         return limiter
 
 
-class Throttled(Exception):
-    """PagerDuty answered 429; `wait` is how long it asked us to wait."""
-
-    def __init__(self, wait: float):
-        super().__init__(f"rate limited (HTTP 429), asked to wait {wait:.0f}s")
-        self.wait = wait
-
-
 class PagerDutyAPI:
     """A REST API v2 client for one API key. A context manager (it holds a connection pool)."""
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import qdrant_edge as E
 
@@ -20,9 +19,9 @@ from ...datadir import write_atomic
 from ...domain import payload as P
 from ...domain.conditions import HasId, Where
 from ...domain.lexical import Sparse
-from ...errors import NothingStored, StoreDamaged, StoreUnavailable
-from ..pages import AfterEachRead, release, trim_heap
-from ..ranking_table import TRAINED_ON, RankingTable, Trained
+from ...errors import NothingStored, StoreDamaged
+from ..pages import AfterEachRead
+from ..ranking_table import RankingTable
 from .base import (
     DENSE,
     INDEXES,
@@ -42,13 +41,11 @@ from .base import (
 from .edge_build import BuildsBeside
 from .edge_filters import _sparse, _ties_by_id, to_filter
 from .edge_layout import (
-    _IN_USE,
     CANDIDATE_SEARCH,
     EXACT_SCORES,
     INDEX_SUFFIX,
     INDEXED_SEARCH,
     KEEP_MAPPED_BYTES,
-    RELEASE_SECONDS,
     SKIPPED,
     _engine_errors,
     _index_params,
@@ -57,9 +54,11 @@ from .edge_layout import (
     _quantized,
     edge_config,
 )
+from .edge_lock import hold_lock
+from .edge_table import RankingFieldsInMemory
 
 
-class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
+class EdgeStore(BuildsBeside, RankingFieldsInMemory, IncidentStore, BuildsIndex):
     def __init__(
         self,
         root: Path,
@@ -92,7 +91,7 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
         self._indexed = 0  # points the vector index covers (see `index_state`)
         self._vector_bytes = 0  # the size of one original vector (see `_read_originals`)
         self._written_since: set[str] | None = None  # ids written while an index build runs on a copy
-        self._lock = _hold_lock(root / f"{collection}.lock", self._path)
+        self._lock = hold_lock(root / f"{collection}.lock", self._path)
         # A copy left by an index build that was killed: nobody builds while we hold the lock.
         shutil.rmtree(root / f"{collection}{INDEX_SUFFIX}", ignore_errors=True)
         try:
@@ -381,79 +380,11 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
             payloads.update(self.retrieve(missing, fields))
         return [hit(i, score, payloads.get(i), None) for i, score, _ in found]
 
-    # -- the ranking fields in memory, for a long-lived process ------------------------------------
-
-    def ranking_sample(self) -> list[dict[str, Any]]:
-        if self._shard is None or self._table is not None:
-            return []
-        records, _ = self._scroll(
-            E.ScrollRequest(limit=TRAINED_ON, with_payload=list(P.RANKING_FIELDS), with_vector=False)
-        )
-        return [r.payload or {} for r in records]
-
-    def fill_ranking_table(self, batch: int = 256, *, trained: Trained | None = None) -> bool:
-        """Read the next `batch` points' ranking fields into the table kept in memory, starting it first.
-        True while there is more to read; lookups read the table once it holds every point. The caller holds
-        the store's lock for each call, so writes and lookups go on between batches, and a point written
-        meanwhile is read as it now is. With the payload on disk, a call once the table is full now and then
-        lets go of the payload pages lookups have mapped since (`pages.release`).
-
-        A payload in RAM gets the table too: the engine parses a point's whole payload to return any field
-        of it, which made the exact scoring of a lookup's 50 candidates 1.1-1.3 ms of a 7 ms lookup at
-        100,000 (0.09 ms without payload), and the table gives the same fields back in about 0.5 ms, for
-        48 MB of the process at 100,000, 26 MB of it packed rows (docs/operations.md, "The ranking fields from
-        the table, beside a payload in RAM").
-
-        A batch of 256 holds the lock about 25 ms at 100,000 (1,024 held it 90-95 ms, for the same 9-10 s in
-        all). The table's dictionary is trained on 2,000 records (`ranking_sample`); given `trained`, the
-        caller trained it outside its lock, and the first call is a batch like the others (without, it
-        trains here, and held the lock about 0.35 s at 100,000)."""
-        if self._table_ready:
-            if self._payload_disk and time.monotonic() - self._released > RELEASE_SECONDS:
-                self._release_payload()
-            return False
-        if self._shard is None:
-            return False
-        training = self._table is None and trained is None
-        records, self._table_offset = self._scroll(
-            E.ScrollRequest(
-                offset=self._table_offset,
-                limit=TRAINED_ON if training else batch,
-                with_payload=list(P.RANKING_FIELDS),
-                with_vector=False,
-            )
-        )
-        if self._table is None:  # the first records read train the table's dictionary, unless it came trained
-            self._table = RankingTable([r.payload or {} for r in records], expected=self.count(), trained=trained)
-        for r in records:
-            self._table.put(str(r.id), r.payload or {})
-        self._table_ready = self._table_offset is None
-        if self._table_ready:
-            if self._payload_disk:  # every payload page was read once: let go of them (lookups now read 5 a time)
-                self._release_payload()
-            trim_heap()
-        elif self._payload_disk and time.monotonic() - self._released > 1.0:  # nor let them pile up meanwhile
-            self._release_payload()
-        return not self._table_ready
-
-    def _release_payload(self) -> None:
-        # The kernel maps a faulted page's cached neighbours too (fault-around, 64 KB): each payload a lookup
-        # shows would otherwise keep 16 pages mapped, and the whole payload in time.
-        release(self._path, "payload_storage")
-        self._released = time.monotonic()
-
     def rescored_files(self) -> list[Path]:
         # The originals (`matrix.dat` of an indexed segment, chunks under `vectors/` of the others), not the
         # quantized copies beside them (pinned in RAM) or the flags of deleted points.
         found = (self._path / "segments").glob(f"*/vector_storage-{DENSE}/**/*")
         return sorted(p for p in found if p.is_file() and not any(w in "/".join(p.parts[-2:]) for w in SKIPPED))
-
-    def ranking_table(self) -> tuple[int, int] | None:
-        """(points held, bytes packed) of the ranking fields in memory, or None when none are kept."""
-        return (len(self._table), self._table.packed_bytes) if self._table is not None else None
-
-    def _forget_table(self) -> None:
-        self._table, self._table_ready, self._table_offset = None, False, None
 
     @_engine_errors
     def _scroll(self, request: E.ScrollRequest) -> tuple[list, Any]:
@@ -470,32 +401,3 @@ class EdgeStore(BuildsBeside, IncidentStore, BuildsIndex):
     def values(self, field: str, *, limit: int = 1000) -> list[str]:
         response = self.shard.facet(E.FacetRequest(key=field, limit=limit))
         return [str(hit.value) for hit in response.hits]
-
-
-def _hold_lock(lock_path: Path, path: Path) -> IO[bytes]:
-    """One owner per store, held from open to close (the engine itself locks only an existing shard)."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    handle = lock_path.open("ab")
-    try:
-        _lock_exclusive(handle)
-    except OSError as exc:
-        handle.close()
-        raise StoreUnavailable(_IN_USE.format(path=path)) from exc
-    return handle
-
-
-def _lock_exclusive(handle: IO[bytes]) -> None:
-    """flock, not blocking: held until the file is closed, released by the kernel if the process dies.
-    Straight through fcntl where there is one: importing portalocker also imports redis when it is
-    installed (0.1 s of every command's start-up)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows
-        import portalocker
-
-        try:
-            portalocker.lock(handle, portalocker.LOCK_EX | portalocker.LOCK_NB)
-        except portalocker.LockException as exc:
-            raise BlockingIOError(str(exc)) from exc
-        return
-    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
