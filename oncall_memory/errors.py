@@ -17,7 +17,7 @@ Every error oncall-memory raises on purpose is an `OncallMemoryError` (a bug is 
     ├── DiskFull ······························ no room for what was about to be written
     ├── DeliveryError ························· one delivery attempt failed (a target's; retried by the outbox)
     ├── ServiceUnreachable ···················· the running service did not answer: the CLI looks up itself
-    ├── ServiceFailed ························· the running service refused what the CLI asked (cli/through.py)
+    ├── ServiceFailed ························· the running service refused what the CLI asked (cli/service_memory.py)
     ├── ServeFailed ··························· the service cannot listen where asked (cli/run.py)
     └── LoginRequired ························· the page wants a login first: a redirect (service/page_login.py)
 

@@ -13,10 +13,10 @@ from oncall_memory.domain.label_facts import facts_from_labels, tag_labels
 from oncall_memory.domain.lexical import sparse_vector, terms
 from oncall_memory.domain.noise import alarm_subject, monitor_title, strip_ceremony, strip_noise, subject
 from oncall_memory.domain.signature import canonical_signature
+from oncall_memory.domain.told_fixes import told_fixes
 from oncall_memory.domain.vocabulary import symptoms
 from oncall_memory.sources.comments import fix_line
 from oncall_memory.sources.postmortem import _clean_title
-from oncall_memory.sources.told_fixes import told_fixes
 
 READERS = {
     "strip_noise": strip_noise,

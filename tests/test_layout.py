@@ -435,7 +435,7 @@ def test_every_error_is_under_one_tree_drawn_in_errors_docstring():
             if not (inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == name):
                 continue
             if not issubclass(value, errors.OncallMemoryError) and f"{name}.{value.__name__}" != (
-                "oncall_memory.service.body._Refused"
+                "oncall_memory.service.request_body._Refused"
             ):
                 outside.append(f"{name}.{value.__name__}")
             elif not value.__name__.startswith("_") and not re.search(rf"\b{value.__name__}\b", errors.__doc__ or ""):

@@ -77,7 +77,7 @@ def test_a_service_reads_its_stores_original_vectors_into_the_page_cache(tmp_pat
 def test_mapped_pages_are_let_go_of_after_each_read_and_nothing_is_lost(tmp_path):
     import mmap
 
-    from oncall_memory.store.pages import AfterEachRead
+    from oncall_memory.store.mapped_pages import AfterEachRead
 
     folder = tmp_path / "vector_storage-meaning"
     folder.mkdir()
@@ -110,7 +110,7 @@ def test_where_the_mappings_cannot_be_checked_they_are_listed_afresh_each_time(t
     import mmap
     import os
 
-    from oncall_memory.store import pages
+    from oncall_memory.store import mapped_pages as pages
 
     folder = tmp_path / "vector_storage-meaning"
     folder.mkdir()
@@ -138,7 +138,7 @@ def test_a_private_mapping_is_left_alone(tmp_path):
     # MADV_PAGEOUT, the only advice a private mapping may get, would take the pages out of the page cache too.
     import mmap
 
-    from oncall_memory.store.pages import AfterEachRead
+    from oncall_memory.store.mapped_pages import AfterEachRead
 
     path = tmp_path / "vector_storage-meaning" / "matrix.dat"
     path.parent.mkdir()
@@ -156,7 +156,7 @@ def test_a_private_mapping_is_left_alone(tmp_path):
 def test_a_data_dir_whose_name_holds_a_skipped_word_still_has_its_originals_let_go_of(tmp_path):
     import mmap
 
-    from oncall_memory.store.pages import AfterEachRead
+    from oncall_memory.store.mapped_pages import AfterEachRead
 
     root = tmp_path / "deleted-quantized-store"
     path = root / "vector_storage-meaning" / "matrix.dat"

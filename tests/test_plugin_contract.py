@@ -145,7 +145,9 @@ def test_a_hook_offered_rightly_either_way_is_registered_and_read():
     assert found.given("plain", "targets_need") == "PLAIN_TOKEN"
     assert found.hook("marked", "source")(None, "x") == ("a source", "x")
     assert found.hook("plain", "source")(None, "y") == "y"
-    assert found.plugin("plain").targets_need == "PLAIN_TOKEN"
+    from oncall_memory.integrations.offers import plugin_of
+
+    assert plugin_of(found, "plain").targets_need == "PLAIN_TOKEN"
     # the first shape: the entry point names a source's factory alone
     assert offering("csv", "csv = m:f", lambda settings, path: path).source is not None
 

@@ -283,7 +283,7 @@ def test_packed_rows_hold_what_was_put_through_growth_replacement_and_compaction
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise and /proc/self/smaps are Linux's")
 def test_released_pages_leave_the_resident_memory_and_lose_nothing(tmp_path):
-    from oncall_memory.store.pages import release
+    from oncall_memory.store.mapped_pages import release
 
     path = tmp_path / "segments" / "payload_storage" / "page_0.dat"
     path.parent.mkdir(parents=True)

@@ -22,7 +22,7 @@ from oncall_memory.ingest.ingest import prepare
 from oncall_memory.redact import MARKER, MAX_FIELD_CHARS, batch, cap, engine, neutralise, redact, redact_all
 from oncall_memory.redact.base import merge
 from oncall_memory.redact.batch import secret_spans_of
-from oncall_memory.redact.values import _distinct
+from oncall_memory.redact.records import _distinct
 
 SECRETS = [
     ("Authorization: Bearer abcdef1234567890abcdef", "abcdef1234567890abcdef"),

@@ -1,4 +1,4 @@
-"""Scanning in a child process (`redact/child.py`), as a standalone `similar` does: the same findings as scanning
+"""Scanning in a child process (`redact/scan_process.py`), as a standalone `similar` does: the same findings as scanning
 here, for every detector's example; scanning here again when the child has gone; no child where forking is not
 safe."""
 
@@ -11,7 +11,7 @@ import threading
 
 from test_redact import EXAMPLES, SECRETS
 
-from oncall_memory.redact import child
+from oncall_memory.redact import scan_process as child
 
 # Run in a process of its own: the child is forked from a process with one thread, which a test worker is not.
 PROBE = """
@@ -87,7 +87,8 @@ def test_the_child_leaves_when_the_command_does():
 
 STUCK = """
 import os, time
-from oncall_memory.redact import child, engine
+from oncall_memory.redact import engine
+from oncall_memory.redact import scan_process as child
 child.ANSWER_WITHIN = 0.5
 engine.warm = lambda **_: time.sleep(600)  # a child that never gets to scanning
 assert engine.scan_in_child()

@@ -4,9 +4,9 @@ tests/test_free_text_linear.py's sweep."""
 
 import pytest
 
+from oncall_memory.domain.told_fixes import told_fixes
 from oncall_memory.sources.comments import fix_line
 from oncall_memory.sources.postmortem import _clean_title
-from oncall_memory.sources.told_fixes import told_fixes
 
 
 @pytest.mark.parametrize(

@@ -128,7 +128,7 @@ def _with_settings(args: argparse.Namespace) -> int:
         from ..redact.engine import load_in_background, scan_in_child
 
         # A standalone `similar`, as a program: what scanning needs loads in a child process on the other core
-        # and scans there (`redact/child.py`); every other command, or where a child cannot be forked safely,
+        # and scans there (`redact/scan_process.py`); every other command, or where a child cannot be forked safely,
         # loads it on a thread.
         if not (args.command == "similar" and leaving.at_once and scan_in_child()):
             load_in_background()

@@ -69,7 +69,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     from ..sources import FIRST_YEAR, Window
     from ..sources.factory import source_names
     from . import remote
-    from .through import ServiceMemory
+    from .service_memory import ServiceMemory
 
     if args.source not in source_names():
         raise InvalidInput(f"unknown source {args.source!r}: use one of {', '.join(source_names())}")
@@ -84,7 +84,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         raise InvalidInput(f"--since {args.since:%Y-%m-%d %H:%M}Z is in the future: no incident was opened then")
     until = args.until or now
     outside = 0
-    # A running service owns the memory: the backlog goes through it (cli/through.py).
+    # A running service owns the memory: the backlog goes through it (cli/service_memory.py).
     url = remote.service_url(settings)
     memory: Memory | ServiceMemory
     with ServiceMemory(settings, url) if url else Memory.open(settings) as memory:

@@ -144,7 +144,7 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
     from ..memory import Memory
     from ..sources.files import read_backlog
     from . import remote
-    from .through import ServiceMemory
+    from .service_memory import ServiceMemory
 
     shared = settings.dir.shared()  # opening the store makes them private: say what was found first
     source = None

@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator, model_validator
 
 from ..redact import holds_secret, is_already_redacted, redact, redact_each, secret_spans
-from ..redact.values import cap_each
+from ..redact.records import cap_each
 
 
 def as_utc(value: datetime) -> datetime:

@@ -20,7 +20,7 @@ from .ingest import Embed, IngestReport
 
 
 class Ingests(Protocol):
-    """What an ingest job writes into: the `Memory`, or a running service's (`cli/through.py`)."""
+    """What an ingest job writes into: the `Memory`, or a running service's (`cli/service_memory.py`)."""
 
     def ingest(
         self,

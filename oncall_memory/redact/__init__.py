@@ -18,7 +18,7 @@ from .base import Detector, Span
 from .catalogue import catalogue_version
 from .engine import DETECTORS, MARKER, MAX_FIELD_CHARS, cap, redact, secret_spans
 from .outbound import neutralise
-from .values import already_redacted, holds_secret, is_already_redacted, redact_all, redact_each
+from .records import already_redacted, holds_secret, is_already_redacted, redact_all, redact_each
 
 __all__ = [
     "DETECTORS",

@@ -21,13 +21,13 @@ import re2
 
 from .base import Detector, Span, merge
 from .catalogue import CATALOGUE, loaded
-from .child import Child, fork
 from .context import CONTEXT
 from .entropy import HIGH_ENTROPY
 from .named import VENDOR_NAMED, names_regex
 from .nearby import CREDENTIAL_NEARBY, VENDOR_NEARBY, companions, vendor_table
-from .ops import OPS
+from .ops_syntaxes import OPS
 from .public import OVERRIDABLE, inside, public_spans
+from .scan_process import Child, fork
 from .tool_output import TOOL_OUTPUT
 from .unfold import unfold
 from .vendors import VENDORS
@@ -218,7 +218,7 @@ _child: Child | None = None
 def scan_in_child() -> bool:
     """For a one-shot command that redacts soon after it starts (a standalone `similar`): fork a child that
     loads everything scanning needs (the catalogue, the vendors' table, the detectors' sets) on the other
-    core and then scans for this process (`child.py`). False where that cannot be done safely here (the
+    core and then scans for this process (`scan_process.py`). False where that cannot be done safely here (the
     caller loads on a thread instead, `catalogue.load_in_background`)."""
     global _child
     if _child is None:

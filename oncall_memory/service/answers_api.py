@@ -13,9 +13,9 @@ from pydantic import BaseModel, Field
 from ..domain.blank import NOT_BLANK
 from .answer_log import AnswerLog, family_rows, rows
 from .auth import api_token, writer
-from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import errors
 from .deps import AnswerLogDep, OutboxDep
+from .request_body import documented_body, parse, parse_json, raw_json_body
 
 router = APIRouter(dependencies=[Depends(api_token)], tags=["answers"], responses=errors(401, 503))
 DAY = 86400.0

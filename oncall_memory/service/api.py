@@ -21,10 +21,10 @@ from ..local_token import MAX_CHALLENGE
 from ..redact import redact
 from ..store.readiness import Readiness
 from .auth import api_token, writer
-from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import errors
 from .deps import DispatcherDep, MemoryDep, OutboxDep, PagersDep, RoomDep, SettingsDep, local_token_of
 from .outbox import Outbox
+from .request_body import documented_body, parse, parse_json, raw_json_body
 
 # A response header may carry printable ASCII only (h11 drops the connection on a control character): what
 # comes from input is sent with everything else percent-encoded, as X-Lookup-Text always was.

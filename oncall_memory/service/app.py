@@ -49,18 +49,18 @@ from ..webhook import Webhook
 from . import answers_api, api, commands, mcp_http, page, page_answers, webhooks
 from . import chats as chat_routes
 from .accounts import Accounts
+from .allow_header import Methods
 from .answer_log import AnswerBook, AnswerLog
 from .answers_api import uncovered_gauge
 from .auth import RecordPeer, api_token, proxies
 from .cross_site import CrossSiteGuard, allowed_hosts
+from .free_space import RETRY_AFTER, Room, cannot_write
 from .indexer import Indexer
 from .ingest_timer import IngestTimer
 from .ledger import migrate_ledger
 from .mcp_http import McpEndpoint, mcp_app
-from .methods import Methods
 from .metrics import HttpMetrics, Metrics
 from .outbox import Outbox
-from .room import RETRY_AFTER, Room, cannot_write
 from .route_list import paths_and_methods
 from .sessions import Attempts, Sessions
 from .startup import summary

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Respons
 from fastapi.responses import JSONResponse
 
 from ..chat import ChatApp
-from .body import parse_json, raw_form_body
 from .deps import chat_provider
+from .request_body import parse_json, raw_form_body
 
 MAX_FIELDS = 64  # a chat's form has about 15
 

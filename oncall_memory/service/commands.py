@@ -1,6 +1,6 @@
 """What the CLI asks of a running service that owns the memory: an embedded store has one owner, and while
 the service holds it `ingest` and `verify` could not open it. They post here instead and report as they
-would standalone (the CLI's `cli/through.py`).
+would standalone (the CLI's `cli/service_memory.py`).
 
 - `POST /ingest`: a batch of incidents (each validated and redacted here, where it enters), stored by the
   service's memory; answers the batch's report, rejected incidents named by their place in the batch.
@@ -30,9 +30,9 @@ from ..errors import EmbeddingFailed
 from ..ingest.ingest import IngestStopped
 from ..redact import redact
 from .auth import writer
-from .body import documented_body, parse, parse_json, raw_json_body
 from .contract import errors
 from .deps import MemoryDep, SettingsDep
+from .request_body import documented_body, parse, parse_json, raw_json_body
 
 router = APIRouter(dependencies=[Depends(writer)], tags=["maintenance"], responses=errors(401, 503))
 

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from ..chat import ChatApp
     from .accounts import Accounts
     from .answer_log import AnswerLog
+    from .free_space import Room
     from .outbox import Outbox
-    from .room import Room
     from .sessions import Attempts, Sessions
     from .worker import Dispatcher
 

@@ -21,10 +21,10 @@ from ..jobs import Job
 from ..redact import already_redacted, redact_all
 from ..webhook import Webhook
 from .auth import faces_the_network
-from .body import documented_body, parse_json, raw_json_body
 from .collector import held_off
 from .contract import WEBHOOK_ERRORS
 from .deps import DispatcherDep, MemoryDep, SettingsDep
+from .request_body import documented_body, parse_json, raw_json_body
 from .worker import Dispatcher
 
 if TYPE_CHECKING:

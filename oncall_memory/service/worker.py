@@ -22,8 +22,8 @@ from ..domain.distill import distill_alert
 from ..jobs import Job, short_key
 from ..targets import DeliveryError, Target
 from .answer_log import said
+from .free_space import Room, cannot_write
 from .outbox import Delivery, Outbox
-from .room import Room, cannot_write
 
 log = logging.getLogger(__name__)
 

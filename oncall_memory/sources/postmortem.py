@@ -35,10 +35,10 @@ from pydantic import ValidationError
 
 from ..domain.incident import Incident
 from ..domain.rejected import Rejected, validation_message
+from ..domain.told_fixes import effect, told_fixes
 from . import moment
 from .jsonl_files import not_text
 from .sections import META, Reading, label, read_sections, signal_lines
-from .told_fixes import effect, told_fixes
 
 MAX_BYTES = 1 << 20  # a post-mortem is a few pages; a bigger file is an export or an attachment
 SKIPPED_NAMES = re.compile(r"^(readme|changelog|contributing|license|index)\b|template", re.I)

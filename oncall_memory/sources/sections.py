@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..domain.incident import Outcome
-from .told_fixes import FIX_CHARS, told_fixes
+from ..domain.told_fixes import FIX_CHARS, told_fixes
 
 # Each signal line is clipped so one long section cannot crowd the others out of the model's window.
 MAX_FIXES = 8

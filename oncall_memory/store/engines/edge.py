@@ -20,7 +20,7 @@ from ...domain import payload as P
 from ...domain.conditions import HasId, Where
 from ...domain.lexical import Sparse
 from ...errors import NothingStored, StoreDamaged
-from ..pages import AfterEachRead
+from ..mapped_pages import AfterEachRead
 from ..ranking_table import RankingTable
 from .base import (
     DENSE,

@@ -10,7 +10,7 @@ from typing import Any
 import qdrant_edge as E
 
 from ...domain import payload as P
-from ..pages import release, trim_heap
+from ..mapped_pages import release, trim_heap
 from ..ranking_table import TRAINED_ON, RankingTable, Trained
 from .edge_layout import RELEASE_SECONDS
 

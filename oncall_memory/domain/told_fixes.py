@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ..domain.incident import Outcome
+from .incident import Outcome
 
 FIX_CHARS = 300  # an action as long as this is a paragraph, not a step
 
