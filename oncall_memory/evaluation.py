@@ -11,7 +11,8 @@ anyone could run without this product, which each configuration has to beat to e
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError, field_validator
 
 from .answer.bm25 import BM25
+from .answer.feedback import FeedbackStore
 from .domain import payload as P
 from .domain.alert import Alert, Filters
 from .domain.conditions import holds
@@ -296,6 +298,18 @@ class Replay:
     verdicts: int
 
 
+@contextmanager
+def scratch_feedback(memory: Memory) -> Iterator[FeedbackStore]:
+    """Inside, the memory's feedback goes to an in-memory store that is dropped afterwards: the replay's verdicts
+    leave the team's own as they were."""
+    real, memory.feedback = memory.feedback, FeedbackStore(":memory:")
+    try:
+        yield memory.feedback
+    finally:
+        memory.feedback.close()
+        memory.feedback = real
+
+
 def replay_feedback(memory: Memory, queries: Sequence[Query], *, now: datetime | None = None) -> Replay:
     """Run the replay on a scratch feedback store: the memory's own feedback is left as it was."""
     given, held = list(queries[0::2]), list(queries[1::2])
@@ -304,7 +318,7 @@ def replay_feedback(memory: Memory, queries: Sequence[Query], *, now: datetime |
     def score_of(qs: Sequence[Query]) -> Scores:
         return evaluate(memory, qs, configurations=[ranked], now=now)[ranked.name]
 
-    with memory.scratch_feedback():
+    with scratch_feedback(memory):
         held_before, repeated_before = score_of(held), score_of(given)
         verdicts = 0
         for q in given:

@@ -12,8 +12,7 @@ settings. The collection is created by the first write. Embedding happens outsid
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -147,16 +146,6 @@ class Memory:
         self.calibration.offered(key, lookup.neighbours, suggested)  # what it is offered on, for a verdict
         return self.feedback.offer(key, suggested)
 
-    @contextmanager
-    def scratch_feedback(self) -> Iterator[FeedbackStore]:
-        """Inside, feedback goes to an in-memory store that is dropped afterwards (eval's replay)."""
-        real, self.feedback = self.feedback, FeedbackStore(":memory:")
-        try:
-            yield self.feedback
-        finally:
-            self.feedback.close()
-            self.feedback = real
-
     def incident(self, incident_id: str) -> dict[str, Any] | None:
         """Everything stored about one incident (by its id), or None."""
         with self._guard.lock:
@@ -190,27 +179,22 @@ class Memory:
         """Store a backlog (see `ingest.ingest`). Raises `IngestStopped` when a batch cannot be embedded,
         `DiskFull` when the disk cannot take the next batch."""
         embedder = TimedEmbedder(self.embedder, "ingest", self.observer)
-        first = not self._store.exists()
         try:
-            report = ingest(
-                items,
-                self._store,
-                embedder,
-                embed=embed,
-                batch_size=self._batch,
-                lock=self._guard.writing,
-                on_batch=on_batch,
-                room=lambda points: self.settings.dir.need_for_points(
-                    self._store.disk_path, points, self.embedder.dimension
-                ),
-            )
-        except BaseException as exc:
-            # A first ingest that stored nothing leaves no collection: an empty one would stay bound to the
-            # embedding model it was created for, and a switch of model would ask for a reindex of nothing.
-            if first and self._guard.drop_if_empty():
-                self._guard.forget_contract()
-            if isinstance(exc, IngestStopped):
-                self._ingested(exc.report, stopped=True)
+            with self._guard.first_write():
+                report = ingest(
+                    items,
+                    self._store,
+                    embedder,
+                    embed=embed,
+                    batch_size=self._batch,
+                    lock=self._guard.writing,
+                    on_batch=on_batch,
+                    room=lambda points: self.settings.dir.need_for_points(
+                        self._store.disk_path, points, self.embedder.dimension
+                    ),
+                )
+        except IngestStopped as exc:
+            self._ingested(exc.report, stopped=True)
             raise
         self._ingested(report, stopped=False)
         # Once it changed by a tenth or never was (a reindex, an older memory); never for nothing (one embed call).
@@ -246,12 +230,7 @@ class Memory:
 
     def ready(self) -> Readiness:
         """Ready while the store answers; an unreachable embedder degrades lookups to words (`readiness.py`)."""
-        try:
-            with self._guard.lock:
-                count = self._store.count() if self._store.exists() else 0
-        except Exception as exc:  # any store failure means not ready; say which
-            return Readiness(False, f"store unavailable: {exc}")
-        return Readiness(True, f"{count} incidents, model {self.embedder.model}", self._embedder_probe.problem())
+        return self._guard.readiness(self._embedder_probe)
 
     # -- the vector index -----------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from oncall_memory.integrations.pagerduty.notes import NOTE_LIMIT as PAGERDUTY_N
 from oncall_memory.integrations.slack.render import slack_message
 from oncall_memory.memory import Memory
 from oncall_memory.service import create_app
-from oncall_memory.service.app import openapi_schema
+from oncall_memory.service.api_docs import openapi_schema
 from oncall_memory.settings import Settings
 from oncall_memory.sources.jsonl_files import read_jsonl
 from oncall_memory.store.engines import open_store

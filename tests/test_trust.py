@@ -316,7 +316,7 @@ def test_options_names_every_method_of_the_json_routes(tmp_path):
 
 def test_empty_filters_and_blank_text_are_refused_as_the_schema_says(tmp_path):
     from oncall_memory.domain.blank import NOT_BLANK
-    from oncall_memory.service.app import openapi_schema
+    from oncall_memory.service.api_docs import openapi_schema
 
     app = create_app(Settings(data_dir=tmp_path / "d", embedder="fake"))
     with TestClient(app) as client:

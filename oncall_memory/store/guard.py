@@ -24,6 +24,7 @@ from . import page_cache
 from .engines import IncidentStore
 from .engines.base import BuildsIndex, IndexReport, IndexState, no_collection
 from .ranking_table import train
+from .readiness import EmbedderProbe, Readiness
 
 REPLAY_BATCH = 256
 TABLE_CHECK_SECONDS = 5.0  # how soon a swapped-in collection's ranking fields start to be read
@@ -85,6 +86,29 @@ class GuardedStore:
         """No index build runs inside (one under way is waited for)."""
         with self._building:
             yield
+
+    def readiness(self, probe: EmbedderProbe) -> Readiness:
+        """Ready while the store answers, with its count and the embedder's model; `probe` says whether lookups
+        are degraded to words (an embedder that does not answer)."""
+        try:
+            with self.lock:
+                count = self.store.count() if self.store.exists() else 0
+        except Exception as exc:  # any store failure means not ready; say which
+            return Readiness(False, f"store unavailable: {exc}")
+        return Readiness(True, f"{count} incidents, model {probe.embedder.model}", probe.problem())
+
+    @contextmanager
+    def first_write(self) -> Iterator[None]:
+        """Around an ingest: when it fails and it was the first, the empty collection it left is dropped. An
+        empty one would stay bound to the embedding model it was created for, and a switch of model would ask
+        for a reindex of nothing."""
+        first = not self.store.exists()
+        try:
+            yield
+        except BaseException:
+            if first and self.drop_if_empty():
+                self.forget_contract()
+            raise
 
     def drop_if_empty(self) -> bool:
         """Drop a collection that holds nothing (a first ingest that stored nothing). True when dropped."""

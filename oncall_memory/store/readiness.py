@@ -21,7 +21,7 @@ class Readiness:
 
 class EmbedderProbe:
     def __init__(self, embedder: Embedder):
-        self._embedder = embedder
+        self.embedder = embedder
         self._verdict: tuple[float, str | None] = (0.0, None)  # (valid until, problem)
 
     def problem(self) -> str | None:
@@ -29,7 +29,7 @@ class EmbedderProbe:
         valid_until, problem = self._verdict
         if time.monotonic() > valid_until:
             try:
-                self._embedder.embed(["readiness probe"])
+                self.embedder.embed(["readiness probe"])
                 problem = None
             except Exception as exc:  # any failure: the verdict names it
                 problem = f"embedder unavailable ({exc}): lookups use words only"
