@@ -32,7 +32,7 @@ from unittest import mock
 
 from synth import synthetic_rows
 
-from oncall_memory import facts
+from oncall_memory.domain import facts
 from oncall_memory.domain.incident import Incident
 from oncall_memory.embedders.fake import FakeEmbedder
 from oncall_memory.memory import Memory

@@ -1,0 +1,5 @@
+"""`python -m bench.redaction`, as it ran before the lab had folders: the coverage bench."""
+
+from .coverage import main
+
+main()
