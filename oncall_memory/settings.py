@@ -1,4 +1,4 @@
-"""Configuration: the only module that reads the environment (but for `cli/thin.py`, which reads the three
+"""Configuration: the only module that reads the environment (but for `cli/similar.py`, which reads the three
 settings a thin client needs the same way, kept equal by a test).
 
 Build a `Settings` at the edge (CLI, flow, service factory) and pass it down.

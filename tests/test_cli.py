@@ -216,7 +216,7 @@ def test_an_alert_file_with_a_mistake_says_what_to_fix_in_one_line(tmp_path, cap
 
 
 def test_the_alert_files_fields_are_the_alerts():
-    from oncall_memory.cli.thin import ALERT_FIELDS
+    from oncall_memory.cli.similar import ALERT_FIELDS
     from oncall_memory.domain.alert import Alert
 
     assert set(ALERT_FIELDS) == set(Alert.model_fields) - {"fact_sources"}

@@ -241,7 +241,7 @@ def test_answers_say_when_they_are_guesses_on_the_shipped_sets(tmp_path, request
     )
     from conftest import FIXTURES
 
-    from oncall_memory.cli.lookup import SHIPPED_SETS
+    from oncall_memory.cli.evaluation import SHIPPED_SETS
     from oncall_memory.evaluation import Abstention, abstention, read_labels
     from oncall_memory.sources.jsonl_files import read_jsonl
 

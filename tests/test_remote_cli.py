@@ -115,9 +115,9 @@ def test_the_query_goes_unredacted_only_over_a_channel_nobody_else_reads():
 
 
 def test_the_thin_client_reads_its_three_settings_as_settings_does(tmp_path, monkeypatch):
-    """`cli/thin.py` reads the data dir, the service URL and the API token itself (building `Settings` was
+    """`cli/similar.py` reads the data dir, the service URL and the API token itself (building `Settings` was
     a third of a lookup through the service): for each way they can be given, both must read the same."""
-    from oncall_memory.cli import thin
+    from oncall_memory.cli import similar as thin
 
     cases = [
         {},

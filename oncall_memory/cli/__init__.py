@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from .. import log_format
 from ..datadir import cannot_write, no_space
 from ..errors import InvalidInput, OncallMemoryError
-from . import agents, answers, config, deliveries, ingest, leaving, lookup, maintenance, run, thin, users
+from . import agents, answers, config, deliveries, evaluation, ingest, leaving, maintenance, run, similar, users
 from .common import EXIT_FAILED, EXIT_USAGE, err, legacy_data_dir_warning, said
 
 # The command modules import what their commands use when they run, not here: building the parser, and
-# `similar` asked of a running service (`thin`), then start in a fraction of what the whole package takes.
+# `similar` asked of a running service (`similar.ask_service`), then start in a fraction of what the whole package takes.
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (ingest, lookup, maintenance, run, deliveries, answers, config, agents, users):
+    for module in (ingest, similar, evaluation, maintenance, run, deliveries, answers, config, agents, users):
         module.register(sub)
     return parser
 
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Whatever this command writes under the data dir is its owner's only (datadir.make_private).
     os.umask(os.umask(0) | 0o077)
     try:
-        if args.command in thin.COMMANDS and (code := thin.run(args)) is not None:
+        if args.command in similar.COMMANDS and (code := similar.ask_service(args)) is not None:
             sys.stdout.flush()
             return code
         code = _with_settings(args)
@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err(said(exc))
         return EXIT_FAILED
     except (OSError, sqlite3.OperationalError) as exc:
-        where = thin.data_dir()
+        where = similar.data_dir()
         # The disk filled up where no size was known beforehand (a backup, a side file): say so, plainly.
         if getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in str(exc):
             err(no_space(where, "finish") + f" ({exc})")

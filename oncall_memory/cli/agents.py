@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidInput, OncallMemoryError, ServiceUnreachable
 from . import remote
 from .common import err
-from .lookup import alert_from_args
+from .similar import alert_from_args
 
 if TYPE_CHECKING:
     from ..domain.alert import Alert
